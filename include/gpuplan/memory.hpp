@@ -39,8 +39,24 @@ struct memory_breakdown {
   warning_set warnings = 0;
 };
 
-memory_breakdown estimate_memory(const architecture& model, const scenario& run);
 // One breakdown per pipeline stage (size pp); estimate_memory reports the most loaded.
-std::vector<memory_breakdown> estimate_memory_stages(const architecture& model, const scenario& run);
+inline std::vector<memory_breakdown> estimate_memory_stages(const architecture& model, const scenario& run);
+inline memory_breakdown estimate_memory(const architecture& model, const scenario& run);
+
+// Parameters that receive gradients under the run's method (full, freeze, LoRA adapters).
+inline std::int64_t trainable_parameters(const architecture& model, const scenario& run);
+
+// PLACEHOLDER until the memory issue lands: zero-filled results so dependants link.
+inline std::int64_t trainable_parameters(const architecture& model, const scenario&) {
+  return count_parameters(model).total;
+}
+inline memory_breakdown estimate_memory(const architecture&, const scenario& run) {
+  memory_breakdown m;
+  m.capacity = run.gpu.usable_memory;
+  return m;
+}
+inline std::vector<memory_breakdown> estimate_memory_stages(const architecture& model, const scenario& run) {
+  return {estimate_memory(model, run)};
+}
 
 }  // namespace gpuplan

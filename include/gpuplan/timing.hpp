@@ -40,6 +40,9 @@ struct time_estimate {
   warning_set warnings = 0;
 };
 
-time_estimate estimate_time(const architecture& model, const scenario& run);
+inline time_estimate estimate_time(const architecture& model, const scenario& run);
+
+// PLACEHOLDER until the training-time issue lands.
+inline time_estimate estimate_time(const architecture&, const scenario&) { return {}; }
 
 }  // namespace gpuplan
