@@ -16,6 +16,8 @@ struct quantization {
   dtype weights = dtype::bf16;
   bool double_quant = false;
   int group_size = 0;  // 0 = the format's default (nf4/fp4: 64, int4: 128)
+
+  friend bool operator==(const quantization&, const quantization&) = default;
 };
 
 constexpr std::string_view to_string(dtype d) {

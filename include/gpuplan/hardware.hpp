@@ -49,6 +49,8 @@ struct gpu_spec {
   [[nodiscard]] constexpr bool has_fp8() const noexcept { return fp8.has_value(); }
   [[nodiscard]] constexpr bool has_nvlink() const noexcept { return link != "none" && link_per_direction.value() > 0; }
   [[nodiscard]] constexpr int sm() const noexcept { return cc_major * 10 + cc_minor; }
+
+  friend bool operator==(const gpu_spec&, const gpu_spec&) = default;
 };
 
 // PCIe bandwidth per direction, x16-equivalent scaled by lanes: Gen3 ≈ 16 GB/s,
@@ -68,6 +70,8 @@ struct cluster_spec {
   Seconds internode_latency = seconds(5e-6);
   Seconds intranode_latency = seconds(2e-6);
   Bytes host_memory_per_node = gib(1024);  // typical 8-GPU server; warn above it
+
+  friend bool operator==(const cluster_spec&, const cluster_spec&) = default;
 };
 
 }  // namespace gpuplan

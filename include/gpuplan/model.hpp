@@ -83,6 +83,8 @@ struct architecture {
   [[nodiscard]] constexpr std::int64_t vit_tokens() const noexcept {
     return is_vit() ? (image_size / patch_size) * (image_size / patch_size) + 1 : 0;
   }
+
+  friend bool operator==(const architecture&, const architecture&) = default;
 };
 
 // The linear layers of one transformer block, by LoRA target name.

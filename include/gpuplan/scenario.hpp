@@ -34,10 +34,14 @@ struct lora_config {
   double alpha = 16;
   double dropout = 0.0;
   std::uint8_t targets = lora_q | lora_v;  // PEFT's default for llama-style models
+
+  friend bool operator==(const lora_config&, const lora_config&) = default;
 };
 
 struct freeze_config {
   std::int64_t trainable_layers = 1;  // the top N blocks (plus the head) train
+
+  friend bool operator==(const freeze_config&, const freeze_config&) = default;
 };
 
 struct parallel_config {
@@ -50,6 +54,8 @@ struct parallel_config {
   int zero = 0;     // 0..3; FSDP full-shard = 3, shard-grad-op = 2
   offload offload_optimizer = offload::none;
   offload offload_params = offload::none;
+
+  friend bool operator==(const parallel_config&, const parallel_config&) = default;
 };
 
 struct inference_config {
@@ -57,6 +63,8 @@ struct inference_config {
   std::int64_t prompt_len = 512;
   std::int64_t gen_len = 512;
   dtype kv_cache_dtype = dtype::bf16;
+
+  friend bool operator==(const inference_config&, const inference_config&) = default;
 };
 
 struct scenario {
@@ -87,6 +95,8 @@ struct scenario {
   [[nodiscard]] constexpr int model_parallel() const noexcept { return parallel.tp * parallel.pp * parallel.cp; }
   [[nodiscard]] constexpr int dp() const noexcept { return num_gpus / model_parallel(); }
   [[nodiscard]] constexpr std::int64_t global_batch() const noexcept { return micro_batch * grad_accum * dp(); }
+
+  friend bool operator==(const scenario&, const scenario&) = default;
 };
 
 // The effective base-weight quantization: explicit, or QLoRA's default (NF4 + double quant).

@@ -1,0 +1,153 @@
+// validate.hpp — every rule a run must satisfy before it is estimated. Each
+// violation throws config_error naming the scenario path, the rule and the value.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/model.hpp"
+#include "gpuplan/scenario.hpp"
+
+namespace gpuplan {
+
+namespace detail {
+inline std::string i2s(std::int64_t v) { return std::to_string(v); }
+inline void require_range(std::int64_t v, std::int64_t lo, std::int64_t hi, const std::string& path) {
+  if (v < lo) fail(path, "must be at least " + i2s(lo) + " (got " + i2s(v) + ")");
+  if (v > hi) fail(path, "must be at most " + i2s(hi) + " (got " + i2s(v) + ")");
+}
+inline void require_finite(double v, double lo, double hi, const std::string& path) {
+  if (!std::isfinite(v)) fail(path, "must be a finite number (got " + num(v) + ")");
+  if (v < lo) fail(path, "must be at least " + num(lo) + " (got " + num(v) + ")");
+  if (v > hi) fail(path, "must be at most " + num(hi) + " (got " + num(v) + ")");
+}
+constexpr const char* kLinearNames[kLinearKinds] = {"q", "k", "v", "o", "gate", "up", "down"};
+}  // namespace detail
+
+// Largest sizes we accept: beyond these no real run exists and products could
+// leave the exact range of double/int64.
+inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 24;
+inline constexpr std::int64_t kMaxSeq = std::int64_t{1} << 24;
+inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;
+
+inline void validate(const architecture& m, const scenario& s) {
+  using detail::fail;
+  using detail::i2s;
+  using detail::require_range;
+  validate(m, "scenario.model");
+  const auto& p = s.parallel;
+
+  require_range(s.micro_batch, 1, kMaxBatch, "scenario.micro_batch");
+  require_range(s.seq_len, 1, kMaxSeq, "scenario.seq_len");
+  require_range(s.grad_accum, 1, kMaxBatch, "scenario.grad_accum");
+  require_range(s.num_gpus, 1, kMaxGpus, "scenario.num_gpus");
+  require_range(s.cluster.gpus_per_node, 1, 1024, "scenario.gpus_per_node");
+  require_range(p.tp, 1, kMaxGpus, "scenario.parallel.tp");
+  require_range(p.pp, 1, kMaxGpus, "scenario.parallel.pp");
+  require_range(p.virtual_stages, 1, 1024, "scenario.parallel.virtual_stages");
+  require_range(p.cp, 1, kMaxGpus, "scenario.parallel.cp");
+  require_range(p.ep, 1, kMaxGpus, "scenario.parallel.ep");
+  require_range(p.zero, 0, 3, "scenario.parallel.zero");
+
+  // Layout.
+  if (m.heads % p.tp != 0)
+    fail("scenario.parallel.tp", "must divide num_attention_heads=" + i2s(m.heads) + " (got " + i2s(p.tp) + ")");
+  const std::int64_t kv = m.n_kv_heads();
+  if (kv % p.tp != 0 && p.tp % kv != 0)
+    fail("scenario.parallel.tp", "must divide num_key_value_heads=" + i2s(kv) + " or be a multiple of it (got " + i2s(p.tp) + ")");
+  if (m.ffn % p.tp != 0)
+    fail("scenario.parallel.tp", "must divide intermediate_size=" + i2s(m.ffn) + " (got " + i2s(p.tp) + ")");
+  const std::int64_t stages = std::int64_t{p.pp} * p.virtual_stages;
+  if (m.total_layers() % stages != 0)
+    fail("scenario.parallel.pp", "pp*virtual_stages=" + i2s(stages) + " must divide the number of layers=" +
+                                     i2s(m.total_layers()) + " (got pp=" + i2s(p.pp) + ")");
+  if (p.virtual_stages > 1 && p.pp == 1)
+    fail("scenario.parallel.virtual_stages", "needs pp > 1 (got virtual_stages=" + i2s(p.virtual_stages) + " with pp=1)");
+  const std::int64_t mp = std::int64_t{p.tp} * p.pp * p.cp;
+  if (mp > s.num_gpus || s.num_gpus % mp != 0)
+    fail("scenario.num_gpus", "must be a multiple of tp*pp*cp=" + i2s(mp) + " (got " + i2s(s.num_gpus) + ")");
+  const std::int64_t dp = s.num_gpus / mp;
+  if (p.ep > 1) {
+    if (!m.is_moe()) fail("scenario.parallel.ep", "needs a mixture-of-experts model (got ep=" + i2s(p.ep) + ")");
+    if (m.experts % p.ep != 0)
+      fail("scenario.parallel.ep", "must divide num_local_experts=" + i2s(m.experts) + " (got " + i2s(p.ep) + ")");
+    if ((dp * p.cp) % p.ep != 0)
+      fail("scenario.parallel.ep", "must divide the data-parallel degree dp*cp=" + i2s(dp * p.cp) + " (got " + i2s(p.ep) + ")");
+  }
+  if (p.cp > 1 && s.seq_len % (2 * p.cp) != 0)
+    fail("scenario.seq_len", "must be divisible by 2*cp=" + i2s(2 * p.cp) + " for context parallelism (got " + i2s(s.seq_len) + ")");
+  if (p.sp && s.seq_len % p.tp != 0)
+    fail("scenario.seq_len", "must be divisible by tp=" + i2s(p.tp) + " with sequence parallelism (got " + i2s(s.seq_len) + ")");
+  if (p.offload_params != offload::none && p.zero != 3)
+    fail("scenario.parallel.offload_params", "needs zero=3 (got zero=" + i2s(p.zero) + ")");
+  if (p.offload_optimizer != offload::none && p.zero == 0)
+    fail("scenario.parallel.offload_optimizer", "needs zero>=1 (got zero=0)");
+
+  // Sequence.
+  if (m.positions == position_kind::learned && m.max_positions > 0 && !m.is_vit()) {
+    const std::int64_t len = s.work == workload::infer ? s.inference.prompt_len + s.inference.gen_len : s.seq_len;
+    if (len > m.max_positions)
+      fail(s.work == workload::infer ? "scenario.inference" : "scenario.seq_len",
+           "exceeds max_position_embeddings=" + i2s(m.max_positions) + " of a learned-position model (got " + i2s(len) + ")");
+  }
+  if (m.is_vit() && s.seq_len != m.vit_tokens())
+    fail("scenario.seq_len", "a ViT's sequence is fixed by image_size/patch_size = " + i2s(m.vit_tokens()) +
+                                 " tokens (got " + i2s(s.seq_len) + ")");
+
+  // Method.
+  const quantization q = base_quantization(s);
+  if (s.meth == method::lora || s.meth == method::qlora) {
+    if (s.lora.targets == 0 || (s.lora.targets & ~lora_all_linear) != 0)
+      fail("scenario.lora.targets", "must name at least one of q, k, v, o, gate, up, down");
+    std::int64_t width = INT64_MAX;
+    for (int i = 0; i < kLinearKinds; ++i) {
+      if ((s.lora.targets & (1u << i)) == 0) continue;
+      const linear_shape sh = linear_of(m, static_cast<linear_id>(i));
+      if (sh.count == 0)
+        fail("scenario.lora.targets", std::string("model has no '") + detail::kLinearNames[i] + "' projection (plain MLP)");
+      width = std::min(width, std::min(sh.in, sh.out));
+    }
+    require_range(s.lora.rank, 1, width, "scenario.lora.rank");
+    if (!(s.lora.alpha > 0) || !std::isfinite(s.lora.alpha))
+      fail("scenario.lora.alpha", "must be a positive finite number (got " + detail::num(s.lora.alpha) + ")");
+    detail::require_finite(s.lora.dropout, 0, 0.999, "scenario.lora.dropout");
+  }
+  if (s.meth == method::freeze) require_range(s.freeze.trainable_layers, 1, m.total_layers(), "scenario.freeze.trainable_layers");
+  if (s.meth == method::qlora && !is_quantized(q.weights) && q.weights != dtype::fp8_e4m3)
+    fail("scenario.quantization.weights", "qlora needs a quantized base (nf4, fp4, int4, int8) (got " + std::string(to_string(q.weights)) + ")");
+  if (s.work == workload::train && (s.meth == method::full || s.meth == method::freeze) && s.quant && is_quantized(s.quant->weights))
+    fail("scenario.quantization", std::string("cannot train quantized weights with method ") + std::string(to_string(s.meth)) +
+                                      "; use lora/qlora or workload infer (got weights=" + std::string(to_string(s.quant->weights)) + ")");
+  if (s.quant) {
+    if (s.quant->double_quant && s.quant->weights != dtype::nf4 && s.quant->weights != dtype::fp4)
+      fail("scenario.quantization.double_quant", "applies to nf4/fp4 only (got weights=" + std::string(to_string(s.quant->weights)) + ")");
+    require_range(s.quant->group_size, 0, 1 << 20, "scenario.quantization.group_size");
+  }
+
+  // Optimizer / step.
+  if (s.optimizer_in_backward && s.grad_accum > 1)
+    fail("scenario.optimizer_in_backward", "cannot be combined with gradient accumulation (got grad_accum=" + i2s(s.grad_accum) + ")");
+
+  // Hardware.
+  if (s.prec == precision::fp8_mixed && !s.gpu.has_fp8())
+    fail("scenario.precision", "fp8-mixed needs FP8 tensor cores (sm_89+); " + s.gpu.id +
+                                   (s.gpu.cc_major > 0 ? " is sm_" + i2s(s.gpu.sm()) : std::string(" has none")));
+  if (!(in_bytes(s.gpu.usable_memory) > 0))
+    fail("scenario.gpu", "has no usable memory (got " + detail::num(in_bytes(s.gpu.usable_memory)) + " bytes)");
+
+  // Serving.
+  if (s.work == workload::infer) {
+    require_range(s.inference.batch, 1, kMaxBatch, "scenario.inference.batch");
+    require_range(s.inference.prompt_len, 1, kMaxSeq, "scenario.inference.prompt_len");
+    require_range(s.inference.gen_len, 0, kMaxSeq, "scenario.inference.gen_len");
+  }
+
+  // Totals.
+  if (s.tokens) detail::require_finite(*s.tokens, 1, 1e18, "scenario.tokens");
+  if (s.price_per_gpu_hour) detail::require_finite(*s.price_per_gpu_hour, 0, 1e6, "scenario.price_per_gpu_hour");
+  detail::require_finite(in_gb_per_s(s.cluster.internode_per_gpu), 1e-3, 1e6, "scenario.network.internode_gb_s");
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,396 @@
+// scenario_json.cpp — the scenario file (docs/scenario.md): JSON <-> resolved run.
+// Every rejection names the JSON path and the offending value.
+#include "gpuplan/io/scenario_json.hpp"
+
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/validate.hpp"
+
+namespace gpuplan::io {
+namespace {
+
+using json = nlohmann::json;
+using detail::fail;
+
+std::string show(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+const char* type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "object";
+    case json::value_t::array: return "array";
+    case json::value_t::string: return "string";
+    case json::value_t::boolean: return "boolean";
+    case json::value_t::binary: return "binary";
+    case json::value_t::discarded: return "discarded";
+    default: return "number";
+  }
+}
+
+void require_object(const json& v, const std::string& path) {
+  if (!v.is_object()) fail(path, std::string("must be a JSON object (got ") + type_name(v) + " " + show(v) + ")");
+}
+
+void check_keys(const json& obj, const std::string& path, std::initializer_list<std::string_view> allowed) {
+  for (const auto& [key, value] : obj.items()) {
+    bool ok = false;
+    for (auto a : allowed) ok = ok || key == a;
+    if (!ok) {
+      std::string list;
+      for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      fail(path + "." + key, "unknown key (expected one of: " + list + ")");
+    }
+  }
+}
+
+std::int64_t get_int(const json& v, const std::string& path) {
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+      fail(path, "too large (got " + show(v) + ")");
+    return v.get<std::int64_t>();
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || std::fabs(d) > 9.0e18) fail(path, "too large (got " + show(v) + ")");
+    if (d != std::trunc(d)) fail(path, "must be an integer (got " + show(v) + ")");
+    return static_cast<std::int64_t>(d);
+  }
+  fail(path, std::string("must be an integer (got ") + type_name(v) + " " + show(v) + ")");
+}
+
+int get_small_int(const json& v, const std::string& path) {
+  const std::int64_t i = get_int(v, path);
+  if (i < -(1LL << 30) || i > (1LL << 30)) fail(path, "out of range (got " + show(v) + ")");
+  return static_cast<int>(i);
+}
+
+double get_number(const json& v, const std::string& path) {
+  if (!v.is_number()) fail(path, std::string("must be a number (got ") + type_name(v) + " " + show(v) + ")");
+  const double d = v.get<double>();
+  if (!std::isfinite(d)) fail(path, "must be a finite number (got " + show(v) + ")");
+  return d;
+}
+
+// Numbers may be written with suffixes in strings for convenience: "1T", "300B", "2e9".
+double get_amount(const json& v, const std::string& path) {
+  if (!v.is_string()) return get_number(v, path);
+  const std::string s = v.get<std::string>();
+  double scale = 1;
+  std::string digits = s;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'K': case 'k': scale = 1e3; break;
+      case 'M': scale = 1e6; break;
+      case 'B': case 'G': scale = 1e9; break;
+      case 'T': scale = 1e12; break;
+      default: break;
+    }
+    if (scale != 1) digits = s.substr(0, s.size() - 1);
+  }
+  std::size_t used = 0;
+  double d = 0;
+  try {
+    d = std::stod(digits, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != digits.size() || !std::isfinite(d))
+    fail(path, "must be a number such as 2e9, \"300B\" or \"1T\" (got " + show(v) + ")");
+  return d * scale;
+}
+
+bool get_bool(const json& v, const std::string& path) {
+  if (!v.is_boolean()) fail(path, std::string("must be true or false (got ") + type_name(v) + " " + show(v) + ")");
+  return v.get<bool>();
+}
+
+template <class E, std::size_t N>
+using enum_options = std::array<std::pair<std::string_view, E>, N>;
+
+template <class E, std::size_t N>
+E get_enum(const json& v, const std::string& path, const enum_options<E, N>& options) {
+  std::string list;
+  for (const auto& o : options) list += (list.empty() ? "" : ", ") + std::string(o.first);
+  if (!v.is_string()) fail(path, "must be one of " + list + " (got " + show(v) + ")");
+  const std::string s = v.get<std::string>();
+  for (const auto& o : options)
+    if (s == o.first) return o.second;
+  fail(path, "must be one of " + list + " (got " + show(v) + ")");
+}
+
+#define GPUPLAN_ENUM_OPTIONS(T, ...) std::to_array<std::pair<std::string_view, T>>({__VA_ARGS__})
+
+const auto kWorkloads = GPUPLAN_ENUM_OPTIONS(workload, {"train", workload::train}, {"infer", workload::infer});
+const auto kMethods = GPUPLAN_ENUM_OPTIONS(method, {"full", method::full}, {"lora", method::lora}, {"qlora", method::qlora},
+                                           {"freeze", method::freeze});
+const auto kPrecisions = GPUPLAN_ENUM_OPTIONS(precision, {"fp32", precision::fp32}, {"tf32", precision::tf32},
+                                              {"fp16-mixed", precision::fp16_mixed}, {"bf16-mixed", precision::bf16_mixed},
+                                              {"bf16-pure", precision::bf16_pure}, {"fp8-mixed", precision::fp8_mixed});
+const auto kOptimizers = GPUPLAN_ENUM_OPTIONS(
+    optimizer, {"adamw", optimizer::adamw}, {"adam", optimizer::adam}, {"adamw-8bit", optimizer::adamw_8bit},
+    {"paged-adamw-8bit", optimizer::paged_adamw_8bit}, {"paged-adamw-32bit", optimizer::paged_adamw_32bit},
+    {"sgd", optimizer::sgd}, {"sgd-momentum", optimizer::sgd_momentum}, {"adafactor", optimizer::adafactor},
+    {"lion", optimizer::lion});
+const auto kCheckpointing = GPUPLAN_ENUM_OPTIONS(checkpointing, {"none", checkpointing::none},
+                                                 {"selective", checkpointing::selective}, {"full", checkpointing::full});
+const auto kAttention = GPUPLAN_ENUM_OPTIONS(attention, {"flash", attention::flash}, {"eager", attention::eager});
+const auto kOffload = GPUPLAN_ENUM_OPTIONS(offload, {"none", offload::none}, {"cpu", offload::cpu}, {"nvme", offload::nvme});
+const auto kWeightTypes = GPUPLAN_ENUM_OPTIONS(dtype, {"nf4", dtype::nf4}, {"fp4", dtype::fp4}, {"int8", dtype::int8},
+                                               {"int4", dtype::int4}, {"fp8", dtype::fp8_e4m3}, {"bf16", dtype::bf16},
+                                               {"fp16", dtype::fp16}, {"fp32", dtype::fp32});
+const auto kKvTypes = GPUPLAN_ENUM_OPTIONS(dtype, {"bf16", dtype::bf16}, {"fp16", dtype::fp16}, {"fp32", dtype::fp32},
+                                           {"fp8", dtype::fp8_e4m3}, {"int8", dtype::int8}, {"int4", dtype::int4});
+const std::pair<std::string_view, std::uint8_t> kTargets[] = {
+    {"q", lora_q}, {"k", lora_k}, {"v", lora_v}, {"o", lora_o}, {"gate", lora_gate}, {"up", lora_up}, {"down", lora_down}};
+
+template <class E, std::size_t N>
+std::string name_of(E value, const enum_options<E, N>& options) {
+  for (const auto& o : options)
+    if (o.second == value) return std::string(o.first);
+  return "?";
+}
+
+std::uint8_t read_targets(const json& v, const std::string& path) {
+  if (v.is_string()) {
+    if (v.get<std::string>() == "all-linear") return lora_all_linear;
+    fail(path, "must be \"all-linear\" or a list of q, k, v, o, gate, up, down (got " + show(v) + ")");
+  }
+  if (!v.is_array() || v.empty()) fail(path, "must be \"all-linear\" or a non-empty list of q, k, v, o, gate, up, down (got " + show(v) + ")");
+  std::uint8_t bits = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    bool found = false;
+    if (v[i].is_string())
+      for (const auto& t : kTargets)
+        if (v[i].get<std::string>() == t.first) { bits |= t.second; found = true; }
+    if (!found) fail(p, "must be one of q, k, v, o, gate, up, down (got " + show(v[i]) + ")");
+  }
+  return bits;
+}
+
+void read_parallel(const json& j, parallel_config& p) {
+  const std::string path = "scenario.parallel";
+  require_object(j, path);
+  check_keys(j, path, {"tp", "pp", "virtual_stages", "sp", "cp", "ep", "zero", "offload_optimizer", "offload_params"});
+  if (j.contains("tp")) p.tp = get_small_int(j["tp"], path + ".tp");
+  if (j.contains("pp")) p.pp = get_small_int(j["pp"], path + ".pp");
+  if (j.contains("virtual_stages")) p.virtual_stages = get_small_int(j["virtual_stages"], path + ".virtual_stages");
+  if (j.contains("sp")) p.sp = get_bool(j["sp"], path + ".sp");
+  if (j.contains("cp")) p.cp = get_small_int(j["cp"], path + ".cp");
+  if (j.contains("ep")) p.ep = get_small_int(j["ep"], path + ".ep");
+  if (j.contains("zero")) p.zero = get_small_int(j["zero"], path + ".zero");
+  if (j.contains("offload_optimizer")) p.offload_optimizer = get_enum(j["offload_optimizer"], path + ".offload_optimizer", kOffload);
+  if (j.contains("offload_params")) p.offload_params = get_enum(j["offload_params"], path + ".offload_params", kOffload);
+}
+
+
+
+}  // namespace
+
+resolved_run read_scenario(const json& j) {
+  require_object(j, "scenario");
+  check_keys(j, "scenario", {
+    "model", "workload", "method", "lora", "freeze", "quantization", "precision", "optimizer", "micro_batch",
+    "seq_len", "grad_accum", "global_batch", "checkpointing", "attention", "compile", "chunked_loss",
+    "activation_offload", "optimizer_in_backward", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
+    "inference", "tokens", "price_per_gpu_hour"});
+  resolved_run r;
+  scenario& s = r.run;
+
+  if (!j.contains("model")) fail("scenario.model", "is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)");
+  r.model = load_model(j["model"], "scenario.model");
+  r.model_spec = j["model"].is_string() ? j["model"].get<std::string>() : j["model"].dump();
+
+  if (j.contains("workload")) s.work = get_enum(j["workload"], "scenario.workload", kWorkloads);
+  if (j.contains("method")) s.meth = get_enum(j["method"], "scenario.method", kMethods);
+  if (j.contains("lora")) {
+    const json& l = j["lora"];
+    require_object(l, "scenario.lora");
+    if (s.meth != method::lora && s.meth != method::qlora)
+      fail("scenario.lora", "only applies to method lora or qlora (got method " + name_of(s.meth, kMethods) + ")");
+    check_keys(l, "scenario.lora", {"rank", "alpha", "dropout", "targets"});
+    if (l.contains("rank")) s.lora.rank = get_int(l["rank"], "scenario.lora.rank");
+    if (l.contains("alpha")) s.lora.alpha = get_number(l["alpha"], "scenario.lora.alpha");
+    if (l.contains("dropout")) s.lora.dropout = get_number(l["dropout"], "scenario.lora.dropout");
+    if (l.contains("targets")) s.lora.targets = read_targets(l["targets"], "scenario.lora.targets");
+  }
+  if (j.contains("freeze")) {
+    const json& f = j["freeze"];
+    require_object(f, "scenario.freeze");
+    if (s.meth != method::freeze)
+      fail("scenario.freeze", "only applies to method freeze (got method " + name_of(s.meth, kMethods) + ")");
+    check_keys(f, "scenario.freeze", {"trainable_layers"});
+    if (f.contains("trainable_layers")) s.freeze.trainable_layers = get_int(f["trainable_layers"], "scenario.freeze.trainable_layers");
+  }
+  if (j.contains("quantization")) {
+    const json& q = j["quantization"];
+    require_object(q, "scenario.quantization");
+    check_keys(q, "scenario.quantization", {"weights", "double_quant", "group_size"});
+    quantization qq = s.meth == method::qlora ? base_quantization(s) : quantization{};
+    if (q.contains("weights")) {
+      qq.weights = get_enum(q["weights"], "scenario.quantization.weights", kWeightTypes);
+      if (qq.weights != dtype::nf4 && qq.weights != dtype::fp4) qq.double_quant = false;
+    }
+    if (q.contains("double_quant")) qq.double_quant = get_bool(q["double_quant"], "scenario.quantization.double_quant");
+    if (q.contains("group_size")) qq.group_size = get_small_int(q["group_size"], "scenario.quantization.group_size");
+    s.quant = qq;
+  }
+  if (j.contains("precision")) s.prec = get_enum(j["precision"], "scenario.precision", kPrecisions);
+  if (j.contains("optimizer")) s.opt = get_enum(j["optimizer"], "scenario.optimizer", kOptimizers);
+  if (j.contains("micro_batch")) s.micro_batch = get_int(j["micro_batch"], "scenario.micro_batch");
+  if (r.model.is_vit()) s.seq_len = r.model.vit_tokens();
+  if (j.contains("seq_len")) s.seq_len = get_int(j["seq_len"], "scenario.seq_len");
+  if (j.contains("grad_accum")) s.grad_accum = get_int(j["grad_accum"], "scenario.grad_accum");
+  if (j.contains("checkpointing")) s.ckpt = get_enum(j["checkpointing"], "scenario.checkpointing", kCheckpointing);
+  if (j.contains("attention")) s.attn = get_enum(j["attention"], "scenario.attention", kAttention);
+  if (j.contains("compile")) s.compile = get_bool(j["compile"], "scenario.compile");
+  if (j.contains("chunked_loss")) s.chunked_loss = get_bool(j["chunked_loss"], "scenario.chunked_loss");
+  if (j.contains("activation_offload")) s.activation_offload = get_bool(j["activation_offload"], "scenario.activation_offload");
+  if (j.contains("optimizer_in_backward"))
+    s.optimizer_in_backward = get_bool(j["optimizer_in_backward"], "scenario.optimizer_in_backward");
+
+  // Default GPU: an A100 80GB, the most common training card in published runs.
+  if (j.contains("gpu")) {
+    const json& g = j["gpu"];
+    if (g.is_string()) s.gpu = find_gpu(g.get<std::string>(), "scenario.gpu");
+    else if (g.is_object()) s.gpu = read_gpu(g, "scenario.gpu");
+    else fail("scenario.gpu", "must be a catalog id or a GPU object (got " + show(g) + ")");
+  } else {
+    s.gpu = find_gpu("a100-80gb", "scenario.gpu");
+  }
+  if (j.contains("num_gpus")) s.num_gpus = get_small_int(j["num_gpus"], "scenario.num_gpus");
+  if (j.contains("gpus_per_node")) s.cluster.gpus_per_node = get_small_int(j["gpus_per_node"], "scenario.gpus_per_node");
+  if (j.contains("network")) {
+    const json& n = j["network"];
+    require_object(n, "scenario.network");
+    check_keys(n, "scenario.network", {"internode_gb_s", "latency_us", "host_memory_gib"});
+    if (n.contains("internode_gb_s")) s.cluster.internode_per_gpu = gb_per_s(get_number(n["internode_gb_s"], "scenario.network.internode_gb_s"));
+    if (n.contains("latency_us")) {
+      const double us = get_number(n["latency_us"], "scenario.network.latency_us");
+      detail::require_finite(us, 0, 1e6, "scenario.network.latency_us");
+      s.cluster.internode_latency = seconds(us * 1e-6);
+    }
+    if (n.contains("host_memory_gib")) {
+      const double g = get_number(n["host_memory_gib"], "scenario.network.host_memory_gib");
+      detail::require_finite(g, 1, 1e7, "scenario.network.host_memory_gib");
+      s.cluster.host_memory_per_node = gib(g);
+    }
+  }
+  if (j.contains("parallel")) read_parallel(j["parallel"], s.parallel);
+  if (j.contains("inference")) {
+    const json& in = j["inference"];
+    require_object(in, "scenario.inference");
+    if (s.work != workload::infer) fail("scenario.inference", "only applies to workload infer (got workload train)");
+    check_keys(in, "scenario.inference", {"batch", "prompt_len", "gen_len", "kv_cache_dtype"});
+    if (in.contains("batch")) s.inference.batch = get_int(in["batch"], "scenario.inference.batch");
+    if (in.contains("prompt_len")) s.inference.prompt_len = get_int(in["prompt_len"], "scenario.inference.prompt_len");
+    if (in.contains("gen_len")) s.inference.gen_len = get_int(in["gen_len"], "scenario.inference.gen_len");
+    if (in.contains("kv_cache_dtype")) s.inference.kv_cache_dtype = get_enum(in["kv_cache_dtype"], "scenario.inference.kv_cache_dtype", kKvTypes);
+  }
+  if (j.contains("tokens")) s.tokens = get_amount(j["tokens"], "scenario.tokens");
+  if (j.contains("price_per_gpu_hour")) s.price_per_gpu_hour = get_number(j["price_per_gpu_hour"], "scenario.price_per_gpu_hour");
+
+  // global_batch: derives grad_accum (or checks it) from micro_batch x data-parallel degree.
+  if (j.contains("global_batch")) {
+    const std::int64_t gbatch = get_int(j["global_batch"], "scenario.global_batch");
+    detail::require_range(gbatch, 1, kMaxBatch * 1024, "scenario.global_batch");
+    const std::int64_t mp = std::int64_t{s.parallel.tp} * s.parallel.pp * s.parallel.cp;
+    const std::int64_t dp = (mp > 0 && s.num_gpus % mp == 0) ? s.num_gpus / mp : 1;
+    const std::int64_t per_step = s.micro_batch * dp;
+    if (per_step > gbatch)
+      fail("scenario.micro_batch", "micro_batch*dp=" + std::to_string(per_step) + " exceeds global_batch=" + std::to_string(gbatch) +
+                                       " (got micro_batch=" + std::to_string(s.micro_batch) + ")");
+    if (gbatch % per_step != 0)
+      fail("scenario.global_batch", "must be a multiple of micro_batch*dp=" + std::to_string(per_step) + " (got " + std::to_string(gbatch) + ")");
+    if (j.contains("grad_accum") && s.grad_accum != gbatch / per_step)
+      fail("scenario.grad_accum", "disagrees with global_batch/(micro_batch*dp)=" + std::to_string(gbatch / per_step) +
+                                      " (got " + std::to_string(s.grad_accum) + ")");
+    s.grad_accum = gbatch / per_step;
+  }
+
+  validate(r.model, s);
+  return r;
+}
+
+resolved_run read_scenario_text(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text, nullptr, true, false);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message names the byte; keep it on one line.
+    std::string what = e.what();
+    for (auto& c : what) if (c == '\n') c = ' ';
+    fail("scenario", "malformed JSON: " + what);
+  }
+  return read_scenario(j);
+}
+
+resolved_run read_scenario_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail("scenario", "cannot open file '" + file + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return read_scenario_text(ss.str());
+}
+
+json write_scenario(const resolved_run& r) {
+  const scenario& s = r.run;
+  json j;
+  if (!r.model_spec.empty() && r.model_spec.front() == '{') j["model"] = json::parse(r.model_spec);
+  else j["model"] = r.model_spec.empty() ? r.model.name : r.model_spec;
+  j["workload"] = name_of(s.work, kWorkloads);
+  j["method"] = name_of(s.meth, kMethods);
+  if (s.meth == method::lora || s.meth == method::qlora) {
+    json targets = json::array();
+    for (const auto& t : kTargets)
+      if (s.lora.targets & t.second) targets.push_back(t.first);
+    j["lora"] = {{"rank", s.lora.rank}, {"alpha", s.lora.alpha}, {"dropout", s.lora.dropout}, {"targets", targets}};
+  }
+  if (s.meth == method::freeze) j["freeze"] = {{"trainable_layers", s.freeze.trainable_layers}};
+  if (s.quant)
+    j["quantization"] = {{"weights", name_of(s.quant->weights, kWeightTypes)},
+                         {"double_quant", s.quant->double_quant},
+                         {"group_size", s.quant->group_size}};
+  j["precision"] = name_of(s.prec, kPrecisions);
+  j["optimizer"] = name_of(s.opt, kOptimizers);
+  j["micro_batch"] = s.micro_batch;
+  j["seq_len"] = s.seq_len;
+  j["grad_accum"] = s.grad_accum;
+  j["checkpointing"] = name_of(s.ckpt, kCheckpointing);
+  j["attention"] = name_of(s.attn, kAttention);
+  j["compile"] = s.compile;
+  j["chunked_loss"] = s.chunked_loss;
+  j["activation_offload"] = s.activation_offload;
+  j["optimizer_in_backward"] = s.optimizer_in_backward;
+  j["gpu"] = s.gpu.id;
+  j["num_gpus"] = s.num_gpus;
+  j["gpus_per_node"] = s.cluster.gpus_per_node;
+  j["network"] = {{"internode_gb_s", in_gb_per_s(s.cluster.internode_per_gpu)},
+                  {"latency_us", in_seconds(s.cluster.internode_latency) * 1e6},
+                  {"host_memory_gib", in_gib(s.cluster.host_memory_per_node)}};
+  const auto& p = s.parallel;
+  j["parallel"] = {{"tp", p.tp}, {"pp", p.pp}, {"virtual_stages", p.virtual_stages}, {"sp", p.sp}, {"cp", p.cp},
+                   {"ep", p.ep}, {"zero", p.zero}, {"offload_optimizer", name_of(p.offload_optimizer, kOffload)},
+                   {"offload_params", name_of(p.offload_params, kOffload)}};
+  if (s.work == workload::infer)
+    j["inference"] = {{"batch", s.inference.batch}, {"prompt_len", s.inference.prompt_len},
+                      {"gen_len", s.inference.gen_len}, {"kv_cache_dtype", name_of(s.inference.kv_cache_dtype, kKvTypes)}};
+  if (s.tokens) j["tokens"] = *s.tokens;
+  if (s.price_per_gpu_hour) j["price_per_gpu_hour"] = *s.price_per_gpu_hour;
+  return j;
+}
+
+}  // namespace gpuplan::io
