@@ -1,0 +1,8 @@
+execute_process(COMMAND ${EXE} OUTPUT_VARIABLE generated RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "gpuplan-accuracy failed (${rc})")
+endif()
+file(READ ${DOC} committed)
+if(NOT generated STREQUAL committed)
+  message(FATAL_ERROR "docs/accuracy.md is stale: run `make accuracy` and commit it")
+endif()
