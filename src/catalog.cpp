@@ -1,0 +1,619 @@
+// catalog.cpp — the built-in model and GPU catalogs (data in src/data/, embedded
+// at build time; see src/data/SOURCES.md) and the model-spec resolver.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "embedded.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/hf_config.hpp"
+
+namespace gpuplan::io {
+namespace {
+
+using json = nlohmann::json;
+using detail::fail;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string show(const json& v) {
+  std::string s = v.dump(-1, ' ', true, json::error_handler_t::replace);
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+// Levenshtein distance (case-insensitive callers lower-case first).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// The three nearest names (ties keep catalog order).
+std::string suggestions(std::string_view query, const std::vector<std::string>& names) {
+  const std::string q = lower(query);
+  std::vector<std::pair<std::size_t, std::size_t>> scored;  // (distance, index)
+  for (std::size_t i = 0; i < names.size(); ++i) scored.emplace_back(edit_distance(q, lower(names[i])), i);
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::string out;
+  for (std::size_t k = 0; k < std::min<std::size_t>(3, scored.size()); ++k) {
+    if (k) out += ", ";
+    out += names[scored[k].second];
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- models
+
+// Catalog order (issue 2's list): families together, small to large. Files not
+// listed here follow in name order.
+constexpr std::string_view kModelOrder[] = {
+    "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased", "t5-small", "t5-base",
+    "t5-3b", "t0-3b", "mt0-xxl", "opt-1.3b", "opt-6.7b", "bloomz-7b1", "falcon-7b", "tinyllama-1.1b", "mpt-7b",
+    "llama-7b", "llama-13b", "llama-30b", "llama-65b", "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b",
+    "llama-3-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b", "mistral-7b",
+    "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-14b", "qwen2.5-72b", "gemma-2b", "gemma-7b", "phi-2", "phi-3-mini",
+    "chatglm3-6b", "vit-base-patch16-224", "vit-large-patch16-224",
+};
+
+struct model_entry {
+  std::string name;
+  architecture arch;
+  std::int64_t official = 0;
+  std::vector<std::string> aliases;
+};
+
+struct model_catalog {
+  std::vector<model_entry> entries;
+  std::vector<std::string> names;
+  std::unordered_map<std::string, std::size_t> index;  // lower-case name or alias -> entry
+};
+
+model_catalog build_model_catalog() {
+  model_catalog c;
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < detail::embedded_file_count(); ++i) {
+    const std::string f(detail::embedded_file_name(i));
+    if (f.rfind("models/", 0) == 0 && f.size() > 12 && f.compare(f.size() - 5, 5, ".json") == 0) files.push_back(f);
+  }
+  auto rank = [](const std::string& file) {
+    const std::string stem = file.substr(7, file.size() - 12);
+    for (std::size_t i = 0; i < std::size(kModelOrder); ++i)
+      if (kModelOrder[i] == stem) return i;
+    return std::size(kModelOrder);
+  };
+  std::stable_sort(files.begin(), files.end(), [&](const std::string& x, const std::string& y) {
+    const auto rx = rank(x), ry = rank(y);
+    return rx != ry ? rx < ry : x < y;
+  });
+  for (const auto& f : files) {
+    model_entry e;
+    e.name = f.substr(7, f.size() - 12);
+    const std::string where = "catalog." + e.name;
+    const json j = json::parse(detail::embedded_file(f), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) fail(where, "embedded model file is not a JSON object");
+    e.arch = read_hf_config(j, where);
+    e.arch.name = e.name;
+    if (auto it = j.find("_official_parameters"); it != j.end() && !it->is_null()) {
+      if (!it->is_number_integer()) fail(where + "._official_parameters", "must be an integer or null");
+      e.official = it->get<std::int64_t>();
+    }
+    if (auto it = j.find("_hub_id"); it != j.end()) {
+      if (!it->is_array()) fail(where + "._hub_id", "must be an array of strings");
+      for (const auto& s : *it) {
+        if (!s.is_string()) fail(where + "._hub_id", "must be an array of strings");
+        e.aliases.push_back(s.get<std::string>());
+      }
+    }
+    const std::size_t idx = c.entries.size();
+    auto add = [&](const std::string& key) {
+      const auto [it, inserted] = c.index.emplace(lower(key), idx);
+      if (!inserted && it->second != idx) fail(where, "name or alias '" + key + "' is used by two catalog models");
+    };
+    add(e.name);
+    for (const auto& al : e.aliases) add(al);
+    c.names.push_back(e.name);
+    c.entries.push_back(std::move(e));
+  }
+  return c;
+}
+
+const model_catalog& models() {
+  static const model_catalog c = build_model_catalog();  // thread-safe one-time init
+  return c;
+}
+
+const model_entry* lookup_model(std::string_view name) {
+  const auto& c = models();
+  auto it = c.index.find(lower(name));
+  return it == c.index.end() ? nullptr : &c.entries[it->second];
+}
+
+[[noreturn]] void unknown_model(std::string_view name, const std::string& path) {
+  fail(path, "unknown model '" + std::string(name) + "' (did you mean: " + suggestions(name, models().names) + "?)");
+}
+
+// ---------------------------------------------------------------- GPUs
+
+// CSV line splitter with RFC 4180 quotes.
+std::vector<std::string> split_csv(std::string_view line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        cur += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      out.push_back(std::move(cur));
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  out.push_back(std::move(cur));
+  return out;
+}
+
+std::vector<std::vector<std::string>> read_csv(std::string_view text) {
+  std::vector<std::vector<std::string>> rows;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty() && line.front() != '#') rows.push_back(split_csv(line));
+    pos = end + 1;
+  }
+  return rows;
+}
+
+// GPU fields, named like reference/gpus.csv's columns, plus usable_gib and
+// link_group (overrides of the derived values) and base (JSON only).
+enum class field_kind { text, number, integer, mig };
+struct gpu_field {
+  std::string_view name;
+  field_kind kind;
+};
+constexpr gpu_field kGpuFields[] = {
+    {"id", field_kind::text},
+    {"name", field_kind::text},
+    {"arch", field_kind::text},
+    {"compute_capability", field_kind::text},
+    {"memory_gb", field_kind::number},
+    {"memory_type", field_kind::text},
+    {"bandwidth_gb_s", field_kind::number},
+    {"fp64_tflops", field_kind::number},
+    {"fp32_tflops", field_kind::number},
+    {"tf32_tflops", field_kind::number},
+    {"bf16_tflops", field_kind::number},
+    {"fp16_acc16_tflops", field_kind::number},
+    {"fp8_tflops", field_kind::number},
+    {"int8_tops", field_kind::number},
+    {"gpu_link", field_kind::text},
+    {"gpu_link_gb_s_bidir", field_kind::number},
+    {"pcie_gen", field_kind::integer},
+    {"pcie_lanes", field_kind::integer},
+    {"tdp_w", field_kind::number},
+    {"ecc", field_kind::text},
+    {"mig", field_kind::mig},
+    {"year", field_kind::integer},
+    {"confidence", field_kind::text},
+    {"usable_gib", field_kind::number},
+    {"link_group", field_kind::integer},
+};
+
+std::string known_gpu_keys() {
+  std::string s;
+  for (const auto& f : kGpuFields) {
+    if (!s.empty()) s += ", ";
+    s += std::string(f.name);
+  }
+  return s + ", base";
+}
+
+// Rules for usable memory (src/data/SOURCES.md): the per-GPU figure of
+// gpu_usable_memory.csv where one is published, else 98% of nominal (below every
+// published non-ECC ratio: RTX 5090 31.4/32 = 0.981 is the lowest).
+constexpr double kUsableFraction = 0.98;
+
+struct usable_row {
+  double mib = 0;
+  double nominal_gb = 0;
+};
+
+// Link topology: NVLink bridges join two cards; NVSwitch (SXM/HGX) and
+// Infinity Fabric platforms join eight; NVLink-C2C is a CPU link (no GPU peer).
+int link_group_of(const std::string& link) {
+  if (link.empty() || link == "none") return 1;
+  if (link.find("bridge") != std::string::npos) return 2;
+  if (link.find("c2c") != std::string::npos) return 1;
+  if (link.rfind("nvlink", 0) == 0 || link == "infinity-fabric") return 8;
+  return 1;
+}
+
+struct gpu_registry {
+  std::shared_mutex mutex;
+  std::vector<std::unique_ptr<gpu_spec>> storage;  // never shrinks: references stay valid
+  std::vector<std::string> order;
+  std::unordered_map<std::string, const gpu_spec*> by_id;  // lower-case id
+  std::unordered_map<std::string, usable_row> usable;      // lower-case id
+};
+
+// Applies one GPU object's fields onto `g`. `fresh` = no base (a new GPU).
+void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_registry& reg, bool fresh) {
+  auto at = [&](std::string_view k) { return path + "." + std::string(k); };
+  for (const auto& [key, value] : obj.items()) {
+    if (key == "base") continue;
+    const gpu_field* fd = nullptr;
+    for (const auto& f : kGpuFields)
+      if (f.name == key) fd = &f;
+    if (!fd) fail(at(key), "unknown key (known: " + known_gpu_keys() + ")");
+  }
+  auto text = [&](std::string_view k) -> std::optional<std::string> {
+    auto it = obj.find(std::string(k));
+    if (it == obj.end() || it->is_null()) return std::nullopt;
+    if (!it->is_string()) fail(at(k), "must be a string (got " + show(*it) + ")");
+    return it->get<std::string>();
+  };
+  // nullopt: absent; optional<optional<double>> inner nullopt: explicit null (no such rate).
+  auto number = [&](std::string_view k) -> std::optional<std::optional<double>> {
+    auto it = obj.find(std::string(k));
+    if (it == obj.end()) return std::nullopt;
+    if (it->is_null()) return std::optional<double>{};
+    if (!it->is_number() || it->is_boolean()) fail(at(k), "must be a positive finite number (got " + show(*it) + ")");
+    const double v = it->get<double>();
+    if (!std::isfinite(v) || v <= 0) fail(at(k), "must be a positive finite number (got " + show(*it) + ")");
+    return std::optional<double>{v};
+  };
+  auto integer = [&](std::string_view k, std::int64_t lo, std::int64_t hi) -> std::optional<std::optional<int>> {
+    auto it = obj.find(std::string(k));
+    if (it == obj.end()) return std::nullopt;
+    if (it->is_null()) return std::optional<int>{};
+    if (!it->is_number_integer() || it->get<std::int64_t>() < lo || it->get<std::int64_t>() > hi)
+      fail(at(k), "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "] (got " + show(*it) + ")");
+    return std::optional<int>{static_cast<int>(it->get<std::int64_t>())};
+  };
+  auto required_rate = [&](std::string_view k, FlopRate& out) {
+    if (auto v = number(k)) {
+      if (!*v) fail(at(k), "must be a positive finite number (got null)");
+      out = tflop_per_s(**v);
+    }
+  };
+  auto optional_rate = [&](std::string_view k, std::optional<FlopRate>& out) {
+    if (auto v = number(k)) out = *v ? std::optional<FlopRate>(tflop_per_s(**v)) : std::nullopt;
+  };
+
+  if (auto v = text("id")) {
+    if (v->empty()) fail(at("id"), "must be a non-empty string");
+    g.id = *v;
+  } else if (fresh) {
+    fail(at("id"), "missing required field");
+  }
+  if (auto v = text("name")) g.name = *v;
+  if (fresh && g.name.empty()) g.name = g.id;
+  if (auto v = text("arch")) g.arch = *v;
+  if (auto v = text("compute_capability")) {
+    g.compute_capability = *v;
+    if (v->rfind("gfx", 0) == 0) {
+      g.vendor = gpu_vendor::amd;
+      g.cc_major = g.cc_minor = 0;
+    } else {
+      const auto dot = v->find('.');
+      char* end = nullptr;
+      const long major = std::strtol(v->c_str(), &end, 10);
+      const bool ok_major = end == v->c_str() + (dot == std::string::npos ? v->size() : dot) && end != v->c_str();
+      long minor = 0;
+      bool ok_minor = true;
+      if (dot != std::string::npos) {
+        const char* s = v->c_str() + dot + 1;
+        minor = std::strtol(s, &end, 10);
+        ok_minor = end != s && *end == '\0';
+      }
+      if (!ok_major || !ok_minor || major < 1 || major > 99 || minor < 0 || minor > 9)
+        fail(at("compute_capability"), "must look like \"8.9\" (NVIDIA) or \"gfx942\" (AMD) (got \"" + *v + "\")");
+      g.vendor = gpu_vendor::nvidia;
+      g.cc_major = static_cast<int>(major);
+      g.cc_minor = static_cast<int>(minor);
+    }
+  }
+  (void)text("memory_type");
+  bool memory_set = false;
+  if (auto v = number("memory_gb")) {
+    if (!*v) fail(at("memory_gb"), "must be a positive finite number (got null)");
+    g.memory = gib(**v);  // datasheet "GB" of GPU memory is binary (reference/gpus.md)
+    memory_set = true;
+  } else if (fresh) {
+    fail(at("memory_gb"), "missing required field");
+  }
+  if (auto v = number("bandwidth_gb_s")) {
+    if (!*v) fail(at("bandwidth_gb_s"), "must be a positive finite number (got null)");
+    g.bandwidth = gb_per_s(**v);  // decimal GB/s
+  } else if (fresh) {
+    fail(at("bandwidth_gb_s"), "missing required field");
+  }
+  if (auto v = number("fp64_tflops")) g.fp64 = tflop_per_s(v->value_or(0.0));
+  required_rate("fp32_tflops", g.fp32);
+  optional_rate("tf32_tflops", g.tf32);
+  optional_rate("bf16_tflops", g.bf16);
+  optional_rate("fp16_acc16_tflops", g.fp16_acc16);
+  optional_rate("fp8_tflops", g.fp8);
+  optional_rate("int8_tops", g.int8);  // TOPS stored as operations per second
+  if (fresh && !g.bf16 && !g.fp16_acc16 && g.fp32.value() <= 0)
+    fail(path, "needs at least one of bf16_tflops, fp16_acc16_tflops, fp32_tflops");
+  bool link_set = false;
+  if (auto v = text("gpu_link")) {
+    g.link = *v;
+    link_set = true;
+  }
+  if (auto v = number("gpu_link_gb_s_bidir")) {
+    g.link_per_direction = gb_per_s(v->value_or(0.0) / 2.0);  // the column counts both directions
+  }
+  if (link_set) g.link_group = link_group_of(g.link);
+  if (auto v = integer("link_group", 1, 1024)) g.link_group = v->value_or(1);
+  if (auto v = integer("pcie_gen", 1, 7)) g.pcie_gen = v->value_or(4);
+  if (auto v = integer("pcie_lanes", 0, 32)) g.pcie_lanes = v->value_or(0);  // empty: no PCIe (Jetson SoC)
+  if (auto v = number("tdp_w")) g.tdp_watts = v->value_or(0.0);
+  if (auto v = text("ecc")) {
+    if (*v != "yes" && *v != "no" && *v != "soft-toggle" && *v != "unverified")
+      fail(at("ecc"), "must be one of yes, no, soft-toggle, unverified (got \"" + *v + "\")");
+    g.ecc = *v;
+  }
+  if (auto it = obj.find("mig"); it != obj.end() && !it->is_null()) {
+    if (it->is_boolean()) g.mig = it->get<bool>();
+    else if (it->is_number_integer() && it->get<std::int64_t>() >= 0) g.mig = it->get<std::int64_t>() > 0;
+    else if (it->is_string() && (*it == "no" || *it == "yes")) g.mig = *it == "yes";
+    else fail(at("mig"), "must be true/false, \"yes\"/\"no\" or a number of instances (got " + show(*it) + ")");
+  }
+  if (auto v = integer("year", 1990, 2100)) g.year = v->value_or(0);
+  if (auto v = text("confidence")) g.confidence = *v;
+
+  // Usable memory: explicit usable_gib, else the published figure for this id
+  // when the nominal capacity is the catalog's, else the documented fraction.
+  if (auto v = number("usable_gib")) {
+    if (!*v) fail(at("usable_gib"), "must be a positive finite number (got null)");
+    g.usable_memory = gib(**v);
+  } else if (memory_set || fresh) {
+    auto it = reg.usable.find(lower(g.id));
+    if (it != reg.usable.end() && std::fabs(it->second.nominal_gb - in_gib(g.memory)) < 1e-9)
+      g.usable_memory = mib(it->second.mib);
+    else
+      g.usable_memory = g.memory * kUsableFraction;
+  }
+  if (g.usable_memory > g.memory)
+    fail(at("usable_gib"), "must not exceed memory_gb=" + detail::num(in_gib(g.memory)) + " (got " +
+                               detail::num(in_gib(g.usable_memory)) + ")");
+}
+
+// A CSV cell as the JSON value the GPU reader takes.
+json cell_value(const std::string& cell, field_kind kind, const std::string& where) {
+  if (cell.empty()) return nullptr;
+  if (kind == field_kind::text) return cell;
+  if (kind == field_kind::mig) {
+    if (cell == "no" || cell == "yes") return cell;
+  }
+  char* end = nullptr;
+  const double v = std::strtod(cell.c_str(), &end);
+  if (end != cell.c_str() + cell.size()) fail(where, "not a number (got \"" + cell + "\")");
+  if (kind == field_kind::integer || kind == field_kind::mig) {
+    if (v != std::trunc(v)) fail(where, "not an integer (got \"" + cell + "\")");
+    return static_cast<std::int64_t>(v);
+  }
+  return v;
+}
+
+void build_gpu_catalog(gpu_registry& reg) {
+  // Usable memory table first (apply_gpu reads it).
+  {
+    const auto rows = read_csv(detail::embedded_file("gpu_usable_memory.csv"));
+    if (rows.empty()) fail("catalog.gpu_usable_memory.csv", "missing");
+    for (std::size_t r = 1; r < rows.size(); ++r) {
+      const auto& row = rows[r];
+      const std::string where = "catalog.gpu_usable_memory.csv:" + std::to_string(r + 1);
+      if (row.size() < 3) fail(where, "expected id,memory_gb,usable_mib,...");
+      usable_row u;
+      u.nominal_gb = cell_value(row[1], field_kind::number, where).get<double>();
+      u.mib = cell_value(row[2], field_kind::number, where).get<double>();
+      reg.usable[lower(row[0])] = u;
+    }
+  }
+  const auto rows = read_csv(detail::embedded_file("gpus.csv"));
+  if (rows.empty()) fail("catalog.gpus.csv", "missing");
+  const auto& header = rows[0];
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    const auto& row = rows[r];
+    const std::string where = "catalog.gpus.csv:" + std::to_string(r + 1);
+    if (row.size() != header.size())
+      fail(where, "expected " + std::to_string(header.size()) + " columns (got " + std::to_string(row.size()) + ")");
+    json obj = json::object();
+    for (std::size_t c = 0; c < header.size(); ++c) {
+      const gpu_field* fd = nullptr;
+      for (const auto& f : kGpuFields)
+        if (f.name == header[c]) fd = &f;
+      if (!fd) fail(where, "unknown column '" + header[c] + "'");
+      obj[header[c]] = cell_value(row[c], fd->kind, where + "." + header[c]);
+    }
+    auto g = std::make_unique<gpu_spec>();
+    // Catalog rows: empty non-tensor cells mean "not published" (Jetson fp64).
+    if (obj["fp64_tflops"].is_null()) obj.erase("fp64_tflops");
+    if (obj["tdp_w"].is_null()) obj.erase("tdp_w");
+    if (obj["gpu_link"].is_null()) obj["gpu_link"] = "none";
+    apply_gpu(*g, obj, where, reg, true);
+    const std::string key = lower(g->id);
+    if (reg.by_id.count(key)) fail(where, "duplicate GPU id '" + g->id + "'");
+    reg.by_id[key] = g.get();
+    reg.order.push_back(g->id);
+    reg.storage.push_back(std::move(g));
+  }
+}
+
+gpu_registry& gpus() {
+  static gpu_registry* reg = [] {
+    auto* r = new gpu_registry();  // intentionally immortal: references handed out stay valid at exit
+    build_gpu_catalog(*r);
+    return r;
+  }();
+  return *reg;
+}
+
+[[noreturn]] void unknown_gpu(std::string_view id, const std::string& path, const gpu_registry& reg) {
+  fail(path, "unknown GPU '" + std::string(id) + "' (did you mean: " + suggestions(id, reg.order) + "?)");
+}
+
+const gpu_spec& find_gpu_locked(std::string_view id, const std::string& path, const gpu_registry& reg) {
+  auto it = reg.by_id.find(lower(id));
+  if (it == reg.by_id.end()) unknown_gpu(id, path, reg);
+  return *it->second;
+}
+
+void insert_gpu(gpu_registry& reg, gpu_spec g) {
+  const std::string key = lower(g.id);
+  auto owned = std::make_unique<gpu_spec>(std::move(g));
+  auto it = reg.by_id.find(key);
+  if (it == reg.by_id.end()) {
+    reg.order.push_back(owned->id);
+  } else {
+    for (auto& o : reg.order)
+      if (lower(o) == key) o = owned->id;
+  }
+  reg.by_id[key] = owned.get();
+  reg.storage.push_back(std::move(owned));
+}
+
+std::string read_text_file(const std::string& file, const std::string& path) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(path, "cannot open '" + file + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool looks_like_path(std::string_view s) {
+  return s.find('/') == 0 || s.rfind("./", 0) == 0 || s.rfind("../", 0) == 0 || s.rfind("~/", 0) == 0 ||
+         (s.size() > 5 && s.substr(s.size() - 5) == ".json");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- public API
+
+const architecture& find_model(std::string_view name, const std::string& path) {
+  if (const model_entry* e = lookup_model(name)) return e->arch;
+  unknown_model(name, path);
+}
+
+std::vector<std::string> model_names() { return models().names; }
+
+std::int64_t official_parameters(std::string_view name) {
+  const model_entry* e = lookup_model(name);
+  return e ? e->official : 0;
+}
+
+architecture load_model(std::string_view spec, const std::string& path) {
+  if (spec.empty()) fail(path, "must name a catalog model, a config.json or a checkpoint directory (got \"\")");
+  if (const model_entry* e = lookup_model(spec)) return e->arch;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p{std::string(spec)};
+  if (fs::is_directory(p, ec)) {
+    const fs::path cfg = p / "config.json";
+    if (!fs::is_regular_file(cfg, ec))
+      fail(path, "checkpoint directory '" + std::string(spec) + "' has no config.json");
+    // The architecture comes from config.json; safetensors headers (if any)
+    // are read separately by read_checkpoint_dir.
+    return read_hf_config_file(cfg.string(), path);
+  }
+  if (fs::is_regular_file(p, ec)) return read_hf_config_file(p.string(), path);
+  if (looks_like_path(spec)) fail(path, "no such file or directory '" + std::string(spec) + "'");
+  unknown_model(spec, path);
+}
+
+architecture load_model(const nlohmann::json& value, const std::string& path) {
+  if (value.is_string()) return load_model(std::string_view(value.get_ref<const std::string&>()), path);
+  if (value.is_object()) return read_hf_config(value, path);
+  fail(path, "must be a model name, a path, or an object of config.json fields (got " + show(value) + ")");
+}
+
+const gpu_spec& find_gpu(std::string_view id, const std::string& path) {
+  auto& reg = gpus();
+  std::shared_lock lock(reg.mutex);
+  return find_gpu_locked(id, path, reg);
+}
+
+std::vector<std::string> gpu_ids() {
+  auto& reg = gpus();
+  std::shared_lock lock(reg.mutex);
+  return reg.order;
+}
+
+gpu_spec read_gpu(const nlohmann::json& value, const std::string& path) {
+  if (value.is_string()) return find_gpu(value.get_ref<const std::string&>(), path);
+  if (!value.is_object()) fail(path, "must be a GPU id or an object of GPU fields (got " + show(value) + ")");
+  auto& reg = gpus();
+  std::shared_lock lock(reg.mutex);
+  gpu_spec g;
+  bool fresh = true;
+  if (auto it = value.find("base"); it != value.end()) {
+    if (!it->is_string()) fail(path + ".base", "must be a catalog GPU id (got " + show(*it) + ")");
+    g = find_gpu_locked(it->get_ref<const std::string&>(), path + ".base", reg);
+    fresh = false;
+  }
+  apply_gpu(g, value, path, reg, fresh);
+  return g;
+}
+
+void load_gpu_file(const std::string& file) {
+  const std::string text = read_text_file(file, file);
+  const json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) fail(file, "not valid JSON");
+  std::vector<gpu_spec> parsed;
+  if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) parsed.push_back(read_gpu(j[i], file + "[" + std::to_string(i) + "]"));
+  } else if (j.is_object()) {
+    parsed.push_back(read_gpu(j, file));
+  } else {
+    fail(file, "must hold a GPU object or an array of GPU objects (got " + show(j) + ")");
+  }
+  auto& reg = gpus();
+  std::unique_lock lock(reg.mutex);
+  for (auto& g : parsed) insert_gpu(reg, std::move(g));
+}
+
+}  // namespace gpuplan::io
