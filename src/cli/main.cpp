@@ -1,1 +1,696 @@
-int main() { return 0; }
+// main.cpp — the `gpuplan` command-line tool (CLI11).
+// Every subcommand builds a scenario JSON object (from --scenario FILE, MODEL and
+// flags) and hands it to io::read_scenario, so the CLI, the scenario file, C++ and
+// Python share one validation path. Exit codes: 0 ok, 1 "does not fit" (fit only),
+// 2 usage or input error; every error is one line "gpuplan: <path>: <reason>".
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/report.hpp"
+#include "gpuplan/io/scenario_json.hpp"
+#include "gpuplan/memory.hpp"
+#include "gpuplan/timing.hpp"
+#include "gpuplan/version.hpp"
+#include "hooks.hpp"
+
+namespace {
+
+using nlohmann::json;
+namespace io = gpuplan::io;
+using gpuplan::config_error;
+
+constexpr int kExitOk = 0;
+constexpr int kExitDoesNotFit = 1;
+constexpr int kExitUsage = 2;
+
+const char* const kExitCodes =
+    "Exit codes: 0 ok; 1 the run does not fit (fit only); 2 usage or input error "
+    "(one line on stderr: 'gpuplan: <path>: <reason>').";
+
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+// ------------------------------------------------------------------ output style
+
+struct output_args {
+  bool json = false;
+  std::string format = "text";
+};
+
+void add_output_options(CLI::App* sub, output_args& out) {
+  sub->add_flag("--json", out.json, "Print JSON (same as --format json)");
+  sub->add_option("--format", out.format, "Output format: text, markdown or json")
+      ->check(CLI::IsMember({"text", "markdown", "md", "json"}));
+}
+
+io::style make_style(const output_args& out) {
+  io::style s;
+  s.format = out.json ? io::report_format::json : io::parse_report_format(out.format);
+  // Colour only for a terminal, and never when NO_COLOR is set (https://no-color.org).
+  const char* no_color = std::getenv("NO_COLOR");
+  s.color = s.format == io::report_format::text && isatty(STDOUT_FILENO) == 1 &&
+            (no_color == nullptr || no_color[0] == '\0');
+  return s;
+}
+
+// ------------------------------------------------------------------- run options
+
+// Flags become scenario keys (dotted paths); `flag_of` maps each path back to its
+// flag so a validation error names what the user typed.
+struct run_args {
+  std::string model;
+  std::string scenario_file;
+  std::string gpu;
+  std::string gpu_file;
+  std::string methods;  // fit: a comma list
+  std::vector<std::pair<std::string, json>> overrides;
+  std::map<std::string, std::string> flag_of;
+};
+
+template <class T>
+void add_key(CLI::App* sub, run_args& a, const std::string& flag, const std::string& path, const std::string& help) {
+  a.flag_of[path] = flag;
+  sub->add_option_function<T>(
+      flag, [&a, path](const T& v) { a.overrides.emplace_back(path, json(v)); }, help);
+}
+
+void add_bool_key(CLI::App* sub, run_args& a, const std::string& flag, const std::string& path, const std::string& help,
+                  bool value = true) {
+  a.flag_of[path] = flag;
+  sub->add_flag_function(
+      flag, [&a, path, value](std::int64_t) { a.overrides.emplace_back(path, json(value)); }, help);
+}
+
+void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit_methods) {
+  if (model_positional)
+    sub->add_option("MODEL", a.model, "Catalog name (see 'gpuplan models'), Hub id, config.json or checkpoint dir");
+  sub->add_option("--scenario,-s", a.scenario_file, "Scenario JSON file (docs/scenario.md); flags override its keys");
+  sub->add_option("--gpu,-g", a.gpu, "GPU catalog id (see 'gpuplan gpus') or a GPU JSON file");
+  sub->add_option("--gpu-file", a.gpu_file, "JSON file of extra GPUs (an array) added to the catalog");
+  if (fit_methods)
+    sub->add_option("--method,-m", a.methods, "Comma list of full, lora, qlora, freeze: one column each");
+  else
+    add_key<std::string>(sub, a, "--method,-m", "method", "full, lora, qlora or freeze");
+  add_key<std::int64_t>(sub, a, "--seq", "seq_len", "Sequence length (tokens)");
+  add_key<std::int64_t>(sub, a, "--batch,-b", "micro_batch", "Micro-batch size per GPU");
+  add_key<std::int64_t>(sub, a, "--grad-accum", "grad_accum", "Gradient accumulation steps");
+  add_key<std::int64_t>(sub, a, "--global-batch", "global_batch", "Global batch (derives --grad-accum)");
+  add_key<std::string>(sub, a, "--precision", "precision", "fp32, tf32, fp16-mixed, bf16-mixed, bf16-pure, fp8-mixed");
+  add_key<std::string>(sub, a, "--optimizer", "optimizer",
+                       "adamw, adam, adamw-8bit, paged-adamw-8bit, paged-adamw-32bit, sgd, sgd-momentum, adafactor, lion");
+  add_key<std::string>(sub, a, "--checkpointing", "checkpointing", "Activation checkpointing: none, selective, full");
+  add_key<std::string>(sub, a, "--attention", "attention", "flash or eager");
+  add_key<std::int64_t>(sub, a, "--gpus,-n", "num_gpus", "Number of GPUs");
+  add_key<std::int64_t>(sub, a, "--gpus-per-node", "gpus_per_node", "GPUs per node (default 8)");
+  add_key<std::int64_t>(sub, a, "--tp", "parallel.tp", "Tensor-parallel degree");
+  add_key<std::int64_t>(sub, a, "--pp", "parallel.pp", "Pipeline-parallel degree");
+  add_key<std::int64_t>(sub, a, "--virtual-stages", "parallel.virtual_stages", "Interleaved pipeline stages per GPU");
+  add_bool_key(sub, a, "--sp", "parallel.sp", "Megatron sequence parallelism");
+  add_key<std::int64_t>(sub, a, "--cp", "parallel.cp", "Context-parallel degree");
+  add_key<std::int64_t>(sub, a, "--ep", "parallel.ep", "Expert-parallel degree");
+  add_key<std::int64_t>(sub, a, "--zero", "parallel.zero", "ZeRO stage 0-3 (FSDP full shard = 3)");
+  add_key<std::string>(sub, a, "--offload-optimizer", "parallel.offload_optimizer", "none, cpu or nvme");
+  add_key<std::string>(sub, a, "--offload-params", "parallel.offload_params", "none, cpu or nvme");
+  add_key<std::int64_t>(sub, a, "--lora-rank", "lora.rank", "LoRA rank");
+  add_key<double>(sub, a, "--lora-alpha", "lora.alpha", "LoRA alpha");
+  add_key<std::string>(sub, a, "--lora-targets", "lora.targets", "Comma list of q,k,v,o,gate,up,down or all-linear");
+  add_key<std::int64_t>(sub, a, "--freeze-layers", "freeze.trainable_layers", "method freeze: top N layers train");
+  add_key<std::string>(sub, a, "--quant", "quantization.weights", "Base weights: nf4, fp4, int8, int4, fp8");
+  add_bool_key(sub, a, "--double-quant", "quantization.double_quant", "Double quantization of 4-bit scales");
+  add_key<std::int64_t>(sub, a, "--group-size", "quantization.group_size", "Quantization group size");
+  add_bool_key(sub, a, "--chunked-loss", "chunked_loss", "Chunked cross-entropy (no full logits)");
+  add_bool_key(sub, a, "--compile", "compile", "torch.compile");
+  add_bool_key(sub, a, "--activation-offload", "activation_offload", "Offload saved activations to the CPU");
+  add_bool_key(sub, a, "--optimizer-in-backward", "optimizer_in_backward", "Step the optimizer during backward");
+  add_bool_key(sub, a, "--infer", "workload", "Serving instead of training (workload infer)");
+  // --infer writes "infer", not a boolean: fix up in build_scenario.
+  add_key<std::int64_t>(sub, a, "--infer-batch", "inference.batch", "Serving: concurrent sequences");
+  add_key<std::int64_t>(sub, a, "--prompt-len", "inference.prompt_len", "Serving: prompt tokens");
+  add_key<std::int64_t>(sub, a, "--gen-len", "inference.gen_len", "Serving: generated tokens");
+  add_key<std::string>(sub, a, "--kv-dtype", "inference.kv_cache_dtype", "Serving: KV-cache dtype");
+  add_key<std::string>(sub, a, "--tokens", "tokens", "Training tokens: 1T, 300B, 2e9");
+  add_key<double>(sub, a, "--price", "price_per_gpu_hour", "Price per GPU-hour (for cost)");
+}
+
+json read_json_file(const std::string& file, const std::string& path) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw config_error(path, "cannot open file '" + file + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  try {
+    return json::parse(ss.str());
+  } catch (const json::parse_error& e) {
+    throw config_error(path, "malformed JSON in '" + file + "': " + one_line(e.what()));
+  }
+}
+
+bool is_file(const std::string& s) {
+  std::ifstream f(s);
+  return f.good();
+}
+
+// Rewrites a reader error's path ("scenario.parallel.tp") to the flag that set it ("--tp").
+[[noreturn]] void rethrow_with_flag(const config_error& e, const run_args& a) {
+  std::string path = e.path();
+  const std::string what = e.what();
+  const std::string reason = what.size() > path.size() + 2 ? what.substr(path.size() + 2) : what;
+  std::string key = path.rfind("scenario.", 0) == 0 ? path.substr(9) : path;
+  if (const auto bracket = key.find('['); bracket != std::string::npos) key = key.substr(0, bracket);
+  auto given = [&](const std::string& k) {
+    for (const auto& o : a.overrides)
+      if (o.first == k) return true;
+    return false;
+  };
+  if (key == "model" && !a.model.empty()) throw config_error("model", reason);
+  if (key == "gpu" && !a.gpu.empty()) throw config_error("--gpu", reason);
+  if (key == "method" && !a.methods.empty()) throw config_error("--method", reason);
+  if (given(key) && a.flag_of.count(key) != 0) {
+    std::string flag = a.flag_of.at(key);
+    if (const auto comma = flag.find(','); comma != std::string::npos) flag = flag.substr(0, comma);
+    throw config_error(flag, reason);
+  }
+  throw e;
+}
+
+io::resolved_run build_run(const run_args& a, const std::string* method_override) {
+  json j = json::object();
+  if (!a.scenario_file.empty()) {
+    j = read_json_file(a.scenario_file, "--scenario");
+    if (!j.is_object()) throw config_error("--scenario", "must contain a JSON object (got " + std::string(j.type_name()) + ")");
+  }
+  if (!a.model.empty()) j["model"] = a.model;
+  if (!j.contains("model")) throw config_error("model", "is required: give MODEL or --scenario FILE with a \"model\" key");
+  if (!a.gpu.empty()) {
+    // A path to a JSON file is an inline GPU object; anything else a catalog id.
+    if (a.gpu.find(".json") != std::string::npos || (a.gpu.find('/') != std::string::npos && is_file(a.gpu)))
+      j["gpu"] = read_json_file(a.gpu, "--gpu");
+    else
+      j["gpu"] = a.gpu;
+  }
+  for (const auto& [path, value] : a.overrides) {
+    json v = value;
+    if (path == "workload") v = "infer";
+    if (path == "lora.targets" && v.is_string() && v.get<std::string>() != "all-linear") {
+      json list = json::array();
+      std::stringstream ss(v.get<std::string>());
+      for (std::string item; std::getline(ss, item, ',');) list.push_back(item);
+      v = list;
+    }
+    std::string pointer = "/" + path;
+    for (char& c : pointer)
+      if (c == '.') c = '/';
+    j[json::json_pointer(pointer)] = v;
+  }
+  if (method_override != nullptr) {
+    j["method"] = *method_override;
+    // A column of another method drops the keys that only apply to LoRA or freeze.
+    if (*method_override != "lora" && *method_override != "qlora") j.erase("lora");
+    if (*method_override != "freeze") j.erase("freeze");
+  }
+  try {
+    return io::read_scenario(j);
+  } catch (const config_error& e) {
+    rethrow_with_flag(e, a);
+  }
+}
+
+void load_extra_gpus(const run_args& a) {
+  if (!a.gpu_file.empty()) io::load_gpu_file(a.gpu_file);
+}
+
+void print(const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+}
+void print_json(const json& j) { print(j.dump(2) + "\n"); }
+
+// --------------------------------------------------------------------- commands
+
+int cmd_describe(const std::string& model, const output_args& out) {
+  const io::style st = make_style(out);
+  const gpuplan::architecture a = io::load_model(std::string_view(model), "model");
+  if (st.format == io::report_format::json) {
+    json j = io::describe_json(a);
+    if (const std::int64_t official = io::official_parameters(a.name); official > 0)
+      j["official_parameters"] = official;
+    print_json(j);
+  } else {
+    print(io::describe_report(a, st));
+  }
+  return kExitOk;
+}
+
+int cmd_models(const output_args& out) {
+  const io::style st = make_style(out);
+  json arr = json::array();
+  io::table t;
+  t.header = {"Model", "Family", "Parameters", "Layers", "Hidden", "Heads (kv)", "FFN", "Vocab", "Context"};
+  for (const auto& name : io::model_names()) {
+    const gpuplan::architecture& a = io::find_model(name);
+    const auto p = gpuplan::count_parameters(a);
+    arr.push_back({{"name", name},
+                   {"family", a.family},
+                   {"parameters", p.total},
+                   {"official_parameters", io::official_parameters(name)},
+                   {"layers", a.total_layers()},
+                   {"hidden_size", a.hidden},
+                   {"num_attention_heads", a.heads},
+                   {"num_key_value_heads", a.n_kv_heads()},
+                   {"intermediate_size", a.ffn},
+                   {"vocab_size", a.vocab},
+                   {"max_position_embeddings", a.max_positions}});
+    t.rows.push_back({name, a.family, io::format_params(p.total), std::to_string(a.total_layers()),
+                      std::to_string(a.hidden),
+                      std::to_string(a.heads) + " (" + std::to_string(a.n_kv_heads()) + ")", std::to_string(a.ffn),
+                      std::to_string(a.vocab), a.max_positions > 0 ? std::to_string(a.max_positions) : "-"});
+  }
+  if (st.format == io::report_format::json) {
+    print_json(arr);
+  } else {
+    t.right_align = {false, false, true, true, true, true, true, true, true};
+    t.notes.push_back(std::to_string(t.rows.size()) + " models. 'gpuplan describe MODEL' shows the breakdown.");
+    print(io::render(t, st));
+  }
+  return kExitOk;
+}
+
+std::string tflops(const std::optional<gpuplan::FlopRate>& r) {
+  return r ? io::format_number(gpuplan::in_tflop_per_s(*r)) : std::string("-");
+}
+
+int cmd_gpus(const run_args& a, const output_args& out) {
+  load_extra_gpus(a);
+  const io::style st = make_style(out);
+  json arr = json::array();
+  io::table t;
+  t.header = {"GPU", "Name", "Memory", "Usable", "Bandwidth", "BF16 dense", "FP8 dense", "Link", "TDP", "Confidence"};
+  for (const auto& id : io::gpu_ids()) {
+    const gpuplan::gpu_spec& g = io::find_gpu(id);
+    auto opt = [](const std::optional<gpuplan::FlopRate>& r) {
+      return r ? json(gpuplan::in_flop_per_s(*r)) : json(nullptr);
+    };
+    arr.push_back({{"id", g.id},
+                   {"name", g.name},
+                   {"arch", g.arch},
+                   {"compute_capability", g.compute_capability},
+                   {"memory_bytes", gpuplan::in_bytes(g.memory)},
+                   {"usable_memory_bytes", gpuplan::in_bytes(g.usable_memory)},
+                   {"bandwidth_bytes_per_second", gpuplan::in_byte_per_s(g.bandwidth)},
+                   {"fp32_flops", gpuplan::in_flop_per_s(g.fp32)},
+                   {"tf32_flops", opt(g.tf32)},
+                   {"bf16_flops", opt(g.bf16)},
+                   {"fp16_acc16_flops", opt(g.fp16_acc16)},
+                   {"fp8_flops", opt(g.fp8)},
+                   {"int8_ops", opt(g.int8)},
+                   {"link", g.link},
+                   {"link_bytes_per_second_per_direction", gpuplan::in_byte_per_s(g.link_per_direction)},
+                   {"pcie_gen", g.pcie_gen},
+                   {"pcie_lanes", g.pcie_lanes},
+                   {"tdp_watts", g.tdp_watts},
+                   {"ecc", g.ecc},
+                   {"mig", g.mig},
+                   {"year", g.year},
+                   {"confidence", g.confidence}});
+    t.rows.push_back({g.id, g.name, io::format_bytes_short(g.memory), io::format_bytes_short(g.usable_memory),
+                      io::format_number(gpuplan::in_gb_per_s(g.bandwidth)) + " GB/s", tflops(g.bf16) + " TFLOP/s",
+                      g.fp8 ? tflops(g.fp8) + " TFLOP/s" : std::string("-"), g.link,
+                      io::format_number(g.tdp_watts) + " W", g.confidence});
+  }
+  if (st.format == io::report_format::json) {
+    print_json(arr);
+  } else {
+    t.right_align = {false, false, true, true, true, true, true, false, true, false};
+    t.notes.push_back("Tensor rates are dense (no 2:4 sparsity), BF16 with FP32 accumulate. GB = 10^9 bytes.");
+    print(io::render(t, st));
+  }
+  return kExitOk;
+}
+
+std::vector<std::string> split_methods(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) {
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (item.empty()) throw config_error("--method", "empty entry in the list (got '" + s + "')");
+    out.push_back(item);
+  }
+  if (out.empty()) throw config_error("--method", "must name at least one method (got '" + s + "')");
+  return out;
+}
+
+int cmd_fit(const run_args& a, const output_args& out) {
+  load_extra_gpus(a);
+  const io::style st = make_style(out);
+  std::vector<std::string> methods;
+  if (!a.methods.empty()) methods = split_methods(a.methods);
+  std::vector<io::resolved_run> runs;
+  if (methods.empty()) runs.push_back(build_run(a, nullptr));
+  for (const auto& m : methods) runs.push_back(build_run(a, &m));
+
+  std::vector<io::labelled_memory> cols;
+  bool all_fit = true;
+  json results = json::array();
+  for (const auto& r : runs) {
+    const gpuplan::memory_breakdown mem = gpuplan::estimate_memory(r.model, r.run);
+    all_fit = all_fit && mem.fits;
+    cols.push_back({std::string(gpuplan::to_string(r.run.meth)), mem});
+    if (st.format == io::report_format::json) {
+      json j = io::estimate_json(r);
+      json item = {{"method", gpuplan::to_string(r.run.meth)},
+                   {"model", j["model"]},
+                   {"scenario", j["scenario"]},
+                   {"memory", j["memory"]},
+                   {"fits", mem.fits},
+                   {"binding", io::binding_component(mem)},
+                   {"warnings", io::warning_messages(mem.warnings)},
+                   {"suggestions", nullptr}};
+      if (!mem.fits)
+        if (auto s = gpuplan::cli::what_would_make_it_fit(r)) item["suggestions"] = s->json;
+      results.push_back(std::move(item));
+    }
+  }
+  if (st.format == io::report_format::json) {
+    print_json({{"fits", all_fit}, {"results", std::move(results)}});
+    return all_fit ? kExitOk : kExitDoesNotFit;
+  }
+
+  const auto& first = runs.front();
+  const bool md = st.format == io::report_format::markdown;
+  std::string text = std::string(md ? "### " : "") + first.model.name + " (" +
+                     io::format_params(gpuplan::count_parameters(first.model).total) + " parameters) on " +
+                     std::to_string(first.run.num_gpus) + " × " + first.run.gpu.name + "\n";
+  text += io::run_summary(first.run) + "\n\n";
+  io::table t = io::memory_table(cols, first.run.work);
+  text += io::render(t, st) + "\n";
+  gpuplan::warning_set warnings = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs.size() > 1) text += (md ? "- **" + cols[i].label + "**: " : cols[i].label + ": ");
+    text += io::verdict_line(cols[i].memory, st) + "\n";
+    warnings |= cols[i].memory.warnings;
+  }
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (cols[i].memory.fits) continue;
+    if (auto s = gpuplan::cli::what_would_make_it_fit(runs[i])) {
+      s->table.title = "What would make " + cols[i].label + " fit";
+      text += "\n" + io::render(s->table, st);
+    }
+  }
+  for (const auto& w : io::warning_messages(warnings)) text += "warning: " + w + "\n";
+  print(text);
+  return all_fit ? kExitOk : kExitDoesNotFit;
+}
+
+int cmd_time(const run_args& a, const output_args& out) {
+  load_extra_gpus(a);
+  const io::style st = make_style(out);
+  const io::resolved_run r = build_run(a, nullptr);
+  if (st.format == io::report_format::json) {
+    print_json(io::estimate_json(r));
+    return kExitOk;
+  }
+  const gpuplan::time_estimate t = gpuplan::estimate_time(r.model, r.run);
+  const gpuplan::memory_breakdown mem = gpuplan::estimate_memory(r.model, r.run);
+  const bool md = st.format == io::report_format::markdown;
+  std::string text = std::string(md ? "### " : "") + r.model.name + " on " + std::to_string(r.run.num_gpus) +
+                     " × " + r.run.gpu.name + "\n" + io::run_summary(r.run) + "\n\n";
+  text += io::time_report(t, r.run, st);
+  text += "\nmemory: " + io::verdict_line(mem, st) + "\n";
+  for (const auto& w : io::warning_messages(t.warnings | mem.warnings)) text += "warning: " + w + "\n";
+  print(text);
+  return kExitOk;
+}
+
+int cmd_estimate(const run_args& a, const output_args& out) {
+  load_extra_gpus(a);
+  const io::style st = make_style(out);
+  const io::resolved_run r = build_run(a, nullptr);
+  if (st.format == io::report_format::json) print_json(io::estimate_json(r));
+  else print(io::estimate_report(r, st));
+  return kExitOk;
+}
+
+int cmd_explain(const run_args& a, const output_args& out) {
+  load_extra_gpus(a);
+  const io::style st = make_style(out);
+  const io::resolved_run r = build_run(a, nullptr);
+  if (st.format != io::report_format::json) {
+    print(io::explain_report(r, st));
+    return kExitOk;
+  }
+  const json e = io::estimate_json(r);
+  json terms = json::array();
+  auto lookup = [&](const std::string& k) -> json {
+    if (e["memory"].contains(k)) return e["memory"][k];
+    if (e["time"].contains(k)) return e["time"][k];
+    if (e["time"]["breakdown"].contains(k)) return e["time"]["breakdown"][k];
+    return json();
+  };
+  for (const auto* list : {&io::memory_terms(), &io::time_terms()})
+    for (const auto& t : *list) {
+      const std::string key(t.key);
+      const bool present = e["memory"].contains(key) || e["time"].contains(key) || e["time"]["breakdown"].contains(key);
+      if (!present) continue;
+      terms.push_back({{"key", key}, {"label", t.label}, {"value", lookup(key)}, {"formula", t.formula}, {"source", t.source}});
+    }
+  print_json({{"model", e["model"]}, {"scenario", e["scenario"]}, {"terms", std::move(terms)}});
+  return kExitOk;
+}
+
+// ------------------------------------------------------------------- completion
+
+template <class E, std::size_t N>
+std::string enum_words(const E (&values)[N]) {
+  std::string s;
+  for (const E v : values) s += (s.empty() ? "" : " ") + std::string(gpuplan::to_string(v));
+  return s;
+}
+
+std::string bash_completion(CLI::App& app) {
+  using namespace gpuplan;
+  std::string models;
+  for (const auto& m : io::model_names()) models += (models.empty() ? "" : " ") + m;
+  std::string gpus;
+  for (const auto& g : io::gpu_ids()) gpus += (gpus.empty() ? "" : " ") + g;
+  const precision precs[] = {precision::fp32, precision::tf32, precision::fp16_mixed, precision::bf16_mixed,
+                             precision::bf16_pure, precision::fp8_mixed};
+  const optimizer opts[] = {optimizer::adamw, optimizer::adam, optimizer::adamw_8bit, optimizer::paged_adamw_8bit,
+                            optimizer::paged_adamw_32bit, optimizer::sgd, optimizer::sgd_momentum,
+                            optimizer::adafactor, optimizer::lion};
+  const method meths[] = {method::full, method::lora, method::qlora, method::freeze};
+  const checkpointing ckpts[] = {checkpointing::none, checkpointing::selective, checkpointing::full};
+  const attention attns[] = {attention::flash, attention::eager};
+  const offload offs[] = {offload::none, offload::cpu, offload::nvme};
+
+  std::string cmds;
+  std::string per_command;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    cmds += (cmds.empty() ? "" : " ") + sub->get_name();
+    std::string flags = "--help";
+    for (const CLI::Option* o : sub->get_options()) {
+      for (const auto& l : o->get_lnames()) flags += " --" + l;
+      for (const auto& s : o->get_snames()) flags += " -" + s;
+    }
+    per_command += "    " + sub->get_name() + ") opts=\"" + flags + "\" ;;\n";
+  }
+  std::string s;
+  s += "# bash completion for gpuplan " + std::string(gpuplan::version_string) + " — generated by 'gpuplan completion bash'.\n";
+  s += "# Install: gpuplan completion bash > ~/.local/share/bash-completion/completions/gpuplan\n";
+  s += "_gpuplan() {\n";
+  s += "  local cur prev cmd opts\n";
+  s += "  cur=\"${COMP_WORDS[COMP_CWORD]}\"\n";
+  s += "  prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n";
+  s += "  local models=\"" + models + "\"\n";
+  s += "  local gpus=\"" + gpus + "\"\n";
+  s += "  local cmds=\"" + cmds + "\"\n";
+  s += "  if [[ $COMP_CWORD -eq 1 ]]; then\n";
+  s += "    COMPREPLY=( $(compgen -W \"$cmds --help --version\" -- \"$cur\") ); return 0\n";
+  s += "  fi\n";
+  s += "  case \"$prev\" in\n";
+  s += "    --gpu|-g) COMPREPLY=( $(compgen -W \"$gpus\" -- \"$cur\") $(compgen -f -X '!*.json' -- \"$cur\") ); return 0 ;;\n";
+  s += "    --method|-m) COMPREPLY=( $(compgen -W \"" + enum_words(meths) + " full,lora,qlora\" -- \"$cur\") ); return 0 ;;\n";
+  s += "    --precision) COMPREPLY=( $(compgen -W \"" + enum_words(precs) + "\" -- \"$cur\") ); return 0 ;;\n";
+  s += "    --optimizer) COMPREPLY=( $(compgen -W \"" + enum_words(opts) + "\" -- \"$cur\") ); return 0 ;;\n";
+  s += "    --checkpointing) COMPREPLY=( $(compgen -W \"" + enum_words(ckpts) + "\" -- \"$cur\") ); return 0 ;;\n";
+  s += "    --attention) COMPREPLY=( $(compgen -W \"" + enum_words(attns) + "\" -- \"$cur\") ); return 0 ;;\n";
+  s += "    --offload-optimizer|--offload-params) COMPREPLY=( $(compgen -W \"" + enum_words(offs) +
+       "\" -- \"$cur\") ); return 0 ;;\n";
+  s += "    --quant) COMPREPLY=( $(compgen -W \"nf4 fp4 int8 int4 fp8\" -- \"$cur\") ); return 0 ;;\n";
+  s += "    --kv-dtype) COMPREPLY=( $(compgen -W \"bf16 fp16 fp32 fp8 int8 int4\" -- \"$cur\") ); return 0 ;;\n";
+  s += "    --format) COMPREPLY=( $(compgen -W \"text markdown json\" -- \"$cur\") ); return 0 ;;\n";
+  s += "    --scenario|-s|--gpu-file) COMPREPLY=( $(compgen -f -- \"$cur\") ); return 0 ;;\n";
+  s += "  esac\n";
+  s += "  cmd=\"${COMP_WORDS[1]}\"\n";
+  s += "  opts=\"--help\"\n";
+  s += "  case \"$cmd\" in\n" + per_command + "  esac\n";
+  s += "  if [[ \"$cur\" == -* ]]; then\n";
+  s += "    COMPREPLY=( $(compgen -W \"$opts\" -- \"$cur\") )\n";
+  s += "  else\n";
+  s += "    case \"$cmd\" in\n";
+  s += "      describe|fit|time|estimate|explain) COMPREPLY=( $(compgen -W \"$models\" -- \"$cur\") $(compgen -f -- \"$cur\") ) ;;\n";
+  s += "      completion) COMPREPLY=( $(compgen -W \"bash\" -- \"$cur\") ) ;;\n";
+  s += "    esac\n";
+  s += "  fi\n";
+  s += "  return 0\n";
+  s += "}\n";
+  s += "complete -F _gpuplan gpuplan\n";
+  return s;
+}
+
+// ------------------------------------------------------------------------- main
+
+int run(int argc, char** argv) {
+  CLI::App app{"gpuplan " + std::string(gpuplan::version_string) +
+                   " — GPU memory, time and plans for training and serving transformers",
+               "gpuplan"};
+  app.set_version_flag("--version,-V", std::string("gpuplan ") + gpuplan::version_string);
+  app.require_subcommand(1);
+  app.footer(std::string("Examples:\n"
+                         "  gpuplan fit llama-2-13b --gpu rtx-4090 --method full,lora,qlora\n"
+                         "  gpuplan time llama-2-7b --gpu a100-80gb --gpus 64 --tokens 1T --price 2.0\n"
+                         "  gpuplan estimate --scenario run.json --json\n"
+                         "  gpuplan explain llama-3-8b --gpu h100-sxm --method lora\n"
+                         "  gpuplan describe mixtral-8x7b --json\n") +
+             kExitCodes + "\nColour only when stdout is a terminal and NO_COLOR is unset.");
+
+  output_args out;
+  run_args args;
+
+  auto* describe = app.add_subcommand("describe", "Architecture and exact parameter breakdown of a model");
+  std::string describe_model;
+  describe->add_option("MODEL", describe_model, "Catalog name, Hub id, config.json or checkpoint dir")->required();
+  add_output_options(describe, out);
+  describe->footer(std::string("Examples:\n  gpuplan describe llama-2-13b\n  gpuplan describe meta-llama/Llama-2-13b-hf --json\n"
+                               "  gpuplan describe ./my-model/config.json --format markdown\n") + kExitCodes);
+
+  auto* models = app.add_subcommand("models", "List the built-in model catalog");
+  add_output_options(models, out);
+  models->footer(std::string("Examples:\n  gpuplan models\n  gpuplan models --json\n") + kExitCodes);
+
+  auto* gpus = app.add_subcommand("gpus", "List the GPU catalog (dense tensor rates)");
+  gpus->add_option("--gpu-file", args.gpu_file, "JSON file of extra GPUs (an array) added to the catalog");
+  add_output_options(gpus, out);
+  gpus->footer(std::string("Examples:\n  gpuplan gpus\n  gpuplan gpus --format markdown\n") + kExitCodes);
+
+  auto* fit = app.add_subcommand("fit", "Will it fit? Per-GPU memory breakdown, verdict, headroom, binding term");
+  add_run_options(fit, args, true, true);
+  add_output_options(fit, out);
+  fit->footer(std::string("Examples:\n"
+                          "  gpuplan fit llama-2-13b --gpu rtx-4090 --method full,lora,qlora\n"
+                          "  gpuplan fit llama-3-8b --gpu a100-80gb --seq 8192 --batch 2 --checkpointing full\n"
+                          "  gpuplan fit llama-2-70b --gpu h100-sxm --gpus 8 --zero 3 --json\n"
+                          "With several methods, exit 1 when any of them does not fit.\n") +
+              kExitCodes);
+
+  auto* time = app.add_subcommand("time", "Step time, tokens/s, MFU/HFU, time to train, GPU-hours, cost, energy");
+  add_run_options(time, args, true, false);
+  add_output_options(time, out);
+  time->footer(std::string("Examples:\n"
+                           "  gpuplan time llama-2-7b --gpu a100-80gb --gpus 64 --tokens 1T --price 2.0\n"
+                           "  gpuplan time llama-3-70b --gpu h100-sxm --gpus 512 --tp 8 --pp 4 --tokens 300B\n"
+                           "  gpuplan time llama-2-7b --gpu rtx-4090 --infer --infer-batch 8\n") +
+               kExitCodes);
+
+  auto* estimate = app.add_subcommand("estimate", "The whole estimate (memory and time) of a scenario");
+  add_run_options(estimate, args, true, false);
+  add_output_options(estimate, out);
+  estimate->footer(std::string("Examples:\n  gpuplan estimate --scenario run.json --json\n"
+                               "  gpuplan estimate llama-2-13b --gpu a100-80gb --method lora\n") +
+                   kExitCodes);
+
+  auto* explain = app.add_subcommand("explain", "Each term of the estimate with its formula and source");
+  add_run_options(explain, args, true, false);
+  add_output_options(explain, out);
+  explain->footer(std::string("Examples:\n  gpuplan explain llama-2-13b --gpu rtx-4090 --method qlora\n"
+                              "  gpuplan explain --scenario run.json --format markdown\n") +
+                  kExitCodes);
+
+  std::vector<std::string> planner_args;
+  std::vector<std::pair<CLI::App*, const char*>> planner_cmds;
+  for (const char* name : {"plan", "search", "recommend"}) {
+    const char* help = std::string_view(name) == "recommend"
+                           ? "Rank GPU types and counts for a deadline and budget (not available yet)"
+                           : "Fastest parallel layout for a model on N GPUs (not available yet)";
+    auto* sub = app.add_subcommand(name, help);
+    sub->allow_extras();
+    sub->footer(std::string("Available when the planner lands (issue 5).\n") + kExitCodes);
+    planner_cmds.emplace_back(sub, name);
+  }
+
+  auto* completion = app.add_subcommand("completion", "Print a shell completion script (bash)");
+  std::string shell;
+  completion->add_option("SHELL", shell, "Shell: bash")->required()->check(CLI::IsMember({"bash"}));
+  completion->footer(std::string("Examples:\n  source <(gpuplan completion bash)\n"
+                                 "  gpuplan completion bash > ~/.local/share/bash-completion/completions/gpuplan\n") +
+                     kExitCodes);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Name the subcommand being parsed, if any, so the line says where to look.
+    std::string where = "usage";
+    for (const CLI::App* sub : app.get_subcommands()) where = sub->get_name();
+    std::fprintf(stderr, "gpuplan: %s: %s (see 'gpuplan%s --help')\n", where.c_str(), one_line(e.what()).c_str(),
+                 where == "usage" ? "" : (" " + where).c_str());
+    return kExitUsage;
+  }
+
+  if (describe->parsed()) return cmd_describe(describe_model, out);
+  if (models->parsed()) return cmd_models(out);
+  if (gpus->parsed()) return cmd_gpus(args, out);
+  if (fit->parsed()) return cmd_fit(args, out);
+  if (time->parsed()) return cmd_time(args, out);
+  if (estimate->parsed()) return cmd_estimate(args, out);
+  if (explain->parsed()) return cmd_explain(args, out);
+  if (completion->parsed()) {
+    print(bash_completion(app));
+    return kExitOk;
+  }
+  for (const auto& [sub, name] : planner_cmds) {
+    if (!sub->parsed()) continue;
+    if (auto rc = gpuplan::cli::run_planner_command({name, sub->remaining()})) return *rc;
+    std::fprintf(stderr, "gpuplan: %s: not available yet (the planner lands with issue 5)\n", name);
+    return kExitUsage;
+  }
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const config_error& e) {
+    std::fprintf(stderr, "gpuplan: %s\n", one_line(e.what()).c_str());
+  } catch (const nlohmann::json::exception& e) {
+    std::fprintf(stderr, "gpuplan: json: %s\n", one_line(e.what()).c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpuplan: error: %s\n", one_line(e.what()).c_str());
+  } catch (...) {
+    std::fprintf(stderr, "gpuplan: error: unknown exception\n");
+  }
+  return kExitUsage;
+}

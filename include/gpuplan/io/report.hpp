@@ -1,7 +1,12 @@
 // io/report.hpp — one formatter for every interface: JSON, text tables, markdown.
+// The CLI and Python's __repr__ both print through these functions, so a number
+// reads the same everywhere ("26.03 GB (24.24 GiB)": GB = 10^9, GiB = 2^30).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -17,5 +22,80 @@ namespace gpuplan::io {
 nlohmann::json estimate_json(const resolved_run& r);
 nlohmann::json memory_json(const memory_breakdown& m);
 nlohmann::json time_json(const time_estimate& t);
+
+// ---------------------------------------------------------------------------
+// Additions (CLI / formatter). Everything below is presentation only.
+
+// Serving keys (kv_cache_bytes, max_concurrent_sequences; time_to_first_token_seconds,
+// decode_tokens_per_second, ...) are added when `work` is workload::infer.
+nlohmann::json memory_json(const memory_breakdown& m, workload work);
+nlohmann::json time_json(const time_estimate& t, workload work);
+
+// `gpuplan describe --json`: {"name", "family", "kind", "parameters", "components":
+// {embeddings, attention, mlp, norms, head}, "largest_layer_parameters",
+// "layers": [{"name", "parameters"}...], "architecture": {...}}.
+nlohmann::json describe_json(const architecture& a);
+// Warning bits -> their messages (warnings.hpp), in bit order.
+std::vector<std::string> warning_messages(warning_set w);
+
+enum class report_format : std::uint8_t { text, markdown, json };
+// "text" | "markdown" | "md" | "json"; throws config_error("--format", ...) otherwise.
+report_format parse_report_format(std::string_view s);
+
+struct style {
+  report_format format = report_format::text;
+  bool color = false;  // ANSI colour (text only); the CLI sets it for a TTY without NO_COLOR
+};
+
+// Number formatting shared by every table.
+std::string format_bytes(Bytes b);          // "26.03 GB (24.24 GiB)"; negative keeps its sign
+std::string format_bytes_short(Bytes b);    // "26.03 GB"
+std::string format_count(std::int64_t n);   // "13,015,864,320"
+std::string format_params(std::int64_t n);  // "13.02 B"
+std::string format_seconds(Seconds s);      // "412 ms", "3.21 s", "5.4 h", "12.3 days"
+std::string format_number(double v, int significant = 3);  // "1.23e+15" style only when huge
+std::string format_rate(double per_second, std::string_view unit);  // "12.3 k tokens/s"
+
+// A table: a header row, body rows, an optional title and notes under it.
+// Text output aligns columns (numbers right-aligned); markdown emits a pipe table.
+struct table {
+  std::string title;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> notes;  // printed after the table, one per line
+  std::vector<bool> right_align;   // per column; default: all but the first
+};
+std::string render(const table& t, const style& s);
+
+// Readable reports (text or markdown; json callers use the *_json functions).
+std::string describe_report(const architecture& a, const style& s);
+// One column per labelled breakdown (e.g. full / lora / qlora) — the `fit` table.
+struct labelled_memory {
+  std::string label;
+  memory_breakdown memory;
+};
+table memory_table(const std::vector<labelled_memory>& columns, workload work = workload::train);
+std::string memory_report(const memory_breakdown& m, const style& s, workload work = workload::train);
+table time_table(const time_estimate& t, const scenario& run);
+std::string time_report(const time_estimate& t, const scenario& run, const style& s);
+// The component with the most bytes (weights, optimizer, activations, ...): what binds.
+std::string binding_component(const memory_breakdown& m);
+// "FITS with 3.20 GB (2.98 GiB) headroom" / "DOES NOT FIT: short by ...".
+std::string verdict_line(const memory_breakdown& m, const style& s);
+// One line describing a run: "train, lora r=8, bf16-mixed, adamw, micro-batch 1 × seq 2048; 1 × rtx-4090".
+std::string run_summary(const scenario& run);
+// A whole estimate (model line, memory table, time table, warnings) as text/markdown.
+std::string estimate_report(const resolved_run& r, const style& s);
+
+// `gpuplan explain`: each term with its value, formula and source.
+struct term_info {
+  std::string_view key;      // JSON key, e.g. "optimizer_bytes"
+  std::string_view label;    // "Optimizer state"
+  std::string_view formula;  // "Ψ_trainable × bytes/state × states / zero-shard"
+  std::string_view source;   // "Rajbhandari et al. 2020 (ZeRO) §3; torch.optim.AdamW"
+};
+const std::vector<term_info>& memory_terms();
+const std::vector<term_info>& time_terms();
+std::string explain_report(const resolved_run& r, const style& s);
 
 }  // namespace gpuplan::io

@@ -1,0 +1,188 @@
+// format.cpp — number formatting and table rendering shared by the CLI and Python.
+// Units are always explicit: GB = 10^9 bytes, GiB = 2^30 bytes (units.hpp).
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/io/report.hpp"
+
+namespace gpuplan::io {
+namespace {
+
+std::string printf_string(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+// Display width of a UTF-8 string: code points (every glyph we print is one column).
+std::size_t display_width(std::string_view s) {
+  std::size_t n = 0;
+  for (const char c : s)
+    if ((static_cast<unsigned char>(c) & 0xC0u) != 0x80u) ++n;
+  return n;
+}
+
+bool looks_numeric(std::string_view s) {
+  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s.front())) != 0 ||
+                        ((s.front() == '-' || s.front() == '+') && s.size() > 1));
+}
+
+std::string pad(std::string_view s, std::size_t width, bool right) {
+  const std::size_t w = display_width(s);
+  const std::string fill(width > w ? width - w : 0, ' ');
+  return right ? fill + std::string(s) : std::string(s) + fill;
+}
+
+// Markdown cells cannot contain a raw pipe.
+std::string md_cell(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '|') out += "\\|";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+report_format parse_report_format(std::string_view s) {
+  if (s == "text") return report_format::text;
+  if (s == "markdown" || s == "md") return report_format::markdown;
+  if (s == "json") return report_format::json;
+  throw config_error("--format", "must be one of text, markdown, json (got '" + std::string(s) + "')");
+}
+
+std::string format_bytes_short(Bytes b) { return printf_string("%.2f GB", in_gb(b)); }
+
+std::string format_bytes(Bytes b) {
+  const double v = in_bytes(b);
+  if (!std::isfinite(v)) return "n/a";
+  // + 0.0 turns -0.0 into 0.0 so a zero never prints as "-0.00".
+  return printf_string("%.2f GB", in_gb(b) + 0.0) + printf_string(" (%.2f GiB)", in_gib(b) + 0.0);
+}
+
+std::string format_count(std::int64_t n) {
+  const bool neg = n < 0;
+  // Work on the unsigned magnitude so INT64_MIN does not overflow.
+  std::uint64_t u = neg ? (~static_cast<std::uint64_t>(n) + 1u) : static_cast<std::uint64_t>(n);
+  std::string digits = std::to_string(u);
+  std::string out;
+  const std::size_t len = digits.size();
+  for (std::size_t i = 0; i < len; ++i) {
+    if (i > 0 && (len - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return neg ? "-" + out : out;
+}
+
+std::string format_params(std::int64_t n) {
+  const double v = static_cast<double>(n);
+  const double a = std::fabs(v);
+  if (a >= 1e12) return printf_string("%.2f T", v / 1e12);
+  if (a >= 1e9) return printf_string("%.2f B", v / 1e9);
+  if (a >= 1e6) return printf_string("%.1f M", v / 1e6);
+  if (a >= 1e3) return printf_string("%.1f k", v / 1e3);
+  return std::to_string(n);
+}
+
+std::string format_number(double v, int significant) {
+  if (std::isnan(v)) return "n/a";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  const double a = std::fabs(v);
+  if (a != 0 && (a >= 1e15 || a < 1e-3)) return printf_string("%.3g", v);
+  if (a >= std::pow(10.0, significant)) return format_count(static_cast<std::int64_t>(std::llround(v)));
+  // Enough decimals for `significant` digits, none beyond.
+  // a in [1, 10^significant): decimals after the integer digits; a < 1: after the
+  // leading zeros, so 0.00319 keeps three significant digits.
+  const int magnitude = a == 0 ? 0 : static_cast<int>(std::floor(std::log10(a)));
+  const int decimals = std::clamp(significant - 1 - magnitude, 0, 12);
+  char fmt[16];
+  std::snprintf(fmt, sizeof fmt, "%%.%df", decimals);
+  return printf_string(fmt, v);
+}
+
+std::string format_rate(double per_second, std::string_view unit) {
+  const double a = std::fabs(per_second);
+  std::string num;
+  if (a >= 1e9) num = format_number(per_second / 1e9) + " G";
+  else if (a >= 1e6) num = format_number(per_second / 1e6) + " M";
+  else if (a >= 1e4) num = format_number(per_second / 1e3) + " k";
+  else num = format_number(per_second) + " ";
+  return num + std::string(unit) + "/s";
+}
+
+std::string format_seconds(Seconds s) {
+  const double v = in_seconds(s);
+  if (!std::isfinite(v)) return "n/a";
+  const double a = std::fabs(v);
+  if (a == 0) return "0 s";
+  if (a < 1e-3) return format_number(v * 1e6) + " µs";
+  if (a < 1) return format_number(v * 1e3) + " ms";
+  if (a < 120) return format_number(v) + " s";
+  if (a < 7200) return format_number(v / 60) + " min";
+  if (a < 3 * 86400) return format_number(v / 3600) + " h";
+  if (a < 730 * 86400) return format_number(v / 86400) + " days";
+  return format_number(v / (365.25 * 86400)) + " years";
+}
+
+std::string render(const table& t, const style& s) {
+  const std::size_t ncol = t.header.size();
+  auto right = [&](std::size_t c, std::string_view cell) {
+    if (c < t.right_align.size()) return static_cast<bool>(t.right_align[c]);
+    return c > 0 && (looks_numeric(cell) || cell.empty());
+  };
+  std::string out;
+  if (s.format == report_format::markdown) {
+    if (!t.title.empty()) out += "**" + md_cell(t.title) + "**\n\n";
+    out += "|";
+    for (const auto& h : t.header) out += " " + md_cell(h) + " |";
+    out += "\n|";
+    for (std::size_t c = 0; c < ncol; ++c) out += (c > 0 && (c >= t.right_align.size() || t.right_align[c])) ? "---:|" : "---|";
+    out += "\n";
+    for (const auto& row : t.rows) {
+      out += "|";
+      for (std::size_t c = 0; c < ncol; ++c) out += " " + md_cell(c < row.size() ? row[c] : "") + " |";
+      out += "\n";
+    }
+    if (!t.notes.empty()) {
+      out += "\n";
+      for (const auto& n : t.notes) out += n + "\n";
+    }
+    return out;
+  }
+  // Text: aligned columns, two spaces apart; a rule under the header.
+  std::vector<std::size_t> width(ncol, 0);
+  for (std::size_t c = 0; c < ncol; ++c) width[c] = display_width(t.header[c]);
+  for (const auto& row : t.rows)
+    for (std::size_t c = 0; c < ncol && c < row.size(); ++c) width[c] = std::max(width[c], display_width(row[c]));
+  const char* bold = s.color ? "\033[1m" : "";
+  const char* reset = s.color ? "\033[0m" : "";
+  if (!t.title.empty()) out += std::string(bold) + t.title + reset + "\n";
+  auto line = [&](const std::vector<std::string>& row, bool header) {
+    std::string l;
+    for (std::size_t c = 0; c < ncol; ++c) {
+      const std::string cell = c < row.size() ? row[c] : "";
+      if (c > 0) l += "  ";
+      l += pad(cell, width[c], header ? (c > 0 && right(c, "0")) : right(c, cell));
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    return l + "\n";
+  };
+  std::string head = line(t.header, true);
+  head.pop_back();
+  out += std::string(bold) + head + reset + "\n";
+  std::size_t total = 0;
+  for (std::size_t c = 0; c < ncol; ++c) total += width[c] + (c > 0 ? 2 : 0);
+  std::string rule;
+  for (std::size_t i = 0; i < total; ++i) rule += "─";
+  out += rule + "\n";
+  for (const auto& row : t.rows) out += line(row, false);
+  for (const auto& n : t.notes) out += n + "\n";
+  return out;
+}
+
+}  // namespace gpuplan::io

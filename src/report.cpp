@@ -1,0 +1,616 @@
+// report.cpp — JSON and readable reports of an estimate. One formatter for the
+// CLI (`gpuplan estimate|fit|time|explain|describe`) and Python's __repr__.
+// JSON keys are the contract of issues 2, 3 and 4 (docs/cli.md lists them).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/dtype.hpp"
+#include "gpuplan/io/report.hpp"
+
+namespace gpuplan::io {
+using nlohmann::json;
+
+namespace {
+
+std::string_view kind_name(model_kind k) {
+  switch (k) {
+    case model_kind::decoder: return "decoder";
+    case model_kind::encoder: return "encoder";
+    case model_kind::encoder_decoder: return "encoder-decoder";
+  }
+  return "?";
+}
+std::string_view norm_name(norm_kind k) { return k == norm_kind::layernorm ? "layernorm" : "rmsnorm"; }
+std::string_view positions_name(position_kind k) {
+  switch (k) {
+    case position_kind::learned: return "learned";
+    case position_kind::rotary: return "rotary";
+    case position_kind::alibi: return "alibi";
+    case position_kind::relative: return "relative";
+    case position_kind::none: return "none";
+  }
+  return "?";
+}
+std::string_view mlp_name(mlp_kind k) { return k == mlp_kind::gated ? "gated" : "plain"; }
+std::string_view activation_name(activation_kind k) {
+  switch (k) {
+    case activation_kind::gelu: return "gelu";
+    case activation_kind::silu: return "silu";
+    case activation_kind::relu: return "relu";
+  }
+  return "?";
+}
+std::string_view head_name(head_kind k) {
+  switch (k) {
+    case head_kind::lm: return "lm";
+    case head_kind::classifier: return "classifier";
+    case head_kind::pooler: return "pooler";
+    case head_kind::none: return "none";
+  }
+  return "?";
+}
+std::string_view attention_layout(const architecture& a) {
+  const std::int64_t kv = a.n_kv_heads();
+  if (kv == a.heads) return "MHA";
+  if (kv == 1) return "MQA";
+  return "GQA";
+}
+
+std::string pct(double fraction) {
+  if (!std::isfinite(fraction)) return "n/a";
+  return format_number(fraction * 100.0) + " %";
+}
+
+json components_json(const parameter_breakdown& p) {
+  return {{"embeddings", p.embeddings}, {"attention", p.attention}, {"mlp", p.mlp},
+          {"norms", p.norms},           {"head", p.head}};
+}
+
+// Seconds as JSON; null when the figure was not computed (tokens unset).
+json seconds_or_null(Seconds s, bool known) { return known ? json(in_seconds(s)) : json(nullptr); }
+
+}  // namespace
+
+std::vector<std::string> warning_messages(warning_set w) {
+  std::vector<std::string> out;
+  for (std::uint32_t bit = 1; bit != 0; bit <<= 1) {
+    if ((w & bit) == 0) continue;
+    const std::string_view msg = warning_message(static_cast<warning>(bit));
+    out.emplace_back(msg.empty() ? "warning bit " + std::to_string(bit) : std::string(msg));
+  }
+  return out;
+}
+
+// --------------------------------------------------------------------------- JSON
+
+json memory_json(const memory_breakdown& m) { return memory_json(m, workload::train); }
+
+json memory_json(const memory_breakdown& m, workload work) {
+  json j = {
+      {"weights_bytes", in_bytes(m.weights)},
+      {"master_weights_bytes", in_bytes(m.master_weights)},
+      {"gradients_bytes", in_bytes(m.gradients)},
+      {"optimizer_bytes", in_bytes(m.optimizer)},
+      {"activations_bytes", in_bytes(m.activations)},
+      {"transient_bytes", in_bytes(m.transient)},
+      {"overhead_bytes", in_bytes(m.overhead)},
+      {"peak_allocated_bytes", in_bytes(m.peak_allocated)},
+      {"peak_reserved_bytes", in_bytes(m.peak_reserved)},
+      {"device_bytes", in_bytes(m.device)},
+      {"capacity_bytes", in_bytes(m.capacity)},
+      {"headroom_bytes", in_bytes(m.headroom)},
+      {"fits", m.fits},
+      {"host_bytes", in_bytes(m.host)},
+      {"stage", m.stage},
+  };
+  if (work == workload::infer) {
+    j["kv_cache_bytes"] = in_bytes(m.kv_cache);
+    j["max_concurrent_sequences"] = m.max_concurrent_sequences;
+  }
+  return j;
+}
+
+json time_json(const time_estimate& t) { return time_json(t, workload::train); }
+
+json time_json(const time_estimate& t, workload work) {
+  // total_seconds is 0 exactly when no token count was given (timing.hpp): then the
+  // time-to-train figures do not exist and print as null rather than as 0.
+  const bool trained = in_seconds(t.total) > 0;
+  json j = {
+      {"step_seconds", in_seconds(t.step)},
+      {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
+      {"tokens_per_second", t.tokens_per_second},
+      {"model_flops_per_step", in_flops(t.model_flops_per_step)},
+      {"hardware_flops_per_step", in_flops(t.hardware_flops_per_step)},
+      {"mfu", t.mfu},
+      {"hfu", t.hfu},
+      {"total_seconds", seconds_or_null(t.total, trained)},
+      {"gpu_hours", trained ? json(t.gpu_hours) : json(nullptr)},
+      {"cost", t.cost ? json(*t.cost) : json(nullptr)},
+      {"energy_kwh", trained ? json(t.energy_kwh) : json(nullptr)},
+      {"breakdown",
+       {{"compute_seconds", in_seconds(t.breakdown.compute)},
+        {"communication_seconds", in_seconds(t.breakdown.communication)},
+        {"bubble_seconds", in_seconds(t.breakdown.bubble)},
+        {"optimizer_seconds", in_seconds(t.breakdown.optimizer)},
+        {"offload_seconds", in_seconds(t.breakdown.offload)}}},
+  };
+  if (work == workload::infer) {
+    j["time_to_first_token_seconds"] = in_seconds(t.time_to_first_token);
+    j["decode_tokens_per_second_per_sequence"] = t.decode_tokens_per_second_per_sequence;
+    j["decode_tokens_per_second"] = t.decode_tokens_per_second;
+    j["decode_compute_bound_batch"] = t.decode_compute_bound_batch;
+  }
+  return j;
+}
+
+json describe_json(const architecture& a) {
+  const parameter_breakdown p = count_parameters(a);
+  json layers = json::array();
+  const std::vector<std::int64_t> units = layer_parameters(a);
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    std::string name;
+    if (i == 0) name = "embeddings";
+    else if (i + 1 == units.size()) name = "head";
+    else if (static_cast<std::int64_t>(i) <= a.layers)
+      name = (a.kind == model_kind::encoder_decoder ? "encoder." : "layer.") + std::to_string(i - 1);
+    else name = "decoder." + std::to_string(static_cast<std::int64_t>(i) - 1 - a.layers);
+    layers.push_back({{"name", name}, {"parameters", units[i]}});
+  }
+  json arch = {
+      {"kind", kind_name(a.kind)},
+      {"hidden_size", a.hidden},
+      {"num_layers", a.layers},
+      {"num_decoder_layers", a.decoder_layers},
+      {"num_attention_heads", a.heads},
+      {"num_key_value_heads", a.n_kv_heads()},
+      {"head_dim", a.d_head()},
+      {"intermediate_size", a.ffn},
+      {"vocab_size", a.vocab},
+      {"max_position_embeddings", a.max_positions},
+      {"mlp", mlp_name(a.mlp)},
+      {"activation", activation_name(a.activation)},
+      {"norm", norm_name(a.norm)},
+      {"positions", positions_name(a.positions)},
+      {"tied_embeddings", a.tied_embeddings},
+      {"head", head_name(a.head)},
+  };
+  if (a.is_moe()) {
+    arch["num_experts"] = a.experts;
+    arch["experts_per_token"] = a.experts_per_token;
+    arch["shared_experts"] = a.shared_experts;
+    arch["expert_intermediate_size"] = a.d_expert();
+  }
+  if (a.is_vit()) {
+    arch["image_size"] = a.image_size;
+    arch["patch_size"] = a.patch_size;
+  }
+  return {{"name", a.name},
+          {"family", a.family},
+          {"parameters", p.total},
+          {"components", components_json(p)},
+          {"largest_layer_parameters", p.largest_layer},
+          {"layers", std::move(layers)},
+          {"architecture", std::move(arch)}};
+}
+
+json estimate_json(const resolved_run& r) {
+  const architecture& a = r.model;
+  const scenario& run = r.run;
+  const parameter_breakdown p = count_parameters(a);
+  const std::vector<memory_breakdown> stages = estimate_memory_stages(a, run);
+  const memory_breakdown mem = estimate_memory(a, run);
+  const time_estimate t = estimate_time(a, run);
+
+  json j;
+  j["model"] = {{"name", a.name},
+                {"spec", r.model_spec},
+                {"family", a.family},
+                {"parameters", p.total},
+                {"trainable_parameters", trainable_parameters(a, run)},
+                {"components", components_json(p)},
+                {"largest_layer_parameters", p.largest_layer}};
+  j["scenario"] = write_scenario(r);
+  j["memory"] = memory_json(mem, run.work);
+  json st = json::array();
+  warning_set w = mem.warnings | t.warnings;
+  for (const auto& s : stages) {
+    st.push_back(memory_json(s, run.work));
+    w |= s.warnings;
+  }
+  j["memory"]["stages"] = std::move(st);
+  j["time"] = time_json(t, run.work);
+  j["warnings"] = warning_messages(w);
+  return j;
+}
+
+// ---------------------------------------------------------------------- reports
+
+std::string run_summary(const scenario& run) {
+  std::string s = std::string(to_string(run.work)) + ", " + std::string(to_string(run.meth));
+  if (run.meth == method::lora || run.meth == method::qlora) s += " r=" + std::to_string(run.lora.rank);
+  if (run.meth == method::qlora || run.quant)
+    s += " (" + std::string(to_string(base_quantization(run).weights)) + " base)";
+  if (run.work == workload::train) {
+    s += ", " + std::string(to_string(run.prec)) + ", " + std::string(to_string(run.opt));
+    s += ", micro-batch " + std::to_string(run.micro_batch) + " × seq " + std::to_string(run.seq_len);
+    if (run.grad_accum > 1) s += " × accum " + std::to_string(run.grad_accum);
+    if (run.ckpt != checkpointing::none) s += ", " + std::string(to_string(run.ckpt)) + " checkpointing";
+  } else {
+    s += ", batch " + std::to_string(run.inference.batch) + ", prompt " + std::to_string(run.inference.prompt_len) +
+         " + gen " + std::to_string(run.inference.gen_len);
+  }
+  const auto& par = run.parallel;
+  if (par.tp > 1) s += ", tp " + std::to_string(par.tp);
+  if (par.pp > 1) s += ", pp " + std::to_string(par.pp);
+  if (par.cp > 1) s += ", cp " + std::to_string(par.cp);
+  if (par.zero > 0) s += ", ZeRO-" + std::to_string(par.zero);
+  if (par.offload_optimizer != offload::none) s += ", optimizer offload " + std::string(to_string(par.offload_optimizer));
+  if (par.offload_params != offload::none) s += ", param offload " + std::string(to_string(par.offload_params));
+  s += "; " + std::to_string(run.num_gpus) + " × " + (run.gpu.id.empty() ? std::string("gpu") : run.gpu.id);
+  return s;
+}
+
+std::string binding_component(const memory_breakdown& m) {
+  const std::array<std::pair<const char*, Bytes>, 8> terms = {{
+      {"weights", m.weights},
+      {"master weights", m.master_weights},
+      {"gradients", m.gradients},
+      {"optimizer state", m.optimizer},
+      {"activations", m.activations},
+      {"transient buffers", m.transient},
+      {"framework overhead", m.overhead},
+      {"KV cache", m.kv_cache},
+  }};
+  const auto* best = &terms[0];
+  for (const auto& t : terms)
+    if (in_bytes(t.second) > in_bytes(best->second)) best = &t;
+  return best->first;
+}
+
+std::string verdict_line(const memory_breakdown& m, const style& s) {
+  const bool md = s.format == report_format::markdown;
+  const char* on = "";
+  const char* off = "";
+  if (s.color && s.format == report_format::text) {
+    on = m.fits ? "\033[1;32m" : "\033[1;31m";
+    off = "\033[0m";
+  }
+  std::string v = md ? (m.fits ? "**FITS**" : "**DOES NOT FIT**") : (m.fits ? "FITS" : "DOES NOT FIT");
+  std::string line = std::string(on) + v + off + ": needs " + format_bytes(m.device) + " of " +
+                     format_bytes(m.capacity) + " usable; ";
+  if (m.fits) line += "headroom " + format_bytes(m.headroom);
+  else line += "short by " + format_bytes(bytes(-in_bytes(m.headroom)));
+  const double dev = in_bytes(m.device);
+  const std::string bind = binding_component(m);
+  line += "; largest term: " + bind;
+  if (dev > 0) {
+    Bytes b = m.weights;
+    if (bind == "master weights") b = m.master_weights;
+    else if (bind == "gradients") b = m.gradients;
+    else if (bind == "optimizer state") b = m.optimizer;
+    else if (bind == "activations") b = m.activations;
+    else if (bind == "transient buffers") b = m.transient;
+    else if (bind == "framework overhead") b = m.overhead;
+    else if (bind == "KV cache") b = m.kv_cache;
+    line += " (" + pct(in_bytes(b) / dev) + " of device)";
+  }
+  return line;
+}
+
+table memory_table(const std::vector<labelled_memory>& columns, workload work) {
+  table t;
+  t.header.push_back("Memory per GPU");
+  for (const auto& c : columns) t.header.push_back(c.label);
+  auto row = [&](std::string label, auto getter) {
+    std::vector<std::string> r{std::move(label)};
+    for (const auto& c : columns) r.push_back(getter(c.memory));
+    t.rows.push_back(std::move(r));
+  };
+  auto bytes_row = [&](std::string label, Bytes memory_breakdown::*field) {
+    row(std::move(label), [field](const memory_breakdown& m) { return format_bytes(m.*field); });
+  };
+  bytes_row("Weights", &memory_breakdown::weights);
+  if (work == workload::train) {
+    bytes_row("Master weights", &memory_breakdown::master_weights);
+    bytes_row("Gradients", &memory_breakdown::gradients);
+    bytes_row("Optimizer state", &memory_breakdown::optimizer);
+  } else {
+    bytes_row("KV cache", &memory_breakdown::kv_cache);
+  }
+  bytes_row("Activations", &memory_breakdown::activations);
+  bytes_row("Transient buffers", &memory_breakdown::transient);
+  bytes_row("Framework overhead", &memory_breakdown::overhead);
+  bytes_row("Peak allocated", &memory_breakdown::peak_allocated);
+  bytes_row("Peak reserved", &memory_breakdown::peak_reserved);
+  bytes_row("Device (nvidia-smi)", &memory_breakdown::device);
+  bytes_row("Usable capacity", &memory_breakdown::capacity);
+  bytes_row("Headroom", &memory_breakdown::headroom);
+  row("Verdict", [](const memory_breakdown& m) { return std::string(m.fits ? "fits" : "does not fit"); });
+  row("Largest term", [](const memory_breakdown& m) { return binding_component(m); });
+  if (work == workload::infer)
+    row("Max concurrent sequences",
+        [](const memory_breakdown& m) { return format_count(m.max_concurrent_sequences); });
+  const bool any_host = std::any_of(columns.begin(), columns.end(),
+                                    [](const labelled_memory& c) { return in_bytes(c.memory.host) > 0; });
+  if (any_host) bytes_row("Host RAM (per node)", &memory_breakdown::host);
+  t.right_align.assign(t.header.size(), true);
+  t.right_align[0] = false;
+  t.notes.push_back("GB = 10^9 bytes, GiB = 2^30 bytes. Device = peak reserved + CUDA context and library workspaces.");
+  return t;
+}
+
+std::string memory_report(const memory_breakdown& m, const style& s, workload work) {
+  std::string out = render(memory_table({{"per GPU", m}}, work), s);
+  return out + verdict_line(m, s) + "\n";
+}
+
+table time_table(const time_estimate& t, const scenario& run) {
+  table tab;
+  tab.header = {"Time", "Value", "Share of step"};
+  const double step = in_seconds(t.step);
+  auto share = [&](Seconds x) { return step > 0 ? pct(in_seconds(x) / step) : std::string(""); };
+  auto add = [&](std::string a, std::string b, std::string c = "") {
+    tab.rows.push_back({std::move(a), std::move(b), std::move(c)});
+  };
+  if (run.work == workload::train) {
+    add("Compute", format_seconds(t.breakdown.compute), share(t.breakdown.compute));
+    add("Communication (exposed)", format_seconds(t.breakdown.communication), share(t.breakdown.communication));
+    add("Pipeline bubble", format_seconds(t.breakdown.bubble), share(t.breakdown.bubble));
+    add("Optimizer step", format_seconds(t.breakdown.optimizer), share(t.breakdown.optimizer));
+    add("Offload traffic", format_seconds(t.breakdown.offload), share(t.breakdown.offload));
+    add("Step time", format_seconds(t.step), step > 0 ? "100 %" : "");
+    add("Tokens/s per GPU", format_rate(t.tokens_per_second_per_gpu, "tokens"));
+    add("Tokens/s (" + std::to_string(run.num_gpus) + " GPUs)", format_rate(t.tokens_per_second, "tokens"));
+    add("Model FLOPs per step", format_number(in_flops(t.model_flops_per_step)));
+    add("Hardware FLOPs per step", format_number(in_flops(t.hardware_flops_per_step)));
+    add("MFU", pct(t.mfu));
+    add("HFU", pct(t.hfu));
+    if (run.tokens) {
+      add("Tokens to train", format_number(*run.tokens));
+      add("Time to train", format_seconds(t.total));
+      add("GPU-hours", format_number(t.gpu_hours));
+      add("Cost", t.cost ? format_number(*t.cost) + " (at " + format_number(run.price_per_gpu_hour.value_or(0)) +
+                               " per GPU-hour)"
+                         : std::string(run.price_per_gpu_hour ? "n/a" : "(set --price)"));
+      add("Energy", format_number(t.energy_kwh) + " kWh");
+    }
+  } else {
+    add("Time to first token", format_seconds(t.time_to_first_token));
+    add("Decode per sequence", format_rate(t.decode_tokens_per_second_per_sequence, "tokens"));
+    add("Decode aggregate", format_rate(t.decode_tokens_per_second, "tokens"));
+    add("Compute-bound from batch", format_count(t.decode_compute_bound_batch));
+  }
+  tab.right_align = {false, true, true};
+  return tab;
+}
+
+std::string time_report(const time_estimate& t, const scenario& run, const style& s) {
+  return render(time_table(t, run), s);
+}
+
+std::string describe_report(const architecture& a, const style& s) {
+  const parameter_breakdown p = count_parameters(a);
+  const bool md = s.format == report_format::markdown;
+  std::string out;
+  out += (md ? "### " : "") + a.name + " (" + a.family + ", " + std::string(kind_name(a.kind)) + ")\n";
+  if (md) out += "\n";
+  std::string shape = "layers " + std::to_string(a.layers);
+  if (a.decoder_layers > 0) shape += " + " + std::to_string(a.decoder_layers) + " decoder";
+  shape += " · hidden " + std::to_string(a.hidden) + " · heads " + std::to_string(a.heads) + " (" +
+           std::string(attention_layout(a)) + ", kv " + std::to_string(a.n_kv_heads()) + ", head_dim " +
+           std::to_string(a.d_head()) + ")";
+  shape += " · ffn " + std::to_string(a.ffn) + " (" + std::string(mlp_name(a.mlp)) + ", " +
+           std::string(activation_name(a.activation)) + ")";
+  if (a.is_moe())
+    shape += " · experts " + std::to_string(a.experts) + " (top-" + std::to_string(a.experts_per_token) + ")";
+  if (!a.is_vit()) shape += " · vocab " + std::to_string(a.vocab);
+  else shape += " · image " + std::to_string(a.image_size) + " / patch " + std::to_string(a.patch_size);
+  if (a.max_positions > 0) shape += " · context " + std::to_string(a.max_positions);
+  out += shape + "\n";
+  out += std::string(norm_name(a.norm)) + " · " + std::string(positions_name(a.positions)) + " positions · " +
+         (a.tied_embeddings ? "tied" : "untied") + " embeddings · head " + std::string(head_name(a.head)) + "\n\n";
+
+  table t;
+  t.header = {"Component", "Parameters", "Share"};
+  const double total = static_cast<double>(p.total);
+  auto add = [&](const char* name, std::int64_t n) {
+    t.rows.push_back({name, format_count(n), total > 0 ? pct(static_cast<double>(n) / total) : ""});
+  };
+  add("embeddings", p.embeddings);
+  add("attention", p.attention);
+  add(a.is_moe() ? "mlp (experts + routers)" : "mlp", p.mlp);
+  add("norms", p.norms);
+  add("head", p.head);
+  t.rows.push_back({"total", format_count(p.total) + " (" + format_params(p.total) + ")", "100 %"});
+  t.rows.push_back({"per layer", format_count(p.per_layer), ""});
+  t.rows.push_back({"largest layer", format_count(p.largest_layer), ""});
+  t.right_align = {false, true, true};
+  out += render(t, s) + "\n";
+
+  // Weight memory of the whole model per storage format (bits include block scales, dtype.hpp).
+  table w;
+  w.header = {"Weights as", "Bits/param", "Memory"};
+  const std::array<std::pair<const char*, quantization>, 6> formats = {{
+      {"fp32", {.weights = dtype::fp32, .double_quant = false, .group_size = 0}},
+      {"bf16 / fp16", {.weights = dtype::bf16, .double_quant = false, .group_size = 0}},
+      {"int8 (LLM.int8)", {.weights = dtype::int8, .double_quant = false, .group_size = 0}},
+      {"int4 (GPTQ g128)", {.weights = dtype::int4, .double_quant = false, .group_size = 0}},
+      {"nf4", {.weights = dtype::nf4, .double_quant = false, .group_size = 0}},
+      {"nf4 + double quant", {.weights = dtype::nf4, .double_quant = true, .group_size = 0}},
+  }};
+  for (const auto& [name, q] : formats) {
+    const double bits = bits_per_element(q, static_cast<double>(a.hidden));
+    w.rows.push_back({name, format_number(bits, 4), format_bytes(bytes(total * bits / 8.0))});
+  }
+  w.right_align = {false, true, true};
+  w.notes.push_back("All parameters in the format (no layers kept in higher precision). GB = 10^9 bytes, GiB = 2^30 bytes.");
+  out += render(w, s);
+  return out;
+}
+
+std::string estimate_report(const resolved_run& r, const style& s) {
+  const architecture& a = r.model;
+  const scenario& run = r.run;
+  const memory_breakdown mem = estimate_memory(a, run);
+  const time_estimate t = estimate_time(a, run);
+  const std::int64_t params = count_parameters(a).total;
+  const bool md = s.format == report_format::markdown;
+  std::string out;
+  out += std::string(md ? "### " : "") + a.name + ": " + format_params(params) + " parameters, " +
+         format_params(trainable_parameters(a, run)) + " trainable\n";
+  out += run_summary(run) + "\n\n";
+  out += render(memory_table({{"per GPU", mem}}, run.work), s);
+  out += verdict_line(mem, s) + "\n\n";
+  out += render(time_table(t, run), s);
+  const auto warnings = warning_messages(mem.warnings | t.warnings);
+  if (!warnings.empty()) {
+    out += "\n";
+    for (const auto& w : warnings) out += (md ? "- warning: " : "warning: ") + w + "\n";
+  }
+  return out;
+}
+
+// ----------------------------------------------------------------------- explain
+// Formula and source of each term. Wording follows docs/memory-model.md and
+// docs/time-model.md (owned by the memory and time authors); keep them in step.
+
+const std::vector<term_info>& memory_terms() {
+  static const std::vector<term_info> terms = {
+      {"weights_bytes", "Weights",
+       "Ψ × bits per element / 8, per layer in its storage dtype (quantized: incl. block scales), "
+       "÷ tp·pp, ÷ dp under ZeRO-3/FSDP; LoRA adapters in the compute dtype",
+       "dtype.hpp: bitsandbytes NF4 block 64, QLoRA §3 double quant, LLM.int8 row scales, GPTQ groups"},
+      {"master_weights_bytes", "Master weights",
+       "4 B × Ψ_trainable for fp16/bf16/fp8-mixed (none for fp32, tf32, bf16-pure), ÷ dp under ZeRO-1+",
+       "Micikevicius et al. 2018 (mixed precision); Rajbhandari et al. 2020 (ZeRO) §5"},
+      {"gradients_bytes", "Gradients",
+       "Ψ_trainable × gradient dtype bytes, ÷ dp under ZeRO-2+; per layer only with optimizer-in-backward",
+       "ZeRO §5.2; PyTorch DDP/FSDP gradient buckets"},
+      {"optimizer_bytes", "Optimizer state",
+       "Ψ_trainable × state bytes (AdamW 8, 8-bit AdamW 2 + block scales, SGD-momentum 4, Lion 4, "
+       "Adafactor factored rows+columns), ÷ dp under ZeRO-1+",
+       "torch.optim; Dettmers et al. 2022 (8-bit optimizers); Shazeer & Stern 2018; Chen et al. 2023"},
+      {"activations_bytes", "Activations",
+       "per layer s·b·h·(34 + 5·a·s/h) bytes for a GPT layer, adapted per component (GQA, gated MLP, "
+       "dropout); flash attention drops the s² term; checkpointing, tp/sp, cp and in-flight micro-batches",
+       "Korthikanti et al. 2022 Table 2; Narayanan et al. 2021 (1F1B, interleaved)"},
+      {"transient_bytes", "Transient buffers",
+       "largest working set at the peak: logits + fp32 softmax/grad (b·s·V), eager attention scores, "
+       "ZeRO-3/FSDP gathered parameters with prefetch, reduction buckets, optimizer temporaries",
+       "PyTorch cross_entropy; DeepSpeed stage-3 prefetch; DDP bucket_cap_mb"},
+      {"overhead_bytes", "Framework overhead", "CUDA context + cuBLAS/cuDNN/NCCL workspaces",
+       "measured CUDA context sizes; cuBLAS workspace configuration"},
+      {"kv_cache_bytes", "KV cache",
+       "2 × layers × kv_heads × head_dim × (prompt + generated) × batch × KV dtype bytes ÷ tp",
+       "Pope et al. 2022 (Efficiently Scaling Transformer Inference) §2"},
+      {"peak_allocated_bytes", "Peak allocated",
+       "max over forward, backward and optimizer phases of live tensors (not a sum of maxima)",
+       "torch.cuda.max_memory_allocated"},
+      {"peak_reserved_bytes", "Peak reserved",
+       "peak allocated + caching-allocator block rounding and fragmentation",
+       "PyTorch CUDACachingAllocator; torch.cuda.max_memory_reserved"},
+      {"device_bytes", "Device", "peak reserved + CUDA context and library workspaces + memory outside the "
+       "allocator (paged optimizer state)", "nvidia-smi"},
+      {"capacity_bytes", "Usable capacity", "the GPU's usable memory (nvidia-smi total)",
+       "GPU catalog (src/data/gpus.csv)"},
+      {"headroom_bytes", "Headroom", "capacity − device; negative when it does not fit", "definition"},
+      {"host_bytes", "Host RAM", "offloaded optimizer state and parameters + pinned buffers, per node",
+       "Ren et al. 2021 (ZeRO-Offload); Rajbhandari et al. 2021 (ZeRO-Infinity)"},
+  };
+  return terms;
+}
+
+const std::vector<term_info>& time_terms() {
+  static const std::vector<term_info> terms = {
+      {"compute_seconds", "Compute",
+       "hardware FLOPs ÷ (dense peak × achieved efficiency for the GEMM shapes and precision) + "
+       "memory-bandwidth-bound non-matmul work",
+       "dense peaks: reference/gpus.md; efficiency model: docs/time-model.md"},
+      {"communication_seconds", "Communication (exposed)",
+       "ring all-reduce 2(n−1)/n·S/B, reduce-scatter and all-gather (n−1)/n·S/B, + latency per message, "
+       "for DP, ZeRO/FSDP, TP, PP, EP and CP; minus what overlaps with compute",
+       "Thakur et al. 2005; NCCL tests (busbw); Megatron-LM"},
+      {"bubble_seconds", "Pipeline bubble", "(p−1)/m of the pipeline's compute (1F1B), (p−1)/(m·v) interleaved",
+       "Narayanan et al. 2021 §2.2"},
+      {"optimizer_seconds", "Optimizer step", "optimizer state, master weights and gradients read and written "
+       "at memory bandwidth", "torch.optim fused AdamW"},
+      {"offload_seconds", "Offload traffic", "PCIe transfers of offloaded state + CPU optimizer step",
+       "Ren et al. 2021 (ZeRO-Offload)"},
+      {"step_seconds", "Step time", "compute + exposed communication + bubble + optimizer + offload",
+       "definition"},
+      {"tokens_per_second", "Tokens/s", "global batch × sequence length ÷ step time", "definition"},
+      {"model_flops_per_step", "Model FLOPs per step",
+       "exact per-layer matmul FLOPs (fwd 2·m·n·k, bwd 2× fwd) + attention scores + logits; no recompute",
+       "Narayanan et al. 2021 eq. 3; Korthikanti et al. 2022"},
+      {"hardware_flops_per_step", "Hardware FLOPs per step",
+       "model FLOPs + recompute (selective: attention core; full: whole forward)", "Korthikanti et al. 2022 §5"},
+      {"mfu", "MFU", "model FLOPs ÷ (step time × GPUs × dense peak)", "Chowdhery et al. 2022 (PaLM) App. B"},
+      {"hfu", "HFU", "hardware FLOPs ÷ (step time × GPUs × dense peak)", "Chowdhery et al. 2022 (PaLM) App. B"},
+      {"total_seconds", "Time to train", "tokens ÷ tokens/s", "definition"},
+      {"gpu_hours", "GPU-hours", "time to train × GPUs ÷ 3600 s", "definition"},
+      {"cost", "Cost", "GPU-hours × price per GPU-hour", "definition"},
+      {"energy_kwh", "Energy", "GPU-hours × TDP × utilisation ÷ 1000", "docs/time-model.md"},
+      {"time_to_first_token_seconds", "Time to first token", "prefill FLOPs at the compute efficiency",
+       "docs/time-model.md"},
+      {"decode_tokens_per_second", "Decode tokens/s",
+       "batch ÷ max(bytes read per token ÷ bandwidth, FLOPs per token ÷ compute)", "memory-bandwidth roofline"},
+  };
+  return terms;
+}
+
+std::string explain_report(const resolved_run& r, const style& s) {
+  const json j = estimate_json(r);
+  const json& mem = j["memory"];
+  const json& tim = j["time"];
+  auto value_of = [&](std::string_view key) -> std::string {
+    const std::string k(key);
+    const json* v = nullptr;
+    if (mem.contains(k)) v = &mem[k];
+    else if (tim.contains(k)) v = &tim[k];
+    else if (tim["breakdown"].contains(k)) v = &tim["breakdown"][k];
+    if (v == nullptr) return "";
+    if (v->is_null()) return "n/a";
+    if (!v->is_number()) return v->dump();
+    const double x = v->get<double>();
+    if (k.ends_with("_bytes")) return format_bytes(bytes(x));
+    if (k.ends_with("_seconds")) return format_seconds(seconds(x));
+    if (k == "mfu" || k == "hfu") return pct(x);
+    if (k == "tokens_per_second" || k == "decode_tokens_per_second") return format_rate(x, "tokens");
+    if (k == "energy_kwh") return format_number(x) + " kWh";
+    return format_number(x);
+  };
+  std::vector<const term_info*> terms;
+  for (const auto& t : memory_terms())
+    if (!value_of(t.key).empty()) terms.push_back(&t);
+  for (const auto& t : time_terms())
+    if (!value_of(t.key).empty()) terms.push_back(&t);
+
+  std::string out = (s.format == report_format::markdown ? "### " : "") + r.model.name + ": " +
+                    run_summary(r.run) + "\n\n";
+  if (s.format == report_format::markdown) {
+    table t;
+    t.header = {"Term", "Value", "Formula", "Source"};
+    for (const auto* term : terms)
+      t.rows.push_back({std::string(term->label), value_of(term->key), std::string(term->formula),
+                        std::string(term->source)});
+    t.right_align = {false, true, false, false};
+    return out + render(t, s);
+  }
+  const char* bold = s.color ? "\033[1m" : "";
+  const char* reset = s.color ? "\033[0m" : "";
+  for (const auto* term : terms) {
+    out += std::string(bold) + std::string(term->label) + reset + " = " + value_of(term->key) + "  [" +
+           std::string(term->key) + "]\n";
+    out += "  formula: " + std::string(term->formula) + "\n";
+    out += "  source:  " + std::string(term->source) + "\n";
+  }
+  return out;
+}
+
+}  // namespace gpuplan::io
