@@ -1,0 +1,187 @@
+// fuzz_common.hpp — what every gpuplan fuzz target asserts (issue 8):
+//  * bad input is rejected with gpuplan::config_error only — any other exception
+//    escapes LLVMFuzzerTestOneInput and libFuzzer reports it as a crash;
+//  * the message is one non-empty line of valid UTF-8 that starts with its path
+//    (the CLI prints it, JSON output embeds it, Python decodes it as str);
+//  * accepted input yields finite, non-negative figures.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "gpuplan/error.hpp"
+
+namespace gpuplan::fuzz {
+
+[[noreturn]] inline void die(const char* what, std::string_view detail = {}) {
+  std::fprintf(stderr, "\n*** gpuplan fuzz invariant violated: %s\n%.*s\n", what, static_cast<int>(detail.size()),
+               detail.data());
+  std::abort();
+}
+inline void expect(bool ok, const char* what, std::string_view detail = {}) {
+  if (!ok) die(what, detail);
+}
+
+// Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
+inline bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) { ++i; continue; }
+    if (c >= 0xC2 && c <= 0xDF) { n = 1; cp = c & 0x1Fu; }
+    else if (c >= 0xE0 && c <= 0xEF) { n = 2; cp = c & 0x0Fu; }
+    else if (c >= 0xF0 && c <= 0xF4) { n = 3; cp = c & 0x07u; }
+    else return false;
+    if (i + n >= s.size()) return false;  // truncated sequence
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0u) != 0x80u) return false;
+      cp = (cp << 6) | (d & 0x3Fu);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+inline void check_error(const config_error& e) {
+  const std::string_view msg = e.what();
+  expect(!msg.empty(), "empty error message");
+  expect(msg.find('\n') == std::string_view::npos && msg.find('\r') == std::string_view::npos,
+         "error message spans several lines", msg);
+  expect(valid_utf8(msg), "error message is not valid UTF-8", msg);
+  expect(!e.path().empty() && msg.substr(0, e.path().size()) == e.path(), "error message does not start with its path", msg);
+  expect(msg.size() < 4096, "error message longer than 4 KiB", msg.substr(0, 200));
+}
+
+inline void finite_nonneg(double v, const char* what) {
+  if (!std::isfinite(v) || v < 0) die(what, std::to_string(v));
+}
+
+}  // namespace gpuplan::fuzz
+
+// ---------------------------------------------------------------------------
+// Accepted scenarios: estimate, then round-trip through the writer.
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/io/scenario_json.hpp"
+#include "gpuplan/memory.hpp"
+#include "gpuplan/timing.hpp"
+
+namespace gpuplan::fuzz {
+
+inline void check_memory(const memory_breakdown& m) {
+  finite_nonneg(in_bytes(m.weights), "memory.weights");
+  finite_nonneg(in_bytes(m.master_weights), "memory.master_weights");
+  finite_nonneg(in_bytes(m.gradients), "memory.gradients");
+  finite_nonneg(in_bytes(m.optimizer), "memory.optimizer");
+  finite_nonneg(in_bytes(m.activations), "memory.activations");
+  finite_nonneg(in_bytes(m.transient), "memory.transient");
+  finite_nonneg(in_bytes(m.overhead), "memory.overhead");
+  finite_nonneg(in_bytes(m.peak_allocated), "memory.peak_allocated");
+  finite_nonneg(in_bytes(m.peak_reserved), "memory.peak_reserved");
+  finite_nonneg(in_bytes(m.device), "memory.device");
+  finite_nonneg(in_bytes(m.host), "memory.host");
+  finite_nonneg(in_bytes(m.kv_cache), "memory.kv_cache");
+  expect(std::isfinite(in_bytes(m.headroom)), "memory.headroom not finite");
+  expect(m.max_concurrent_sequences >= 0, "memory.max_concurrent_sequences < 0");
+}
+
+inline void check_time(const time_estimate& t) {
+  finite_nonneg(in_seconds(t.step), "time.step");
+  finite_nonneg(t.tokens_per_second, "time.tokens_per_second");
+  finite_nonneg(in_flops(t.model_flops_per_step), "time.model_flops_per_step");
+  finite_nonneg(in_flops(t.hardware_flops_per_step), "time.hardware_flops_per_step");
+  finite_nonneg(t.mfu, "time.mfu");
+  finite_nonneg(t.hfu, "time.hfu");
+  finite_nonneg(in_seconds(t.total), "time.total");
+  finite_nonneg(t.gpu_hours, "time.gpu_hours");
+  finite_nonneg(t.energy_kwh, "time.energy_kwh");
+  if (t.cost) finite_nonneg(*t.cost, "time.cost");
+}
+
+// An accepted run must estimate without throwing (it was validated) and
+// read(write(run)) must give the same run, bit for bit.
+inline void check_run(const io::resolved_run& r) {
+  try {
+    check_memory(estimate_memory(r.model, r.run));
+    check_time(estimate_time(r.model, r.run));
+  } catch (const std::exception& e) {
+    die("a validated scenario failed to estimate", e.what());
+  }
+  nlohmann::json written;
+  io::resolved_run back;
+  try {
+    written = io::write_scenario(r);
+    back = io::read_scenario(written);
+  } catch (const std::exception& e) {
+    die("write_scenario output rejected by read_scenario", std::string(e.what()) + "\n" + written.dump());
+  }
+  expect(back.model == r.model, "round trip changed the model", written.dump());
+  expect(back.run == r.run, "round trip changed the run", written.dump());
+  expect(io::write_scenario(back) == written, "write(read(write(x))) != write(x)", written.dump());
+}
+
+}  // namespace gpuplan::fuzz
+
+// ---------------------------------------------------------------------------
+// Accepted architectures: counts add up, and a plain run on an 80 GiB GPU
+// either validates and estimates, or is rejected with a proper message.
+#include <numeric>
+#include <vector>
+
+#include "gpuplan/validate.hpp"
+
+namespace gpuplan::fuzz {
+
+inline void check_model(const architecture& a) {
+  parameter_breakdown p;
+  std::vector<std::int64_t> layers;
+  try {
+    p = count_parameters(a);
+    layers = layer_parameters(a);
+  } catch (const std::exception& e) {
+    die("a validated architecture failed to count", e.what());
+  }
+  expect(p.total > 0, "parameter total <= 0");
+  for (std::int64_t v : {p.embeddings, p.attention, p.mlp, p.norms, p.head, p.largest_layer, p.per_layer})
+    expect(v >= 0, "negative parameter component");
+  expect(p.embeddings + p.attention + p.mlp + p.norms + p.head == p.total, "components do not add up to total");
+  std::int64_t sum = 0;
+  for (std::int64_t v : layers) {
+    expect(v >= 0, "negative layer_parameters entry");
+    sum += v;
+  }
+  expect(sum == p.total, "layer_parameters do not add up to total",
+         std::to_string(sum) + " vs " + std::to_string(p.total));
+
+  scenario s;
+  s.gpu.id = "fuzz-gpu";
+  s.gpu.memory = s.gpu.usable_memory = gib(80);
+  s.gpu.bandwidth = gb_per_s(2000);
+  s.gpu.fp32 = tflop_per_s(19.5);
+  s.gpu.bf16 = tflop_per_s(312);
+  s.gpu.cc_major = 8;
+  s.seq_len = a.is_vit() ? a.vit_tokens() : 128;
+  try {
+    validate(a, s);
+  } catch (const config_error& e) {
+    check_error(e);
+    return;
+  }
+  try {
+    check_memory(estimate_memory(a, s));
+    check_time(estimate_time(a, s));
+  } catch (const std::exception& e) {
+    die("a validated run failed to estimate", e.what());
+  }
+}
+
+}  // namespace gpuplan::fuzz

@@ -1,0 +1,33 @@
+// fuzz_gpu_json — a user GPU description (--gpu-file / an inline "gpu" object)
+// as raw bytes: nlohmann parse, then io::read_gpu. An accepted GPU has finite,
+// non-negative capacities and rates.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "fuzz_common.hpp"
+#include "gpuplan/io/catalog.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return 0;
+  gpuplan::gpu_spec g;
+  try {
+    g = gpuplan::io::read_gpu(j, "gpu");
+  } catch (const gpuplan::config_error& e) {
+    gpuplan::fuzz::check_error(e);
+    return 0;
+  }
+  using namespace gpuplan;
+  fuzz::finite_nonneg(in_bytes(g.memory), "gpu.memory");
+  fuzz::finite_nonneg(in_bytes(g.usable_memory), "gpu.usable_memory");
+  fuzz::finite_nonneg(in_byte_per_s(g.bandwidth), "gpu.bandwidth");
+  fuzz::finite_nonneg(in_flop_per_s(g.fp32), "gpu.fp32");
+  for (const auto& r : {g.tf32, g.bf16, g.fp16_acc16, g.fp8, g.int8})
+    if (r) fuzz::finite_nonneg(in_flop_per_s(*r), "gpu rate");
+  fuzz::finite_nonneg(in_byte_per_s(g.link_per_direction), "gpu.link_per_direction");
+  return 0;
+}
