@@ -565,6 +565,9 @@ architecture load_model(std::string_view spec, const std::string& path) {
   unknown_model(spec, path);
 }
 
+architecture load_model(const std::string& spec, const std::string& path) { return load_model(std::string_view(spec), path); }
+architecture load_model(const char* spec, const std::string& path) { return load_model(std::string_view(spec), path); }
+
 architecture load_model(const nlohmann::json& value, const std::string& path) {
   if (value.is_string()) return load_model(std::string_view(value.get_ref<const std::string&>()), path);
   if (value.is_object()) return read_hf_config(value, path);

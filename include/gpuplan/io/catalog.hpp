@@ -21,6 +21,10 @@ std::int64_t official_parameters(std::string_view name);
 
 // A model from any spec: catalog name | path to config.json | checkpoint dir.
 architecture load_model(std::string_view spec, const std::string& path = "model");
+// Exact-match overloads: a std::string or literal would otherwise be ambiguous
+// between the string_view and the nlohmann::json overloads.
+architecture load_model(const std::string& spec, const std::string& path = "model");
+architecture load_model(const char* spec, const std::string& path = "model");
 // A model from a JSON value: a string (as load_model) or an inline config.json object.
 architecture load_model(const nlohmann::json& value, const std::string& path = "model");
 
