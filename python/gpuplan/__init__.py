@@ -1,0 +1,70 @@
+"""gpuplan — GPU memory and time estimates for training and serving transformers.
+
+>>> import gpuplan as gp
+>>> m = gp.model("llama-2-13b")
+>>> r = gp.estimate(m, gpu="rtx-4090", method="qlora", seq_len=2048, micro_batch=1)
+>>> r.memory.fits, r.memory.device.gib, r.time.tokens_per_second_per_gpu
+
+Keyword arguments are the scenario file's keys (docs/scenario.md); every scenario
+goes through the same C++ reader as the CLI, so errors (:class:`ConfigError`, a
+ValueError) carry the CLI's message. Numbers are floats in canonical units named
+by their suffix (``*_bytes``, ``*_seconds``, ``*_flop_per_s``); :class:`Bytes` and
+:class:`Seconds` views convert (``r.memory.total.gib``), as do the constants
+``GiB`` (2**30) and ``GB`` (10**9).
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+from . import _core
+from ._api import (
+    GPU,
+    ConfigError,
+    Estimate,
+    MemoryBreakdown,
+    Model,
+    Scenario,
+    TimeEstimate,
+    estimate,
+    gpu,
+    gpus,
+    model,
+    models,
+)
+from ._quantity import GB, TB, Bytes, GiB, KiB, MiB, Seconds
+from ._sweep import sweep
+from .plot import plot_memory, plot_memory_sweep, plot_time_cost
+
+__version__: str = _core.__version__
+
+__all__ = [
+    "__version__",
+    "ConfigError",
+    "Model",
+    "GPU",
+    "Scenario",
+    "Estimate",
+    "MemoryBreakdown",
+    "TimeEstimate",
+    "Bytes",
+    "Seconds",
+    "KiB",
+    "MiB",
+    "GiB",
+    "GB",
+    "TB",
+    "model",
+    "models",
+    "gpu",
+    "gpus",
+    "estimate",
+    "sweep",
+    "plot_memory",
+    "plot_memory_sweep",
+    "plot_time_cost",
+]
+
+
+def __dir__() -> List[str]:
+    return list(__all__)

@@ -1,0 +1,36 @@
+// common.hpp — shared declarations of the gpuplan._core bind files.
+// One register_<concept>(module) per file (boost-histogram's layout); module.cpp
+// calls them in order. Adding a C++ capability = one new register_*.cpp + one line
+// in module.cpp + its stub in gpuplan/_core.pyi.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace gpuplan::python {
+namespace py = pybind11;
+
+// Python value -> JSON: None, bool, int (incl. numpy integers), float, str,
+// os.PathLike, dict (str keys), list/tuple. Anything else raises ConfigError
+// naming `path` and the Python type.
+nlohmann::json to_json(py::handle obj, const std::string& path);
+// JSON -> plain Python (dict/list/str/int/float/bool/None).
+py::object from_json(const nlohmann::json& j);
+
+// Messages of every warning bit set in `w`, in bit order.
+py::list warning_messages(unsigned w);
+
+void register_errors(py::module_& m);
+void register_units(py::module_& m);
+void register_model(py::module_& m);
+void register_hardware(py::module_& m);
+void register_scenario(py::module_& m);
+void register_memory(py::module_& m);
+void register_timing(py::module_& m);
+void register_report(py::module_& m);
+void register_sweep(py::module_& m);
+
+}  // namespace gpuplan::python

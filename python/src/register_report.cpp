@@ -1,0 +1,55 @@
+// register_report.cpp — the formatter every interface shares (io/report.hpp):
+// Python's __repr__ prints estimate_report, _repr_html_ renders memory_table /
+// time_table, to_dict() is estimate_json — the same numbers and words as the CLI.
+#include <vector>
+
+#include "common.hpp"
+#include "gpuplan/io/report.hpp"
+
+namespace gpuplan::python {
+
+namespace {
+io::style style_of(const std::string& format) { return {.format = io::parse_report_format(format), .color = false}; }
+
+py::dict table_dict(const io::table& t) {
+  py::dict d;
+  d["title"] = t.title;
+  d["header"] = t.header;
+  d["rows"] = t.rows;
+  d["notes"] = t.notes;
+  d["right_align"] = t.right_align;
+  return d;
+}
+}  // namespace
+
+void register_report(py::module_& m) {
+  m.def("estimate_json", [](const io::resolved_run& r) { return from_json(io::estimate_json(r)); }, py::arg("run"),
+        "The whole estimate as `gpuplan estimate --json` prints it.");
+  m.def("describe_json", [](const architecture& a) { return from_json(io::describe_json(a)); }, py::arg("model"),
+        "The model as `gpuplan describe --json` prints it.");
+  m.def("estimate_report", [](const io::resolved_run& r, const std::string& format) {
+          return io::estimate_report(r, style_of(format)); },
+        py::arg("run"), py::arg("format") = "text",
+        "The estimate as `gpuplan estimate` prints it ('text' or 'markdown').");
+  m.def("describe_report", [](const architecture& a, const std::string& format) {
+          return io::describe_report(a, style_of(format)); },
+        py::arg("model"), py::arg("format") = "text", "The model as `gpuplan describe` prints it.");
+  m.def("memory_table",
+        [](const std::vector<std::pair<std::string, memory_breakdown>>& columns, const std::string& workload_name) {
+          std::vector<io::labelled_memory> cols;
+          for (const auto& [label, mem] : columns) cols.push_back({label, mem});
+          return table_dict(io::memory_table(cols, workload_name == "infer" ? workload::infer : workload::train));
+        },
+        py::arg("columns"), py::arg("workload") = "train",
+        "The CLI's memory table over labelled breakdowns: {title, header, rows, notes, right_align}.");
+  m.def("time_table", [](const time_estimate& t, const io::resolved_run& r) { return table_dict(io::time_table(t, r.run)); },
+        py::arg("time"), py::arg("run"), "The CLI's time table: {title, header, rows, notes, right_align}.");
+  m.def("verdict_line", [](const memory_breakdown& mem) { return io::verdict_line(mem, style_of("text")); },
+        py::arg("memory"), "'FITS with ... headroom' / 'DOES NOT FIT: short by ...'.");
+  m.def("binding_component", [](const memory_breakdown& mem) { return io::binding_component(mem); }, py::arg("memory"),
+        "The component with the most bytes.");
+  m.def("run_summary", [](const io::resolved_run& r) { return io::run_summary(r.run); }, py::arg("run"),
+        "One line describing the run.");
+}
+
+}  // namespace gpuplan::python

@@ -1,0 +1,41 @@
+// register_scenario.cpp — the scenario file schema, shared with the CLI: Python
+// builds the same JSON object the CLI reads and goes through io::read_scenario, so
+// validation and error messages are identical.
+#include "common.hpp"
+#include "gpuplan/io/scenario_json.hpp"
+#include "gpuplan/memory.hpp"
+
+namespace gpuplan::python {
+
+void register_scenario(py::module_& m) {
+  using R = io::resolved_run;
+  py::class_<R>(m, "Run", "A validated (model, scenario) pair: what io::read_scenario returns.")
+      .def_readonly("model", &R::model, "The resolved architecture.")
+      .def_readonly("model_spec", &R::model_spec, "What the scenario said: a catalog name, a path, or 'inline'.")
+      .def_property_readonly("gpu", [](const R& r) { return r.run.gpu; }, "The GPU (a copy).")
+      .def_property_readonly("workload", [](const R& r) { return std::string(to_string(r.run.work)); }, "'train' or 'infer'.")
+      .def_property_readonly("method", [](const R& r) { return std::string(to_string(r.run.meth)); },
+                             "'full', 'lora', 'qlora' or 'freeze'.")
+      .def_property_readonly("precision", [](const R& r) { return std::string(to_string(r.run.prec)); }, "Precision policy.")
+      .def_property_readonly("optimizer", [](const R& r) { return std::string(to_string(r.run.opt)); }, "Optimizer.")
+      .def_property_readonly("micro_batch", [](const R& r) { return r.run.micro_batch; }, "Sequences per micro-batch per GPU.")
+      .def_property_readonly("seq_len", [](const R& r) { return r.run.seq_len; }, "Tokens per sequence.")
+      .def_property_readonly("grad_accum", [](const R& r) { return r.run.grad_accum; }, "Micro-batches per optimizer step.")
+      .def_property_readonly("num_gpus", [](const R& r) { return r.run.num_gpus; }, "GPUs in the job.")
+      .def_property_readonly("global_batch", [](const R& r) { return r.run.global_batch(); },
+                             "Sequences per optimizer step over all data-parallel replicas.")
+      .def_property_readonly("tokens", [](const R& r) { return r.run.tokens; }, "Training tokens, or None.")
+      .def_property_readonly("price_per_gpu_hour", [](const R& r) { return r.run.price_per_gpu_hour; },
+                             "Price per GPU-hour, or None.")
+      .def("trainable_parameters", [](const R& r) { return trainable_parameters(r.model, r.run); },
+           "Parameters that receive gradients under the run's method.")
+      .def("to_dict", [](const R& r) { return from_json(io::write_scenario(r)); },
+           "The scenario as the CLI's JSON schema (all keys, canonical names).");
+
+  m.def("read_scenario", [](py::handle obj) { return io::read_scenario(to_json(obj, "scenario")); }, py::arg("scenario"),
+        "Parses and validates a scenario dict (the CLI's schema).");
+  m.def("read_scenario_text", &io::read_scenario_text, py::arg("text"), "Parses and validates scenario JSON text.");
+  m.def("read_scenario_file", &io::read_scenario_file, py::arg("file"), "Reads and validates a scenario JSON file.");
+}
+
+}  // namespace gpuplan::python
