@@ -238,14 +238,14 @@ inline void loss_bytes(const architecture& a, const scenario& r, const facts& f,
   // saved log-probs, nll_loss's dense fp32 grad and log_softmax's fp32 grad.
   const double eager_fwd = (e < 4 ? e + 8 : 8), eager_bwd = 12;
   // Compiled (Inductor-fused) cross-entropy saves the e-logits and writes the
-  // e-gradient in one kernel.
-  const double comp_fwd = e, comp_bwd = 2 * e;
+  // e-gradient into that saved buffer (AOTAutograd donated buffers, PyTorch >= 2.5).
+  const double comp_fwd = e, comp_bwd = e;
   if (r.chunked_loss) {
     // torchtune CEWithChunkedOutputLoss: all e-logit chunks exist, each chunk is
     // upcast and reduced on its own; all chunk gradients exist before lm_head backward.
     const double k = memory_defaults::loss_chunks;
     fwd = e * VT + (r.compile ? 0 : eager_fwd - e) * VT / k;
-    bwd = e * VT + (r.compile ? e : eager_bwd) * VT / k;
+    bwd = e * VT + (r.compile ? 0 : eager_bwd) * VT / k;
   } else if (r.compile) {
     fwd = comp_fwd * VT;
     bwd = comp_bwd * VT;
@@ -357,7 +357,8 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   if (r.activation_offload) {
     // torchtune OffloadActivations: saved tensors go to pinned host memory; the
     // GPU keeps the block in flight and the one being copied.
-    const double keep = std::min(stored, 2 * blk_max);
+    const double per_block = std::max(sp.enc_blocks > 0 ? stored_enc : 0.0, sp.dec_blocks > 0 ? stored_dec : 0.0);
+    const double keep = std::min(stored, 2 * per_block * inflight);
     host += (stored - keep) * n_gpus_node;
     stored = keep;
   }
@@ -380,8 +381,8 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   const double G_pre = prealloc ? G : 0;
   // The head's gradient (first produced in backward) when gradients are not preallocated.
   double head_tr = 0;
-  if (sp.last && !lora && r.meth != method::freeze) head_tr = std::max(d(f.p.head), a.tied_embeddings ? d(a.vocab * a.hidden) : 0.0) / f.tp;
-  if (sp.last && r.meth == method::freeze) head_tr = (d(f.p.head) + (a.tied_embeddings ? d(a.vocab * a.hidden) : 0.0)) / f.tp;
+  const bool tied_lm = a.head == head_kind::lm && a.tied_embeddings;
+  if (sp.last && !lora) head_tr = (d(f.p.head) + (tied_lm ? d(a.vocab * a.hidden) : 0.0)) / f.tp;
   const double G_head = r.optimizer_in_backward ? G : std::min(G, head_tr * pb.grad);
   const double dlogits = sp.last && a.head == head_kind::lm ? pb.act * d(a.vocab) / f.tp * f.T : 0;
 

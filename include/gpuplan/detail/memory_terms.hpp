@@ -249,18 +249,26 @@ inline double attention_core_bytes(const architecture& a, const act_context& c, 
   return tp;
 }
 
+// T5/mT5 apply dropout inside the MLP, between the activation and `wo`
+// (modeling_t5.py T5DenseActDense / T5DenseGatedActDense); BERT, GPT-2, BLOOM, OPT
+// and Llama-style MLPs do not.
+inline bool inner_mlp_dropout(const architecture& a) {
+  return a.family == "t5" || a.family == "mt5" || a.family == "umt5";
+}
+
 inline double mlp_intermediate_bytes(const architecture& a, const act_context& c, double f) {
+  const bool inner_drop = c.drop && inner_mlp_dropout(a);
   if (a.mlp == mlp_kind::gated) {
     // gate out (act input), up out, act out, product (down input): 4f; compiled: gate, up
     double v = c.compiled ? 2 * f * c.e : 4 * f * c.e;
-    if (c.drop) v += f * (1 + c.e);  // T5 dropout between the product and wo
+    if (inner_drop) v += f * (1 + c.e);  // T5 dropout between the product and wo
     return v;
   }
   double v = 0;
   if (c.compiled) v = f * c.e;  // up output only; activation recomputed for the down input
   else if (a.activation == activation_kind::relu) v = f * c.e;  // relu output == down input
   else v = 2 * f * c.e;  // GELU input + down input (Korthikanti: 8sbh + 8sbh with f = 4h)
-  if (c.drop) v += f * (1 + (c.compiled ? 0 : c.e));  // dropout after the activation (T5)
+  if (inner_drop) v += f * (1 + (c.compiled ? 0 : c.e));  // dropout after the activation (T5)
   return v;
 }
 
@@ -288,24 +296,34 @@ inline layer_act block_activations(const architecture& a, const act_context& c, 
   return r;
 }
 
-// Activations kept per block under selective recomputation: the outputs of the
-// matmuls and of the attention kernel are saved, everything pointwise (norms,
-// rotary, activation functions, dropout, softmax) is recomputed — PyTorch's
-// op-level selective activation checkpointing (torchtitan `_save_list`), which for
-// eager attention also drops Korthikanti's 5as²b term (their selective recompute).
+// Activations kept per block under selective recomputation: PyTorch op-level
+// selective activation checkpointing as torchtitan implements it
+// (torchtitan/parallelisms/parallelize_llama.py `_save_list` + `_custom_policy`):
+// the outputs of the attention kernel are saved, and of the block's matmuls in
+// execution order (q, k, v, o, [gate], up, down) the 1st, 3rd, 5th, ... are saved
+// while every second one is recomputed; everything pointwise (norms, rotary,
+// activation functions, dropout, softmax) is recomputed from the block input.
+// The s² terms of eager attention are recomputed, which is Korthikanti et al.'s
+// selective recomputation (§5) for that part.
 inline layer_act block_activations_selective(const architecture& a, const act_context& c, bool dec) {
   layer_act r;
   const double h = static_cast<double>(a.hidden);
   const double qd = static_cast<double>(a.q_dim()), kvd = static_cast<double>(a.kv_dim());
-  const int attn_blocks = dec ? 2 : 1;
-  r.seq += 2 * h * c.e + (dec ? h * c.e : 0);  // block input and the mid-block residual(s)
-  r.tp += attn_blocks * c.e * (2 * qd + 2 * kvd);  // q, k, v projections and attention output
-  if (c.flash) r.lse += attn_blocks * 4.0 * static_cast<double>(a.heads);
   const double f = a.is_moe() ? static_cast<double>(a.d_expert()) : static_cast<double>(a.ffn);
-  const double mats = a.mlp == mlp_kind::gated ? 2 : 1;  // gate and up outputs (down input recomputed)
-  double copies = 1;
-  if (a.is_moe()) copies = static_cast<double>(a.experts_per_token + a.shared_experts);
-  r.tp += copies * mats * f * c.e;
+  const double copies = a.is_moe() ? static_cast<double>(a.experts_per_token + a.shared_experts) : 1.0;
+  r.seq += h * c.e;  // the block input (checkpoint boundary)
+  double mm[12];
+  int n = 0;
+  const int attn_blocks = dec ? 2 : 1;
+  for (int i = 0; i < attn_blocks; ++i) {
+    mm[n++] = qd; mm[n++] = kvd; mm[n++] = kvd; mm[n++] = h;
+    r.tp += c.e * qd;  // attention kernel output
+    if (c.flash) r.lse += 4.0 * static_cast<double>(a.heads);
+  }
+  if (a.mlp == mlp_kind::gated) mm[n++] = copies * f;
+  mm[n++] = copies * f;
+  mm[n++] = copies * h;
+  for (int i = 0; i < n; i += 2) r.tp += c.e * mm[i];
   r.tp += c.e * c.lora_rank_elems;
   return r;
 }
