@@ -56,11 +56,19 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
-// The three nearest names (ties keep catalog order).
+// The three nearest names: names that start with the query first, then names
+// that contain it, then by edit distance; ties keep catalog order.
 std::string suggestions(std::string_view query, const std::vector<std::string>& names) {
   const std::string q = lower(query);
-  std::vector<std::pair<std::size_t, std::size_t>> scored;  // (distance, index)
-  for (std::size_t i = 0; i < names.size(); ++i) scored.emplace_back(edit_distance(q, lower(names[i])), i);
+  std::vector<std::pair<std::size_t, std::size_t>> scored;  // (score, index)
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string n = lower(names[i]);
+    const std::size_t score = q.empty() ? 1 + n.size()
+                              : n.rfind(q, 0) == 0 ? 0
+                              : n.find(q) != std::string::npos ? 1
+                                                               : 1 + edit_distance(q, n);
+    scored.emplace_back(score, i);
+  }
   std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::string out;
   for (std::size_t k = 0; k < std::min<std::size_t>(3, scored.size()); ++k) {
