@@ -1,0 +1,195 @@
+// detail/timing_model.hpp — building blocks of the time model: peak selection,
+// GEMM efficiency, collective costs and link choice. Users call estimate_time().
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "gpuplan/detail/timing_params.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/hardware.hpp"
+#include "gpuplan/scenario.hpp"
+#include "gpuplan/warnings.hpp"
+
+namespace gpuplan::detail {
+
+// Rates a run's matmuls execute at, in FLOP/s, before efficiency.
+struct peak_rates {
+  double gemm = 0;        // block linears (and everything when not fp8)
+  double fp8_gemm = 0;    // FP8-eligible block linears under fp8-mixed (= gemm otherwise)
+  double act_bytes = 2;   // bytes per activation element
+  bool fp8 = false;
+  bool simt = false;      // FP32 without tensor cores (fp32 precision, or bf16 emulated)
+};
+
+inline std::string sm_name(const gpu_spec& g) { return "sm_" + std::to_string(g.sm()); }
+
+// Peak selection (reference/gpus.md conventions):
+//   fp32 -> non-tensor FP32 (PyTorch leaves TF32 off for matmuls by default);
+//   tf32 -> tensor TF32 (sm_80+);
+//   fp16/bf16 mixed or pure -> tensor BF16/FP16 with FP32 accumulate (`bf16`);
+//     GeForce runs FP32 accumulate at half the FP16-accumulate rate (warned);
+//   T4/V100 (no bf16): fp16-mixed -> `fp16_acc16` (their FP32-accumulate rate is the
+//     same), bf16 -> emulated at the FP32 rate (warned);
+//   fp8-mixed -> `fp8` for FP8-eligible GEMMs (Transformer Engine keeps attention,
+//     the LM head and embeddings in bf16); needs sm_89+.
+inline peak_rates select_peaks(const gpu_spec& g, precision p, warning_set& w) {
+  peak_rates r;
+  const double fp32 = in_flop_per_s(g.fp32);
+  auto half_rate_check = [&] {
+    if (g.bf16 && g.fp16_acc16 && in_flop_per_s(*g.fp16_acc16) > 1.8 * in_flop_per_s(*g.bf16))
+      w |= warn_fp32_accumulate_half_rate;
+  };
+  switch (p) {
+    case precision::fp32:
+      r.gemm = fp32;
+      r.simt = true;
+      r.act_bytes = 4;
+      break;
+    case precision::tf32:
+      if (!g.tf32) fail("scenario.precision", "tf32 needs TF32 tensor cores (sm_80+); " + g.id + " is " + sm_name(g));
+      r.gemm = in_flop_per_s(*g.tf32);
+      r.act_bytes = 4;
+      break;
+    case precision::fp16_mixed:
+      if (g.bf16) {
+        r.gemm = in_flop_per_s(*g.bf16);
+        half_rate_check();
+      } else if (g.fp16_acc16) {
+        r.gemm = in_flop_per_s(*g.fp16_acc16);
+      } else {
+        r.gemm = fp32;
+        r.simt = true;
+      }
+      break;
+    case precision::bf16_mixed:
+    case precision::bf16_pure:
+      if (g.bf16) {
+        r.gemm = in_flop_per_s(*g.bf16);
+        half_rate_check();
+      } else {
+        w |= warn_bf16_emulated;
+        r.gemm = fp32;
+        r.simt = true;
+      }
+      break;
+    case precision::fp8_mixed:
+      if (!g.fp8 || g.sm() < 89)
+        fail("scenario.precision", "fp8-mixed needs FP8 tensor cores (sm_89+); " + g.id + " is " + sm_name(g));
+      r.gemm = g.bf16 ? in_flop_per_s(*g.bf16) : fp32;
+      half_rate_check();
+      r.fp8 = true;
+      r.fp8_gemm = in_flop_per_s(*g.fp8);
+      return r;
+  }
+  r.fp8_gemm = r.gemm;
+  return r;
+}
+
+// Best-shape dense GEMM as a fraction of the dense peak (reference/gpus.md,
+// "measured best-shape dense matmul"): A100 81–87% (271 of 312 TFLOP/s), H100/H200
+// 71–80% (795 of 989), B200 ≈77%, MI300X 51–60%. GeForce parts run above their
+// spec boost clock (RTX 4090 measured 165–179 TFLOP/s of 165.2): 1.0.
+// Other NVIDIA parts (Volta, Turing, GA10x, Ada workstation): 0.80.
+// Non-tensor FP32 (SIMT) SGEMM: cuBLAS reaches ≈90% of the FP32 peak on large
+// shapes (e.g. V100 ≈14 of 15.7 TFLOP/s; Jia et al. 2018, "Dissecting Volta", §4).
+inline double gpu_gemm_ceiling(const gpu_spec& g, bool simt_fp32 = false) {
+  if (simt_fp32) return 0.90;
+  if (g.vendor == gpu_vendor::amd) return 0.55;
+  const int sm = g.sm();
+  const bool geforce = g.bf16 && g.fp16_acc16 && in_flop_per_s(*g.fp16_acc16) > 1.8 * in_flop_per_s(*g.bf16);
+  if (geforce) return 1.0;
+  if (sm == 80) return 0.87;
+  if (sm >= 90 && sm < 100) return 0.80;
+  if (sm >= 100 && sm < 120) return 0.77;
+  return 0.80;
+}
+
+// FlashAttention kernel fraction of the dense peak by generation (params).
+inline double flash_fraction(const gpu_spec& g, const efficiency_params& e) {
+  if (g.sm() >= 90 && g.sm() < 120) return e.flash_fraction_hopper;
+  if (g.sm() >= 80) return e.flash_fraction_ampere;
+  // Pre-Ampere: no FlashAttention-2; PyTorch SDPA's memory-efficient kernel
+  // (xformers cutlass) reaches roughly half of FA2's fraction.
+  return 0.5 * e.flash_fraction_ampere;
+}
+
+// Shape factor of an (m x k)·(k x n) GEMM: a smooth stand-in for tile and wave
+// quantization (NVIDIA Deep Learning Performance Guide, "Matrix multiplication
+// background": efficiency falls for dimensions below a few hundred and when the
+// output has fewer tiles than the GPU has SMs).
+inline double gemm_shape_factor(double m, double n, double k, double batch, const efficiency_params& e) {
+  auto dim = [&](double d) { return d / (d + e.tile_dim); };
+  const double tiles = batch * std::ceil(m / 128.0) * std::ceil(n / 128.0);
+  return dim(m) * dim(n) * dim(k) * tiles / (tiles + e.tile_waves);
+}
+
+// Time of `count` GEMMs of shape (m,n,k) (batched `batch` times each): the slower of
+// the compute time at the shape's efficiency and the operand traffic over HBM.
+inline double gemm_seconds(double m, double n, double k, double batch, double count, double peak, double ceiling,
+                           double bw, double elem_bytes, const efficiency_params& e) {
+  if (m <= 0 || n <= 0 || k <= 0 || count <= 0) return 0;
+  const double fl = 2.0 * m * n * k * batch;
+  const double rate = peak * ceiling * e.matmul_scale * gemm_shape_factor(m, n, k, batch, e);
+  const double tc = fl / std::max(rate, 1.0);
+  const double tm = elem_bytes * batch * (m * k + k * n + m * n) / std::max(bw * e.bandwidth_fraction, 1.0);
+  return count * std::max(tc, tm);
+}
+
+// ---- communication -------------------------------------------------------
+struct link {
+  double bytes_per_s = 0;  // per direction, before comm_fraction
+  double latency = 0;      // per ring step
+};
+
+// Default inter-node bandwidth per GPU when the scenario keeps cluster_spec's
+// default: the NVIDIA reference design of the GPU's generation — DGX A100 8x200 Gb/s
+// HDR (25 GB/s per GPU), DGX H100/B200 8x400 Gb/s NDR (50 GB/s per GPU).
+inline double internode_bytes_per_s(const gpu_spec& g, const cluster_spec& c) {
+  const double v = in_byte_per_s(c.internode_per_gpu);
+  const bool is_default = v == in_byte_per_s(cluster_spec{}.internode_per_gpu);
+  if (is_default && g.vendor == gpu_vendor::nvidia && g.sm() >= 90 && g.sm() < 120) return 50e9;
+  return v;
+}
+
+// The link a group of `n` GPUs whose members are `stride` apart uses. Layout:
+// tp innermost, then pp, then dp (Megatron-LM's default rank order).
+inline link group_link(const scenario& run, int n, int stride) {
+  const cluster_spec& c = run.cluster;
+  const gpu_spec& g = run.gpu;
+  const int per_node = std::max(1, c.gpus_per_node);
+  const bool spans_nodes = static_cast<long long>(n) * stride > per_node && run.num_gpus > per_node;
+  double intra = in_byte_per_s(pcie_per_direction(g.pcie_gen, g.pcie_lanes));
+  // NVLink only when every member of the in-node part of the group shares it.
+  const int in_node = spans_nodes ? std::max(1, per_node / std::max(1, stride)) : n;
+  if (g.has_nvlink() && static_cast<long long>(std::min(n, in_node)) * stride <= g.link_group)
+    intra = in_byte_per_s(g.link_per_direction);
+  if (!spans_nodes) return {intra, in_seconds(c.intranode_latency)};
+  return {std::min(intra, internode_bytes_per_s(g, c)), in_seconds(c.internode_latency)};
+}
+
+// Ring all-reduce: 2(n-1)/n · S over the bus bandwidth + 2(n-1) latency steps
+// (Patarasuk & Yuan 2009; NCCL docs "Performance: bus bandwidth").
+inline double all_reduce_seconds(double bytes, int n, const link& l, const efficiency_params& e) {
+  if (n <= 1 || bytes <= 0) return 0;
+  const double f = static_cast<double>(n - 1) / n;
+  return 2.0 * f * bytes / (l.bytes_per_s * e.comm_fraction) + 2.0 * (n - 1) * l.latency;
+}
+// Reduce-scatter or all-gather of a buffer of `bytes` (whole, unsharded): (n-1)/n · S.
+inline double gather_seconds(double bytes, int n, const link& l, const efficiency_params& e) {
+  if (n <= 1 || bytes <= 0) return 0;
+  const double f = static_cast<double>(n - 1) / n;
+  return f * bytes / (l.bytes_per_s * e.comm_fraction) + (n - 1) * l.latency;
+}
+// All-to-all (MoE dispatch/combine): each GPU sends (n-1)/n of its buffer.
+inline double all_to_all_seconds(double bytes, int n, const link& l, const efficiency_params& e) {
+  return gather_seconds(bytes, n, l, e);
+}
+// Point-to-point send of `bytes`.
+inline double p2p_seconds(double bytes, const link& l, const efficiency_params& e) {
+  if (bytes <= 0) return 0;
+  return bytes / (l.bytes_per_s * e.comm_fraction) + l.latency;
+}
+
+}  // namespace gpuplan::detail

@@ -1,0 +1,202 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+// test_timing.cpp — time model tests and the time rows of ../shared/validation/cases.jsonl, built in C++
+// until the JSON scenario reader and the accuracy harness land. Architecture fields
+// come from reference/models/*.json or the inline objects in cases.jsonl; GPU figures
+// from reference/gpus.csv. Each row keeps its source.
+
+#include <string>
+#include <vector>
+
+#include "gpuplan/timing.hpp"
+
+namespace gpuplan::test {
+
+struct time_case {
+  std::string id;
+  std::string src;
+  bool step_seconds = false;  // metric: time.step_seconds (else tokens/s per GPU)
+  double expected = 0;
+  architecture model;
+  scenario run;
+};
+
+// One row of gpus.csv (dense TFLOPS, GB/s, bidirectional link GB/s).
+inline gpu_spec csv_gpu(const char* id, int cc_major, int cc_minor, double mem_gb, double bw_gb_s, double fp32,
+                        double tf32, double bf16, double fp16_acc16, double fp8, const char* link, double link_bidir,
+                        int link_group, int pcie_gen, double tdp) {
+  gpu_spec g;
+  g.id = id;
+  g.cc_major = cc_major;
+  g.cc_minor = cc_minor;
+  g.memory = gb(mem_gb);
+  g.usable_memory = gb(mem_gb * 0.98);
+  g.bandwidth = gb_per_s(bw_gb_s);
+  g.fp32 = tflop_per_s(fp32);
+  if (tf32 > 0) g.tf32 = tflop_per_s(tf32);
+  if (bf16 > 0) g.bf16 = tflop_per_s(bf16);
+  if (fp16_acc16 > 0) g.fp16_acc16 = tflop_per_s(fp16_acc16);
+  if (fp8 > 0) g.fp8 = tflop_per_s(fp8);
+  g.link = link;
+  g.link_per_direction = gb_per_s(link_bidir / 2);
+  g.link_group = link_group;
+  g.pcie_gen = pcie_gen;
+  g.tdp_watts = tdp;
+  return g;
+}
+inline gpu_spec rtx4090() { return csv_gpu("rtx-4090", 8, 9, 24, 1008, 82.6, 82.6, 165.2, 330.3, 330.3, "none", 0, 1, 4, 450); }
+inline gpu_spec v100_16() { return csv_gpu("v100-sxm2-16gb", 7, 0, 16, 900, 15.7, 0, 0, 125, 0, "nvlink2", 300, 8, 3, 300); }
+inline gpu_spec a100_40() { return csv_gpu("a100-40gb", 8, 0, 40, 1555, 19.5, 156, 312, 312, 0, "nvlink3", 600, 8, 4, 400); }
+inline gpu_spec a100_80() { return csv_gpu("a100-80gb", 8, 0, 80, 2039, 19.5, 156, 312, 312, 0, "nvlink3", 600, 8, 4, 400); }
+inline gpu_spec h100_sxm() { return csv_gpu("h100-sxm", 9, 0, 80, 3350, 67, 494.7, 989.4, 989.4, 1979, "nvlink4", 900, 8, 5, 700); }
+
+inline architecture llama(std::int64_t h, std::int64_t L, std::int64_t heads, std::int64_t kv, std::int64_t ffn,
+                          std::int64_t vocab, std::int64_t maxpos) {
+  architecture a;
+  a.family = "llama";
+  a.hidden = h; a.layers = L; a.heads = heads; a.kv_heads = kv; a.ffn = ffn; a.vocab = vocab; a.max_positions = maxpos;
+  a.mlp = mlp_kind::gated; a.activation = activation_kind::silu; a.norm = norm_kind::rmsnorm; a.norm_bias = false;
+  a.positions = position_kind::rotary; a.tied_embeddings = false;
+  return a;
+}
+inline architecture llama31_8b() { return llama(4096, 32, 32, 8, 14336, 128256, 131072); }
+inline architecture llama2_7b() { return llama(4096, 32, 32, 32, 11008, 32000, 4096); }
+inline architecture tinyllama() { return llama(2048, 22, 32, 4, 5632, 32000, 2048); }
+
+// BERT-large for sequence classification (HF perf docs: AutoModelForSequenceClassification).
+inline architecture bert_large() {
+  architecture a;
+  a.family = "bert";
+  a.kind = model_kind::encoder;
+  a.hidden = 1024; a.layers = 24; a.heads = 16; a.ffn = 4096; a.vocab = 30522; a.max_positions = 512; a.type_vocab = 2;
+  a.q_bias = a.out_bias = a.mlp_bias = true; a.embedding_norm = true; a.final_norm = false;
+  a.head = head_kind::classifier; a.num_labels = 2; a.dropout = 0.1;
+  return a;
+}
+// GPT-2 style (Megatron GPT / HF gpt2): learned positions, biases, tied head, ffn 4h.
+inline architecture gpt2_like(std::int64_t h, std::int64_t L, std::int64_t heads, std::int64_t vocab, double dropout) {
+  architecture a;
+  a.family = "gpt2";
+  a.hidden = h; a.layers = L; a.heads = heads; a.ffn = 4 * h; a.vocab = vocab; a.max_positions = 2048;
+  a.q_bias = a.out_bias = a.mlp_bias = true; a.dropout = dropout;
+  return a;
+}
+// MPT (llm-foundry): no biases, LayerNorm without bias, ALiBi, tied embeddings, ffn = 4·d_model.
+inline architecture mpt(std::int64_t d, std::int64_t L, std::int64_t heads) {
+  architecture a;
+  a.family = "mpt";
+  a.hidden = d; a.layers = L; a.heads = heads; a.ffn = 4 * d; a.vocab = 50368; a.max_positions = 2048;
+  a.norm_bias = false; a.positions = position_kind::alibi;
+  return a;
+}
+
+inline scenario train(const gpu_spec& g, int gpus, precision p, std::int64_t mb, std::int64_t seq, std::int64_t ga,
+                      checkpointing ck, attention at, int zero) {
+  scenario s;
+  s.gpu = g; s.num_gpus = gpus; s.prec = p; s.micro_batch = mb; s.seq_len = seq; s.grad_accum = ga;
+  s.ckpt = ck; s.attn = at; s.parallel.zero = zero;
+  return s;
+}
+
+inline std::vector<time_case> time_cases() {
+  std::vector<time_case> v;
+  const char* tt = "pytorch/torchtune README @30b8519e";
+  const char* hf = "huggingface/transformers docs perf_train_gpu_one";
+  const char* lf = "mosaicml/llm-foundry scripts/train/benchmarking/README.md";
+  using enum precision;
+  using enum checkpointing;
+  using enum attention;
+  {
+    scenario s = train(rtx4090(), 1, bf16_pure, 2, 2048, 1, full, flash, 0);
+    s.compile = true; s.opt = optimizer::paged_adamw_8bit; s.optimizer_in_backward = true;
+    v.push_back({"T1t", tt, false, 1650, llama31_8b(), s});
+    s.opt = optimizer::adamw; s.optimizer_in_backward = false; s.meth = method::lora;
+    s.lora = {.rank = 8, .alpha = 16, .dropout = 0.0, .targets = lora_q | lora_v};
+    v.push_back({"T3t", tt, false, 3083, llama31_8b(), s});
+    s.meth = method::qlora; s.lora.targets = lora_all_linear;
+    v.push_back({"T4t", tt, false, 2413, llama31_8b(), s});
+  }
+  {
+    auto bert = [&](const char* id, double exp, precision p, std::int64_t mb, std::int64_t ga, checkpointing ck, optimizer o) {
+      scenario s = train(v100_16(), 1, p, mb, 512, ga, ck, eager, 0);
+      s.opt = o;
+      v.push_back({id, hf, false, exp, bert_large(), s});
+    };
+    bert("H1t", 4536.32, fp32, 4, 1, none, optimizer::adamw);
+    bert("H2t", 3968.0, fp32, 1, 4, none, optimizer::adamw);
+    bert("H3t", 3066.88, fp32, 1, 4, full, optimizer::adamw);
+    bert("H4t", 9543.68, fp16_mixed, 4, 1, none, optimizer::adamw);
+    bert("H5t", 5166.08, fp16_mixed, 1, 4, full, optimizer::adamw);
+    bert("H6t", 4075.52, fp32, 4, 1, none, optimizer::adafactor);
+    bert("H7t", 4638.72, fp16_mixed, 1, 4, full, optimizer::adafactor);
+    bert("H8at", 4684.8, fp32, 4, 1, none, optimizer::adamw_8bit);
+    bert("H8bt", 5299.2, fp16_mixed, 1, 4, full, optimizer::adamw_8bit);
+  }
+  v.push_back({"TT1t", "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md", false, 5762, llama31_8b(),
+               train(h100_sxm(), 8, bf16_mixed, 2, 8192, 1, selective, flash, 3)});
+  v.push_back({"F1", lf, false, 10643, mpt(4096, 32, 32), train(h100_sxm(), 8, bf16_mixed, 6, 2048, 1, none, flash, 3)});
+  v.push_back({"F2", lf, false, 4641, mpt(4096, 32, 32), train(a100_80(), 8, bf16_mixed, 6, 2048, 1, none, flash, 3)});
+  v.push_back({"F7", lf, false, 19271, mpt(2048, 24, 16), train(a100_40(), 8, bf16_pure, 8, 2048, 8, none, flash, 3)});
+  v.push_back({"F8", lf, false, 30586, mpt(2560, 32, 20), train(h100_sxm(), 8, fp8_mixed, 10, 2048, 6, none, flash, 3)});
+  v.push_back({"M1", "Narayanan et al. 2021 Table 1", false, 9287.934978862319, gpt2_like(2304, 24, 24, 51200, 0.1),
+               train(a100_80(), 32, fp16_mixed, 16, 2048, 1, full, eager, 0)});
+  {
+    scenario s = train(a100_80(), 256, fp16_mixed, 8, 2048, 4, full, eager, 0);
+    s.parallel.tp = 8;
+    v.push_back({"M2", "Narayanan et al. 2021 Table 1", false, 871.5545133688312, gpt2_like(6144, 40, 48, 51200, 0.1), s});
+  }
+  {
+    scenario s = train(a100_80(), 8, bf16_mixed, 4, 2048, 1, full, eager, 0);
+    s.parallel.tp = 8;
+    v.push_back({"K1f", "Korthikanti et al. 2022 Table 5", true, 1.42, gpt2_like(6144, 48, 64, 51200, 0.1), s});
+    s.ckpt = selective; s.parallel.sp = true;
+    v.push_back({"K1s", "Korthikanti et al. 2022 Table 5", true, 1.10, gpt2_like(6144, 48, 64, 51200, 0.1), s});
+  }
+  const char* ib = "pytorch.github.io _posts/2024-03-13-maximizing-training.md";
+  v.push_back({"IB1a", ib, false, 3700, llama2_7b(), train(a100_80(), 128, bf16_mixed, 2, 4096, 1, none, flash, 3)});
+  v.push_back({"IB1b", ib, false, 7500, llama2_7b(), train(h100_sxm(), 96, bf16_mixed, 2, 4096, 1, none, flash, 3)});
+  v.push_back({"TL1", "jzhang38/TinyLlama README", false, 24000, tinyllama(),
+               train(a100_40(), 16, bf16_mixed, 8, 2048, 1, none, flash, 3)});
+  v.push_back({"NM2", "NVIDIA/NeMo docs performance_summary.md (24.07)", false, 16847, llama2_7b(),
+               train(h100_sxm(), 8, fp8_mixed, 1, 4096, 16, none, flash, 1)});
+  v.push_back({"FA1", "Dao-AILab/flash-attention training/README.md", false, 163750.0, gpt2_like(768, 12, 12, 50257, 0.0),
+               train(a100_80(), 8, bf16_mixed, 32, 2048, 1, none, flash, 0)});
+  return v;
+}
+
+}  // namespace gpuplan::test
+
+using namespace gpuplan;
+
+namespace {
+[[maybe_unused]] double estimate_of(const test::time_case& c, const efficiency_params& e = {}) {
+  const time_estimate t = estimate_time(c.model, c.run, e);
+  return c.step_seconds ? in_seconds(t.step) : t.tokens_per_second_per_gpu;
+}
+}  // namespace
+
+// Accuracy against every published time case with ONE set of defaults. The table is
+// printed so docs/accuracy.md can quote it; the assertion is the target.
+TEST_CASE("time: published cases, median |error| <= 15% with default efficiencies") {
+  const auto cases = test::time_cases();
+  std::vector<double> errs;
+  std::printf("%-6s %-12s %12s %12s %8s  step(s) comp comm bub opt off  mfu\n", "case", "metric", "expected", "estimate", "err%");
+  for (const auto& c : cases) {
+    const time_estimate t = estimate_time(c.model, c.run);
+    const double est = c.step_seconds ? in_seconds(t.step) : t.tokens_per_second_per_gpu;
+    const double err = (est - c.expected) / c.expected * 100.0;
+    errs.push_back(std::fabs(err));
+    std::printf("%-6s %-12s %12.4g %12.4g %+8.1f  %.3f %.3f %.3f %.3f %.3f %.3f  %.3f\n", c.id.c_str(),
+                c.step_seconds ? "step_s" : "tok/s/gpu", c.expected, est, err, in_seconds(t.step),
+                in_seconds(t.breakdown.compute), in_seconds(t.breakdown.communication), in_seconds(t.breakdown.bubble),
+                in_seconds(t.breakdown.optimizer), in_seconds(t.breakdown.offload), t.mfu);
+  }
+  std::sort(errs.begin(), errs.end());
+  const std::size_t n = errs.size();
+  const double median = n % 2 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]);
+  std::printf("median |error| over %zu cases: %.1f%%\n", n, median);
+  CHECK(median <= 15.0);
+}
