@@ -186,7 +186,7 @@ inline block_cost block_seconds(const architecture& a, const scenario& run, cons
 // Bytes the optimizer moves per trainable parameter (read + write), before the
 // unfused factor. Minimum traffic of a fused kernel: weights r+w, gradient read,
 // each state r+w, plus the 16-bit copy written under mixed precision.
-inline double optimizer_bytes_per_param(const scenario& run, bool& fused) {
+inline double optimizer_traffic_per_param(const scenario& run, bool& fused) {
   const bool pure = run.prec == precision::bf16_pure;
   const double wb = pure ? 2.0 : 4.0;
   const double gb = pure ? 2.0 : 4.0;
@@ -520,7 +520,7 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
 
   // Optimizer step: bytes over HBM for the parameters this GPU updates.
   bool fused = false;
-  const double opt_bpp = optimizer_bytes_per_param(run, fused);
+  const double opt_bpp = optimizer_traffic_per_param(run, fused);
   const double shard = run.parallel.zero >= 1 ? static_cast<double>(dp) : 1.0;
   const double opt_params = stage_trainable / shard;
   double optimizer_t = 0, offload_t = 0;
