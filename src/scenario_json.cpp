@@ -281,7 +281,7 @@ resolved_run read_scenario(const json& j) {
     if (n.contains("latency_us")) {
       const double us = get_number(n["latency_us"], "scenario.network.latency_us");
       detail::require_finite(us, 0, 1e6, "scenario.network.latency_us");
-      s.cluster.internode_latency = seconds(us * 1e-6);
+      s.cluster.internode_latency = seconds(us / 1e6);
     }
     if (n.contains("host_memory_gib")) {
       const double g = get_number(n["host_memory_gib"], "scenario.network.host_memory_gib");
@@ -379,7 +379,7 @@ json write_scenario(const resolved_run& r) {
   j["num_gpus"] = s.num_gpus;
   j["gpus_per_node"] = s.cluster.gpus_per_node;
   j["network"] = {{"internode_gb_s", in_gb_per_s(s.cluster.internode_per_gpu)},
-                  {"latency_us", in_seconds(s.cluster.internode_latency) * 1e6},
+                  {"latency_us", std::round(in_seconds(s.cluster.internode_latency) * 1e9) / 1e3},  // ns resolution: exact round trip
                   {"host_memory_gib", in_gib(s.cluster.host_memory_per_node)}};
   const auto& p = s.parallel;
   j["parallel"] = {{"tp", p.tp}, {"pp", p.pp}, {"virtual_stages", p.virtual_stages}, {"sp", p.sp}, {"cp", p.cp},
