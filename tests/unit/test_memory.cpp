@@ -258,3 +258,220 @@ TEST_CASE("memory: published cases — estimate vs expected (table)") {
   CHECK(median <= 10.0);
   CHECK(verdicts_right == verdicts);
 }
+
+// ---------------------------------------------------------------------------
+// Hand derivations.
+
+TEST_CASE("memory: bf16-mixed full fine-tune of llama-2-13b keeps 16 bytes/param of model states") {
+  // ZeRO paper §3.1 (no sharding): 2Ψ bf16 weights + 2Ψ bf16 grads + 4Ψ fp32 master + 8Ψ Adam = 16Ψ.
+  scenario s; s.meth = method::full; s.prec = precision::bf16_mixed; s.opt = optimizer::adamw;
+  s.grad_accum = 2;  // gradients persist across micro-batches, so they are live at every phase
+  s.gpu = a100_80();
+  const double P = 13015864320.0;
+  const auto m = estimate_memory(llama2_13b(), s);
+  CHECK(in_bytes(m.weights) == doctest::Approx(2 * P));
+  CHECK(in_bytes(m.master_weights) == doctest::Approx(4 * P));
+  CHECK(in_bytes(m.gradients) == doctest::Approx(2 * P));
+  CHECK(in_bytes(m.optimizer) == doctest::Approx(8 * P));
+  CHECK_FALSE(m.fits);  // 208 GB of model states on an 80 GB card
+}
+
+TEST_CASE("memory: DeepSpeed ZeRO-2 and ZeRO-3 model-state formulas (t5-3b, 8 GPUs)") {
+  // deepspeed/runtime/zero/stage_1_and_2.py estimate_zero2_model_states_mem_needs: 4Ψ + 16Ψ/N;
+  // stage3.py estimate_zero3_model_states_mem_needs: 4·largest_layer + 18Ψ/N.
+  scenario s; s.meth = method::full; s.prec = precision::fp16_mixed; s.opt = optimizer::adamw; s.micro_batch = 1;
+  s.seq_len = 512; s.gpu = a100_80(); s.num_gpus = 8; s.parallel.zero = 2;
+  const auto a = t5_3b();
+  const double P = 2851598336.0, LL = static_cast<double>(count_parameters(a).largest_layer);
+  CHECK(LL == 32128.0 * 1024.0);
+  auto states = [&](const memory_breakdown& m) { return in_bytes(m.weights + m.gradients + m.optimizer); };
+  CHECK(states(estimate_memory(a, s)) == doctest::Approx(4 * P + 16 * P / 8).epsilon(1e-9));
+  s.parallel.zero = 3;
+  CHECK(states(estimate_memory(a, s)) == doctest::Approx(4 * LL + 18 * P / 8).epsilon(1e-9));
+  s.parallel.zero = 1;  // DeepSpeed uses the stage-2 estimator for stage 1
+  CHECK(states(estimate_memory(a, s)) == doctest::Approx(4 * P + 16 * P / 8).epsilon(1e-9));
+}
+
+TEST_CASE("memory: LoRA trainable parameters (PEFT print_trainable_parameters)") {
+  scenario s; s.meth = method::lora; s.lora.rank = 8; s.lora.targets = lora_q | lora_v;
+  // llama-2-7b, r=8 on q,v: 32 layers x 8 x ((4096+4096) + (4096+4096)) = 4,194,304
+  CHECK(trainable_parameters(llama2_7b(), s) == 4194304);
+  // llama-3.1-8b (GQA: v is 4096 -> 1024): 32 x 8 x ((4096+4096) + (4096+1024)) = 3,407,872
+  CHECK(trainable_parameters(llama31_8b(), s) == 3407872);
+  // all-linear r=16 on llama-2-7b: 32 x 16 x (4x8192 + 3x(4096+11008)) = 39,976,960
+  s.lora.rank = 16; s.lora.targets = lora_all_linear;
+  CHECK(trainable_parameters(llama2_7b(), s) == 39976960);
+  s.meth = method::full;
+  CHECK(trainable_parameters(llama2_7b(), s) == 6738415616LL);
+  // freeze: top 2 blocks + final norm + untied head = 2 x 202,383,360 + 4096 + 131,072,000
+  s.meth = method::freeze; s.freeze.trainable_layers = 2;
+  CHECK(trainable_parameters(llama2_7b(), s) == 2LL * 202383360 + 4096 + 131072000);
+}
+
+TEST_CASE("memory: KV cache of llama-2-70b (GQA, 8 kv heads)") {
+  scenario s; s.work = workload::infer; s.inference.kv_cache_dtype = dtype::bf16;
+  // 2 (K,V) x 80 layers x 8 kv heads x 128 head_dim x 2 bytes = 327,680 B per token
+  CHECK(in_bytes(kv_cache_bytes_per_token(llama2_70b(), s)) == 2.0 * 80 * 8 * 128 * 2);
+  s.inference.kv_cache_dtype = dtype::fp8_e4m3;
+  CHECK(in_bytes(kv_cache_bytes_per_token(llama2_70b(), s)) == 2.0 * 80 * 8 * 128 * 1);
+  s.parallel.tp = 16;  // fewer kv heads than ranks: one head per rank
+  CHECK(in_bytes(kv_cache_bytes_per_token(llama2_70b(), s)) == 2.0 * 80 * 1 * 128 * 1);
+}
+
+TEST_CASE("memory: serving llama-2-13b bf16 on an A100-80GB") {
+  scenario s; s.work = workload::infer; s.prec = precision::bf16_pure; s.gpu = a100_80();
+  s.inference = {.batch = 8, .prompt_len = 1024, .gen_len = 1024, .kv_cache_dtype = dtype::bf16};
+  const auto m = estimate_memory(llama2_13b(), s);
+  // weights 2 x 13.016e9; KV per token 2 x 40 x 40 x 128 x 2 = 819,200 B; 8 x 2048 tokens = 13.42 GB
+  CHECK(in_bytes(m.weights) == doctest::Approx(2 * 13015864320.0));
+  CHECK(in_bytes(m.kv_cache) == doctest::Approx(819200.0 * 2048 * 8));
+  CHECK(m.fits);
+  // free = 80 GiB - context - 1.1 x (weights + prefill) ~ 50 GB -> ~27 sequences of 1.68 GB (x1.1)
+  CHECK(m.max_concurrent_sequences >= 20);
+  CHECK(m.max_concurrent_sequences <= 30);
+  s.quant = quantization{.weights = dtype::int4, .double_quant = false, .group_size = 128};
+  CHECK(in_bytes(estimate_memory(llama2_13b(), s).weights) < 0.3 * 2 * 13015864320.0 + 2 * 2 * 163840000.0);
+}
+
+TEST_CASE("memory: the 13B-on-24GB question (llama-2-13b, rtx-4090, seq 2048, micro-batch 1)") {
+  scenario s; s.gpu = rtx4090(); s.seq_len = 2048; s.micro_batch = 1; s.ckpt = checkpointing::full;
+  s.attn = attention::flash; s.opt = optimizer::adamw;
+  const auto a = llama2_13b();
+  const double cap = in_bytes(s.gpu.usable_memory);
+  // Full fine-tuning, bf16-mixed: 16 bytes/param of model states = 208 GB.
+  s.meth = method::full; s.prec = precision::bf16_mixed;
+  auto full = estimate_memory(a, s);
+  CHECK_FALSE(full.fits);
+  CHECK(in_bytes(full.weights + full.master_weights + full.optimizer) > 5 * cap);
+  // LoRA on a bf16 base: the frozen weights alone are 26 GB > 24 GiB.
+  s.meth = method::lora; s.prec = precision::bf16_pure;
+  auto lora = estimate_memory(a, s);
+  CHECK_FALSE(lora.fits);
+  CHECK(in_bytes(lora.weights) > cap);
+  CHECK(in_bytes(lora.optimizer) < 0.01 * in_bytes(lora.weights));
+  // QLoRA: NF4 + double quant base (4.127 bits) ~ 6.5 GB + bf16 embeddings/head 0.66 GB.
+  s.meth = method::qlora;
+  auto qlora = estimate_memory(a, s);
+  CHECK(qlora.fits);
+  CHECK(in_gb(qlora.weights) == doctest::Approx(12.687e9 * 4.127 / 8 / 1e9 + 0.656).epsilon(0.02));
+  CHECK(in_bytes(qlora.headroom) > 0);
+}
+
+TEST_CASE("memory: invariants — checkpointing, attention kernel, the three peaks") {
+  scenario s; s.meth = method::full; s.prec = precision::bf16_pure; s.gpu = a100_80(); s.seq_len = 4096; s.micro_batch = 2;
+  const auto a = llama31_8b();
+  auto alloc = [&](checkpointing c, attention at) {
+    scenario t = s; t.ckpt = c; t.attn = at;
+    return in_bytes(estimate_memory(a, t).peak_allocated);
+  };
+  for (auto at : {attention::flash, attention::eager}) {
+    CHECK(alloc(checkpointing::full, at) <= alloc(checkpointing::selective, at));
+    CHECK(alloc(checkpointing::selective, at) <= alloc(checkpointing::none, at));
+  }
+  for (auto c : {checkpointing::none, checkpointing::selective, checkpointing::full})
+    CHECK(alloc(c, attention::flash) <= alloc(c, attention::eager));
+  for (auto p : {precision::fp32, precision::bf16_mixed, precision::bf16_pure, precision::fp8_mixed})
+    for (auto o : {optimizer::adamw, optimizer::paged_adamw_8bit, optimizer::sgd, optimizer::adafactor}) {
+      scenario t = s; t.prec = p; t.opt = o;
+      const auto m = estimate_memory(a, t);
+      CHECK(in_bytes(m.peak_allocated) <= in_bytes(m.peak_reserved));
+      CHECK(in_bytes(m.peak_reserved) <= in_bytes(m.device));
+      CHECK(in_bytes(m.capacity - m.device) == doctest::Approx(in_bytes(m.headroom)));
+    }
+  // compile saves fewer activations than eager (fused pointwise ops).
+  scenario c = s; c.compile = true;
+  CHECK(in_bytes(activation_bytes_per_layer(a, c)) < in_bytes(activation_bytes_per_layer(a, s)));
+}
+
+TEST_CASE("memory: paged optimizer state is on the device but not allocated") {
+  scenario s; s.meth = method::full; s.prec = precision::bf16_pure; s.gpu = a100_80(); s.seq_len = 1024;
+  s.opt = optimizer::adamw_8bit;
+  const auto plain = estimate_memory(llama32_3b(), s);
+  s.opt = optimizer::paged_adamw_8bit;
+  const auto paged = estimate_memory(llama32_3b(), s);
+  // bitsandbytes blockwise 8-bit: 2 x (1 + 4/256) bytes per parameter
+  const double state = 3212749824.0 * 2 * (1 + 4.0 / 256);
+  CHECK(in_bytes(paged.optimizer) == doctest::Approx(state));
+  CHECK(in_bytes(plain.peak_allocated) - in_bytes(paged.peak_allocated) == doctest::Approx(state).epsilon(0.01));
+  CHECK(in_bytes(paged.device) == doctest::Approx(in_bytes(plain.device)).epsilon(0.05));
+}
+
+TEST_CASE("memory: optimizer-in-backward never holds a full gradient buffer") {
+  scenario s; s.meth = method::full; s.prec = precision::bf16_pure; s.gpu = a100_80(); s.optimizer_in_backward = true;
+  const auto a = llama31_8b();
+  const auto m = estimate_memory(a, s);
+  CHECK(in_bytes(m.gradients) <= 2.0 * static_cast<double>(count_parameters(a).largest_layer));
+}
+
+TEST_CASE("memory: optimizer state per parameter") {
+  scenario s; s.prec = precision::fp32;
+  const auto a = bert_large_cls();
+  s.opt = optimizer::adamw; CHECK(optimizer_bytes_per_parameter(a, s) == 8);
+  s.opt = optimizer::sgd_momentum; CHECK(optimizer_bytes_per_parameter(a, s) == 4);
+  s.opt = optimizer::sgd; CHECK(optimizer_bytes_per_parameter(a, s) == 0);
+  s.opt = optimizer::lion; CHECK(optimizer_bytes_per_parameter(a, s) == 4);
+  s.opt = optimizer::paged_adamw_32bit; CHECK(optimizer_bytes_per_parameter(a, s) == 8);
+  s.opt = optimizer::adamw_8bit; CHECK(optimizer_bytes_per_parameter(a, s) == doctest::Approx(2.03125));
+  // Adafactor: row+column factors per matrix; bert-large: < 1% of a full second moment.
+  s.opt = optimizer::adafactor; CHECK(optimizer_bytes_per_parameter(a, s) < 0.04);
+  s.prec = precision::bf16_pure; s.opt = optimizer::adamw; CHECK(optimizer_bytes_per_parameter(a, s) == 4);
+}
+
+TEST_CASE("memory: pipeline stages — first stage holds pp micro-batches in flight") {
+  scenario s; s.meth = method::full; s.prec = precision::bf16_mixed; s.gpu = a100_80(); s.num_gpus = 4;
+  s.parallel.pp = 4; s.grad_accum = 8; s.seq_len = 4096;
+  const auto a = llama2_13b();
+  const auto st = estimate_memory_stages(a, s);
+  REQUIRE(st.size() == 4);
+  // 40 blocks, 10 per stage; stage i holds min(4 - i, 8) micro-batches.
+  CHECK(in_bytes(st[0].activations) > in_bytes(st[3].activations));
+  const auto worst = estimate_memory(a, s);
+  double most = 0;
+  for (const auto& m : st) most = std::max(most, in_bytes(m.device));
+  CHECK(in_bytes(worst.device) == most);
+}
+
+TEST_CASE("memory: CPU offload moves optimizer state to the host and warns above host RAM") {
+  scenario s; s.meth = method::full; s.prec = precision::bf16_mixed; s.gpu = a100_80(); s.num_gpus = 8;
+  s.parallel.zero = 3; s.parallel.offload_optimizer = offload::cpu; s.parallel.offload_params = offload::cpu;
+  const auto m = estimate_memory(llama2_70b(), s);
+  // fp32 master + Adam + fp32 grads = 16 B/param of 69e9 params = 1.1 TB on the node's host.
+  CHECK(in_bytes(m.host) == doctest::Approx(16 * 68976648192.0 + 2 * 68976648192.0).epsilon(0.01));
+  CHECK((m.warnings & warn_host_memory) != 0);
+  CHECK(in_bytes(m.optimizer) == 0);
+}
+
+// Numbers measured with torch.autograd.graph.saved_tensors_hooks by
+// tests/python/test_torch_ground_truth.py (torch 1.13 CPU; run
+// `/usr/bin/python3 tests/python/torch_saved.py`), corrected for torch 1.13's
+// MeanBackward1 saving its input (2 x 4h bytes per token; torch 2.x does not).
+TEST_CASE("memory: activation formula vs PyTorch autograd (recorded measurements)") {
+  auto llama_small = [](std::int64_t h, std::int64_t heads, std::int64_t ffn) {
+    architecture a = llama(h, 1, heads, heads / 2, ffn, 1000, false);
+    return a;
+  };
+  auto run = [](std::int64_t b, std::int64_t s, precision p) {
+    scenario r; r.micro_batch = b; r.seq_len = s; r.prec = p; r.attn = attention::eager; return r;
+  };
+  struct row { std::int64_t b, s, h, heads, ffn; precision p; double measured; };
+  const row rows[] = {
+      {2, 32, 64, 4, 256, precision::fp32, 459336},     {2, 32, 64, 4, 256, precision::bf16_pure, 296008},
+      {1, 128, 128, 8, 512, precision::fp32, 2229384},  {1, 128, 128, 8, 512, precision::bf16_pure, 1771656},
+      {4, 64, 96, 6, 256, precision::fp32, 2426984},    {4, 64, 96, 6, 256, precision::bf16_pure, 1805160},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.h);
+    CHECK(in_bytes(activation_bytes_per_layer(llama_small(r.h, r.heads, r.ffn), run(r.b, r.s, r.p))) ==
+          doctest::Approx(r.measured).epsilon(0.005));
+  }
+  // torch.nn.TransformerEncoderLayer (post-norm and pre-norm measure the same), dropout 0, fp32.
+  struct erow { std::int64_t b, s, h, heads, ffn; double measured; };
+  const erow erows[] = {{2, 32, 64, 4, 256, 230408}, {1, 128, 128, 8, 512, 1312776}, {4, 64, 96, 6, 256, 1445896}};
+  for (const auto& r : erows) {
+    architecture a;
+    a.kind = model_kind::encoder; a.hidden = r.h; a.layers = 1; a.heads = r.heads; a.ffn = r.ffn; a.vocab = 10;
+    a.q_bias = a.out_bias = a.mlp_bias = true; a.activation = activation_kind::relu;
+    CAPTURE(r.h);
+    CHECK(in_bytes(activation_bytes_per_layer(a, run(r.b, r.s, precision::fp32))) == doctest::Approx(r.measured).epsilon(0.005));
+  }
+}

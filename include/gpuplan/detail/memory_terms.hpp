@@ -173,7 +173,9 @@ inline stage_params params_of_stage(const architecture& a, const parameter_break
   const double enc_other = static_cast<double>(p.per_layer) - be.dense - be.expert;
   const double dec_other = static_cast<double>(p.per_decoder_layer) - bd.dense - bd.expert;
   s.other = ne * enc_other + nd * std::max(0.0, dec_other);
-  const double rel = a.relative_buckets > 0 ? static_cast<double>(a.relative_buckets * a.heads) : 0;
+  // T5 relative-attention tables: one in the encoder's and one in the decoder's first block.
+  const double rel = (a.relative_buckets > 0 ? static_cast<double>(a.relative_buckets * a.heads) : 0) *
+                     (a.kind == model_kind::encoder_decoder ? 2 : 1);
   if (s.first) s.other += static_cast<double>(p.embeddings) / tp + rel;  // vocab-parallel embedding
   if (s.last) {
     double fin = a.final_norm ? static_cast<double>(detail::norm_params(a)) : 0;
