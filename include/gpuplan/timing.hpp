@@ -319,7 +319,7 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
     // Prefill: the whole prompt batch through every block (same efficiency model), LM head on all positions.
     const double Tp = B * prompt;
     double prefill = 0, tp_comm = 0;
-    const link tpl = group_link(run, tp, 1);
+    const comm_link tpl = group_link(run, tp, 1);
     auto add_blocks = [&](double n_blocks, bool dec) {
       if (n_blocks <= 0) return;
       const block_cost c = block_seconds(a, run, r, Tp, B, prompt, prompt, dec, e);
@@ -357,10 +357,10 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
     const double flop_per_seq = (2.0 * active_mat + 4.0 * ctx * static_cast<double>(a.q_dim()) *
                                                        static_cast<double>(a.total_layers())) / (tp * pp);
     const double rate = r.gemm * ceil * e.matmul_scale;
+    // GEMV/skinny GEMM at decode: the roofline of bytes vs FLOPs at the best-shape rate.
     auto decode_step = [&](double batch) {
       const double mem = (weight_bytes + batch * ctx * kv_per_seq) / bwe;
-      const double cmp = batch * flop_per_seq / (rate * gemm_shape_factor(std::max(batch, 1.0), h / tp, h, 1, e) /
-                                                 gemm_shape_factor(1e9, h / tp, h, 1, e));
+      const double cmp = batch * flop_per_seq / rate;
       const double comm = static_cast<double>(a.total_layers()) / pp * 2.0 *
                           all_reduce_seconds(batch * h * eb, tp, tpl, e);
       return std::max(mem, cmp) * pp + comm * pp;
@@ -368,10 +368,11 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
     const double t_dec = decode_step(B);
     out.decode_tokens_per_second_per_sequence = 1.0 / t_dec;
     out.decode_tokens_per_second = B / t_dec;
-    // Batch where compute time (at the best-shape rate) reaches the bytes time.
-    const double per_seq_cmp = flop_per_seq / rate, per_seq_mem = ctx * kv_per_seq / bwe;
-    out.decode_compute_bound_batch =
-        per_seq_cmp > per_seq_mem ? static_cast<std::int64_t>(std::ceil(weight_bytes / bwe / (per_seq_cmp - per_seq_mem))) : 0;
+    // Batch at which the weight matmuls turn compute-bound: B·2·N_active/rate = weight
+    // bytes/bandwidth (the ridge point). Attention over the KV cache reads its own bytes
+    // per sequence and stays bandwidth-bound at any batch.
+    const double per_seq_cmp = 2.0 * active_mat / (tp * pp) / rate;
+    out.decode_compute_bound_batch = static_cast<std::int64_t>(std::ceil(weight_bytes / bwe / per_seq_cmp));
     const double total = prefill + gen * t_dec;
     out.step = seconds(total);
     out.breakdown.compute = seconds(total - tp_comm * pp);
@@ -401,9 +402,9 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
   // the stage time — Megatron places it on the last stage).
   double fwd = 0, bwd = 0, rec = 0, tp_comm = 0, ep_comm = 0, cp_comm = 0;
   int kernels = 0;
-  const link tpl = group_link(run, tp, 1);
-  const link epl = group_link(run, run.parallel.ep, tp * pp);
-  const link cpl = group_link(run, cp, tp);
+  const comm_link tpl = group_link(run, tp, 1);
+  const comm_link epl = group_link(run, run.parallel.ep, tp * pp);
+  const comm_link cpl = group_link(run, cp, tp);
   auto add_blocks = [&](double n_blocks, bool dec) {
     if (n_blocks <= 0) return;
     const block_cost c = block_seconds(a, run, r, T, mb, s / cp, s, dec, e);
@@ -473,7 +474,7 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
   // ZeRO/FSDP mixed precision and pure 16-bit reduce 16-bit gradients (2 B).
   const double gcomm = (run.prec == precision::fp32 || run.prec == precision::tf32) ? 4.0
                        : (run.parallel.zero == 0 && !pure) ? 4.0 : 2.0;
-  const link dpl = group_link(run, dp, tp * pp);
+  const comm_link dpl = group_link(run, dp, tp * pp);
   const double ga = static_cast<double>(run.grad_accum);
 
   // ZeRO-3 / FSDP: all-gather parameters for forward and again for backward, reduce-
@@ -490,7 +491,7 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
   // Pipeline point-to-point: activations forward, gradients backward, per micro-batch.
   double pp_comm = 0;
   if (pp > 1) {
-    const link ppl = group_link(run, pp, tp);
+    const comm_link ppl = group_link(run, pp, tp);
     const double bytes = T * h * eb / (run.parallel.sp ? tp : 1);
     pp_comm = 2.0 * p2p_seconds(bytes, ppl, e);
   }

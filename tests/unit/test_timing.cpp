@@ -200,3 +200,135 @@ TEST_CASE("time: published cases, median |error| <= 15% with default efficiencie
   std::printf("median |error| over %zu cases: %.1f%%\n", n, median);
   CHECK(median <= 15.0);
 }
+
+TEST_CASE("time: peak selection, impossible precisions and warnings") {
+  const architecture a = test::llama2_7b();
+  scenario r = test::train(test::v100_16(), 1, precision::fp8_mixed, 1, 512, 1, checkpointing::none, attention::eager, 0);
+  CHECK_THROWS_WITH_AS(estimate_time(a, r), "scenario.precision: fp8-mixed needs FP8 tensor cores (sm_89+); v100-sxm2-16gb is sm_70",
+                       config_error);
+  r.prec = precision::tf32;
+  CHECK_THROWS_AS(estimate_time(a, r), config_error);
+  r.prec = precision::bf16_mixed;  // emulated on Volta: FP32 rate, warned
+  const time_estimate bf = estimate_time(a, r);
+  CHECK((bf.warnings & warn_bf16_emulated) != 0);
+  CHECK(bf.peak_flop_per_s == doctest::Approx(15.7e12));
+  r.prec = precision::fp16_mixed;  // V100 fp16 tensor cores: 125 TFLOP/s
+  const time_estimate fp = estimate_time(a, r);
+  CHECK(fp.peak_flop_per_s == doctest::Approx(125e12));
+  CHECK(fp.step < bf.step);
+  r.attn = attention::flash;
+  CHECK((estimate_time(a, r).warnings & warn_flash_unsupported) != 0);
+  // GeForce: FP32 accumulate at half the FP16-accumulate rate.
+  scenario g = test::train(test::rtx4090(), 1, precision::bf16_mixed, 1, 512, 1, checkpointing::none, attention::flash, 0);
+  const time_estimate ge = estimate_time(a, g);
+  CHECK((ge.warnings & warn_fp32_accumulate_half_rate) != 0);
+  CHECK(ge.peak_flop_per_s == doctest::Approx(165.2e12));
+  g.prec = precision::fp8_mixed;  // Ada has FP8
+  CHECK(estimate_time(a, g).peak_flop_per_s == doctest::Approx(330.3e12));
+  // Bad layouts name the field.
+  scenario t = test::train(test::a100_80(), 8, precision::bf16_mixed, 1, 512, 1, checkpointing::none, attention::flash, 0);
+  t.parallel.tp = 3;
+  CHECK_THROWS_WITH_AS(estimate_time(a, t), "scenario.num_gpus: must be a multiple of tp*pp*cp=3 (got 8)", config_error);
+  t.num_gpus = 6;
+  CHECK_THROWS_WITH_AS(estimate_time(a, t), "scenario.parallel.tp: must divide num_attention_heads=32 (got 3)", config_error);
+}
+
+TEST_CASE("time: collectives follow the ring formulas") {
+  using namespace gpuplan::detail;
+  const efficiency_params e;
+  const comm_link l{100e9, 5e-6};
+  // all-reduce of 1 GB over 8: 2·7/8·1e9 / (100e9·0.8) + 14·5 µs = 21.875 ms + 70 µs.
+  CHECK(all_reduce_seconds(1e9, 8, l, e) == doctest::Approx(2 * 7.0 / 8 * 1e9 / 80e9 + 14 * 5e-6));
+  CHECK(gather_seconds(1e9, 8, l, e) == doctest::Approx(7.0 / 8 * 1e9 / 80e9 + 7 * 5e-6));
+  CHECK(all_reduce_seconds(1e9, 1, l, e) == 0);
+  // Links: 8 A100s in a node use NVLink (300 GB/s per direction); 16 cross nodes at 25 GB/s.
+  scenario r;
+  r.gpu = test::a100_80();
+  r.num_gpus = 8;
+  CHECK(group_link(r, 8, 1).bytes_per_s == doctest::Approx(300e9));
+  r.num_gpus = 16;
+  CHECK(group_link(r, 16, 1).bytes_per_s == doctest::Approx(25e9));
+  CHECK(group_link(r, 2, 8).bytes_per_s == doctest::Approx(25e9));  // dp across tp=8 nodes
+  r.gpu = test::rtx4090();  // no NVLink: PCIe 4.0 x16 = 32 GB/s
+  r.num_gpus = 4;
+  CHECK(group_link(r, 4, 1).bytes_per_s == doctest::Approx(32e9));
+  r.gpu = test::h100_sxm();  // DGX H100 reference network: 8 x 400 Gb/s
+  r.num_gpus = 16;
+  CHECK(group_link(r, 16, 1).bytes_per_s == doctest::Approx(50e9));
+}
+
+TEST_CASE("time: pipeline bubble (p-1)/(m·v) and the step adds up") {
+  const architecture a = test::gpt2_like(6144, 48, 64, 51200, 0.0);
+  scenario r = test::train(test::a100_80(), 64, precision::bf16_mixed, 1, 2048, 16, checkpointing::full, attention::flash, 0);
+  r.parallel.tp = 8;
+  r.parallel.pp = 8;
+  const time_estimate t = estimate_time(a, r);
+  const auto& b = t.breakdown;
+  const double per_mb = (in_seconds(b.compute) + in_seconds(b.communication)) / 16;  // dp = 1: all comm per micro-batch
+  CHECK(in_seconds(b.bubble) == doctest::Approx(7.0 * per_mb).epsilon(0.02));  // (p-1)/m of m micro-batches
+  r.parallel.virtual_stages = 2;
+  CHECK(in_seconds(estimate_time(a, r).breakdown.bubble) == doctest::Approx(3.5 * per_mb).epsilon(0.02));
+  CHECK(in_seconds(t.step) == doctest::Approx(in_seconds(b.compute + b.communication + b.bubble + b.optimizer + b.offload)));
+  // MFU/HFU from the FLOP counts: HFU > MFU under full recompute, both below the GPU ceiling 0.87.
+  CHECK(t.hfu > t.mfu);
+  CHECK(t.hfu < 0.87);
+  CHECK(t.mfu == doctest::Approx(in_flops(t.model_flops_per_step) / (in_seconds(t.step) * 64 * 312e12)));
+}
+
+TEST_CASE("time: time to train, GPU-hours, cost and energy") {
+  scenario r = test::train(test::a100_80(), 8, precision::bf16_mixed, 4, 2048, 1, checkpointing::none, attention::flash, 1);
+  r.tokens = 1e9;
+  r.price_per_gpu_hour = 2.0;
+  const time_estimate t = estimate_time(test::tinyllama(), r);
+  CHECK(in_seconds(t.total) == doctest::Approx(1e9 / t.tokens_per_second));
+  CHECK(t.gpu_hours == doctest::Approx(in_seconds(t.total) * 8 / 3600));
+  REQUIRE(t.cost.has_value());
+  CHECK(*t.cost == doctest::Approx(2.0 * t.gpu_hours));
+  // Energy between idle (30% TDP) and full TDP for those GPU-hours.
+  CHECK(t.energy_kwh > 0.3 * 0.4 * t.gpu_hours);
+  CHECK(t.energy_kwh <= 0.4 * t.gpu_hours);
+}
+
+TEST_CASE("time: serving — decode is bandwidth-bound at batch 1, compute-bound beyond a batch") {
+  // llama-2-7b bf16 on one A100-80GB: decode reads 13.5 GB of weights per token, so at
+  // batch 1 tokens/s ≈ 2039e9·0.8 / 13.5e9 ≈ 121 (minus the small KV read).
+  scenario r;
+  r.work = workload::infer;
+  r.gpu = test::a100_80();
+  r.inference = {.batch = 1, .prompt_len = 512, .gen_len = 256, .kv_cache_dtype = dtype::bf16};
+  const architecture a = test::llama2_7b();
+  const time_estimate t = estimate_time(a, r);
+  CHECK(t.decode_tokens_per_second_per_sequence == doctest::Approx(2039e9 * 0.8 / 13.5e9).epsilon(0.05));
+  CHECK(t.time_to_first_token > seconds(0.02));  // 512 tokens · 13.5 GFLOP at < 271 TFLOP/s ≥ 25 ms
+  // Weight matmuls turn compute-bound at B = (2 B/param / 2 FLOP/param) · 271e12 / 1631e9 ≈ 166.
+  CHECK(t.decode_compute_bound_batch == doctest::Approx(166).epsilon(0.05));
+  // 4-bit weights read ~3.5x fewer bytes: decode at batch 1 is ~3x faster.
+  r.quant = quantization{.weights = dtype::int4, .double_quant = false, .group_size = 128};
+  CHECK(estimate_time(a, r).decode_tokens_per_second_per_sequence > 2.5 * t.decode_tokens_per_second_per_sequence);
+  // Larger batches raise aggregate throughput; the MHA KV cache (0.5 MB per token)
+  // then costs as much as the weights: 32·640·0.52 MB = 10.7 GB vs 13.5 GB → ≈ 18x.
+  r.quant.reset();
+  r.inference.batch = 32;
+  const double agg = estimate_time(a, r).decode_tokens_per_second / t.decode_tokens_per_second;
+  CHECK(agg == doctest::Approx(32 * (13.5 + 0.335) / (13.5 + 32 * 0.335)).epsilon(0.03));
+}
+
+TEST_CASE("time: overlap, ZeRO and offload move time where they should") {
+  const architecture a = test::llama2_7b();
+  scenario r = test::train(test::a100_80(), 16, precision::bf16_mixed, 2, 4096, 1, checkpointing::none, attention::flash, 0);
+  const time_estimate ddp = estimate_time(a, r);
+  CHECK(ddp.total_communication > ddp.breakdown.communication);  // DDP hides most of its all-reduce
+  r.parallel.zero = 3;
+  const time_estimate z3 = estimate_time(a, r);
+  // ZeRO-3 moves 3 x 2 B/param (2 all-gathers + reduce-scatter, 16-bit) vs DDP's fp32
+  // all-reduce 2 x 4 B/param: 6/8 of the bytes, all over the 25 GB/s inter-node link.
+  CHECK(in_seconds(z3.total_communication) == doctest::Approx(0.75 * in_seconds(ddp.total_communication)).epsilon(0.01));
+  r.parallel.offload_optimizer = offload::cpu;
+  const time_estimate off = estimate_time(a, r);
+  CHECK(off.breakdown.offload > seconds(0));
+  CHECK(off.step > z3.step);
+  // Full fine-tuning a 7B model with LoRA needs far less optimizer time.
+  r.parallel.offload_optimizer = offload::none;
+  r.meth = method::lora;
+  CHECK(estimate_time(a, r).breakdown.optimizer < 0.01 * z3.breakdown.optimizer);
+}

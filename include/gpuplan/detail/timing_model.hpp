@@ -138,7 +138,7 @@ inline double gemm_seconds(double m, double n, double k, double batch, double co
 }
 
 // ---- communication -------------------------------------------------------
-struct link {
+struct comm_link {
   double bytes_per_s = 0;  // per direction, before comm_fraction
   double latency = 0;      // per ring step
 };
@@ -155,7 +155,7 @@ inline double internode_bytes_per_s(const gpu_spec& g, const cluster_spec& c) {
 
 // The link a group of `n` GPUs whose members are `stride` apart uses. Layout:
 // tp innermost, then pp, then dp (Megatron-LM's default rank order).
-inline link group_link(const scenario& run, int n, int stride) {
+inline comm_link group_link(const scenario& run, int n, int stride) {
   const cluster_spec& c = run.cluster;
   const gpu_spec& g = run.gpu;
   const int per_node = std::max(1, c.gpus_per_node);
@@ -171,23 +171,23 @@ inline link group_link(const scenario& run, int n, int stride) {
 
 // Ring all-reduce: 2(n-1)/n · S over the bus bandwidth + 2(n-1) latency steps
 // (Patarasuk & Yuan 2009; NCCL docs "Performance: bus bandwidth").
-inline double all_reduce_seconds(double bytes, int n, const link& l, const efficiency_params& e) {
+inline double all_reduce_seconds(double bytes, int n, const comm_link& l, const efficiency_params& e) {
   if (n <= 1 || bytes <= 0) return 0;
   const double f = static_cast<double>(n - 1) / n;
   return 2.0 * f * bytes / (l.bytes_per_s * e.comm_fraction) + 2.0 * (n - 1) * l.latency;
 }
 // Reduce-scatter or all-gather of a buffer of `bytes` (whole, unsharded): (n-1)/n · S.
-inline double gather_seconds(double bytes, int n, const link& l, const efficiency_params& e) {
+inline double gather_seconds(double bytes, int n, const comm_link& l, const efficiency_params& e) {
   if (n <= 1 || bytes <= 0) return 0;
   const double f = static_cast<double>(n - 1) / n;
   return f * bytes / (l.bytes_per_s * e.comm_fraction) + (n - 1) * l.latency;
 }
 // All-to-all (MoE dispatch/combine): each GPU sends (n-1)/n of its buffer.
-inline double all_to_all_seconds(double bytes, int n, const link& l, const efficiency_params& e) {
+inline double all_to_all_seconds(double bytes, int n, const comm_link& l, const efficiency_params& e) {
   return gather_seconds(bytes, n, l, e);
 }
 // Point-to-point send of `bytes`.
-inline double p2p_seconds(double bytes, const link& l, const efficiency_params& e) {
+inline double p2p_seconds(double bytes, const comm_link& l, const efficiency_params& e) {
   if (bytes <= 0) return 0;
   return bytes / (l.bytes_per_s * e.comm_fraction) + l.latency;
 }
