@@ -355,7 +355,7 @@ void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_
         minor = std::strtol(s, &end, 10);
         ok_minor = end != s && *end == '\0';
       }
-      if (!ok_major || !ok_minor || major < 1 || major > 99 || minor < 0 || minor > 9)
+      if (dot == std::string::npos || !ok_major || !ok_minor || major < 1 || major > 99 || minor < 0 || minor > 9)
         fail(at("compute_capability"), "must look like \"8.9\" (NVIDIA) or \"gfx942\" (AMD) (got \"" + *v + "\")");
       g.vendor = gpu_vendor::nvidia;
       g.cc_major = static_cast<int>(major);
