@@ -137,15 +137,16 @@ std::string render(const table& t, const style& s) {
   };
   std::string out;
   if (s.format == report_format::markdown) {
-    if (!t.title.empty()) out += "**" + md_cell(t.title) + "**\n\n";
+    if (!t.title.empty()) out.append("**").append(md_cell(t.title)).append("**\n\n");
     out += "|";
-    for (const auto& h : t.header) out += " " + md_cell(h) + " |";
+    // (Appending piecewise: `" " + std::string&&` trips GCC 12's -Wrestrict false positive.)
+    for (const auto& h : t.header) out.append(" ").append(md_cell(h)).append(" |");
     out += "\n|";
     for (std::size_t c = 0; c < ncol; ++c) out += (c > 0 && (c >= t.right_align.size() || t.right_align[c])) ? "---:|" : "---|";
     out += "\n";
     for (const auto& row : t.rows) {
       out += "|";
-      for (std::size_t c = 0; c < ncol; ++c) out += " " + md_cell(c < row.size() ? row[c] : "") + " |";
+      for (std::size_t c = 0; c < ncol; ++c) out.append(" ").append(md_cell(c < row.size() ? row[c] : "")).append(" |");
       out += "\n";
     }
     if (!t.notes.empty()) {

@@ -231,11 +231,14 @@ json estimate_json(const resolved_run& r) {
 
 // ---------------------------------------------------------------------- reports
 
-std::string run_summary(const scenario& run) {
-  std::string s = std::string(to_string(run.work)) + ", " + std::string(to_string(run.meth));
-  if (run.meth == method::lora || run.meth == method::qlora) s += " r=" + std::to_string(run.lora.rank);
-  if (run.meth == method::qlora || run.quant)
-    s += " (" + std::string(to_string(base_quantization(run).weights)) + " base)";
+std::string run_summary(const scenario& run, bool with_method) {
+  std::string s = std::string(to_string(run.work));
+  if (with_method) {
+    s += ", " + std::string(to_string(run.meth));
+    if (run.meth == method::lora || run.meth == method::qlora) s += " r=" + std::to_string(run.lora.rank);
+    if (run.meth == method::qlora || run.quant)
+      s += " (" + std::string(to_string(base_quantization(run).weights)) + " base)";
+  }
   if (run.work == workload::train) {
     s += ", " + std::string(to_string(run.prec)) + ", " + std::string(to_string(run.opt));
     s += ", micro-batch " + std::to_string(run.micro_batch) + " × seq " + std::to_string(run.seq_len);

@@ -10,6 +10,7 @@
 #include <exception>
 #include <fstream>
 #include <map>
+#include <set>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -83,6 +84,7 @@ struct run_args {
   std::string methods;  // fit: a comma list
   std::vector<std::pair<std::string, json>> overrides;
   std::map<std::string, std::string> flag_of;
+  std::set<std::string> file_keys;  // dotted paths present in the --scenario file
 };
 
 template <class T>
@@ -182,7 +184,9 @@ bool is_file(const std::string& s) {
   if (key == "model" && !a.model.empty()) throw config_error("model", reason);
   if (key == "gpu" && !a.gpu.empty()) throw config_error("--gpu", reason);
   if (key == "method" && !a.methods.empty()) throw config_error("--method", reason);
-  if (given(key) && a.flag_of.count(key) != 0) {
+  // A key the user did not write in a scenario file came from a flag or its default:
+  // name the flag either way ("--seq: exceeds max_position_embeddings=1024 ...").
+  if ((given(key) || !a.file_keys.contains(key)) && a.flag_of.count(key) != 0) {
     std::string flag = a.flag_of.at(key);
     if (const auto comma = flag.find(','); comma != std::string::npos) flag = flag.substr(0, comma);
     throw config_error(flag, reason);
@@ -190,11 +194,16 @@ bool is_file(const std::string& s) {
   throw e;
 }
 
-io::resolved_run build_run(const run_args& a, const std::string* method_override) {
+io::resolved_run build_run(run_args& a, const std::string* method_override) {
   json j = json::object();
   if (!a.scenario_file.empty()) {
     j = read_json_file(a.scenario_file, "--scenario");
     if (!j.is_object()) throw config_error("--scenario", "must contain a JSON object (got " + std::string(j.type_name()) + ")");
+    for (const auto& [k, v] : j.items()) {
+      a.file_keys.insert(k);
+      if (v.is_object())
+        for (const auto& [k2, v2] : v.items()) a.file_keys.insert(k + "." + k2);
+    }
   }
   if (!a.model.empty()) j["model"] = a.model;
   if (!j.contains("model")) throw config_error("model", "is required: give MODEL or --scenario FILE with a \"model\" key");
@@ -356,7 +365,7 @@ std::vector<std::string> split_methods(const std::string& s) {
   return out;
 }
 
-int cmd_fit(const run_args& a, const output_args& out) {
+int cmd_fit(run_args& a, const output_args& out) {
   load_extra_gpus(a);
   const io::style st = make_style(out);
   std::vector<std::string> methods;
@@ -397,7 +406,7 @@ int cmd_fit(const run_args& a, const output_args& out) {
   std::string text = std::string(md ? "### " : "") + first.model.name + " (" +
                      io::format_params(gpuplan::count_parameters(first.model).total) + " parameters) on " +
                      std::to_string(first.run.num_gpus) + " × " + first.run.gpu.name + "\n";
-  text += io::run_summary(first.run) + "\n\n";
+  text += io::run_summary(first.run, runs.size() == 1) + "\n\n";
   io::table t = io::memory_table(cols, first.run.work);
   text += io::render(t, st) + "\n";
   gpuplan::warning_set warnings = 0;
@@ -418,7 +427,7 @@ int cmd_fit(const run_args& a, const output_args& out) {
   return all_fit ? kExitOk : kExitDoesNotFit;
 }
 
-int cmd_time(const run_args& a, const output_args& out) {
+int cmd_time(run_args& a, const output_args& out) {
   load_extra_gpus(a);
   const io::style st = make_style(out);
   const io::resolved_run r = build_run(a, nullptr);
@@ -438,7 +447,7 @@ int cmd_time(const run_args& a, const output_args& out) {
   return kExitOk;
 }
 
-int cmd_estimate(const run_args& a, const output_args& out) {
+int cmd_estimate(run_args& a, const output_args& out) {
   load_extra_gpus(a);
   const io::style st = make_style(out);
   const io::resolved_run r = build_run(a, nullptr);
@@ -447,7 +456,7 @@ int cmd_estimate(const run_args& a, const output_args& out) {
   return kExitOk;
 }
 
-int cmd_explain(const run_args& a, const output_args& out) {
+int cmd_explain(run_args& a, const output_args& out) {
   load_extra_gpus(a);
   const io::style st = make_style(out);
   const io::resolved_run r = build_run(a, nullptr);
@@ -641,6 +650,19 @@ int run(int argc, char** argv) {
                                  "  gpuplan completion bash > ~/.local/share/bash-completion/completions/gpuplan\n") +
                      kExitCodes);
 
+  // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      found = found || sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::fprintf(stderr, "gpuplan: usage: unknown command '%s' (commands: %s)\n", argv[1], known.c_str());
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -83,7 +83,8 @@ std::string binding_component(const memory_breakdown& m);
 // "FITS with 3.20 GB (2.98 GiB) headroom" / "DOES NOT FIT: short by ...".
 std::string verdict_line(const memory_breakdown& m, const style& s);
 // One line describing a run: "train, lora r=8, bf16-mixed, adamw, micro-batch 1 × seq 2048; 1 × rtx-4090".
-std::string run_summary(const scenario& run);
+// With `with_method = false` the method is left out (a table with one column per method).
+std::string run_summary(const scenario& run, bool with_method = true);
 // A whole estimate (model line, memory table, time table, warnings) as text/markdown.
 std::string estimate_report(const resolved_run& r, const style& s);
 
