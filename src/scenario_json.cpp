@@ -378,9 +378,9 @@ json write_scenario(const resolved_run& r) {
   j["gpu"] = s.gpu.id;
   j["num_gpus"] = s.num_gpus;
   j["gpus_per_node"] = s.cluster.gpus_per_node;
-  j["network"] = {{"internode_gb_s", in_gb_per_s(s.cluster.internode_per_gpu)},
-                  {"latency_us", std::round(in_seconds(s.cluster.internode_latency) * 1e9) / 1e3},  // ns resolution: exact round trip
+  j["network"] = {{"latency_us", std::round(in_seconds(s.cluster.internode_latency) * 1e9) / 1e3},  // ns resolution: exact round trip
                   {"host_memory_gib", in_gib(s.cluster.host_memory_per_node)}};
+  if (s.cluster.internode_per_gpu) j["network"]["internode_gb_s"] = in_gb_per_s(*s.cluster.internode_per_gpu);
   const auto& p = s.parallel;
   j["parallel"] = {{"tp", p.tp}, {"pp", p.pp}, {"virtual_stages", p.virtual_stages}, {"sp", p.sp}, {"cp", p.cp},
                    {"ep", p.ep}, {"zero", p.zero}, {"offload_optimizer", name_of(p.offload_optimizer, kOffload)},

@@ -74,4 +74,13 @@ struct cluster_spec {
   friend bool operator==(const cluster_spec&, const cluster_spec&) = default;
 };
 
+// Inter-node bandwidth per GPU per direction. Unless the scenario sets it, the
+// NVIDIA reference design of the GPU's generation: DGX A100 8 x 200 Gb/s HDR
+// InfiniBand per 8 GPUs (25 GB/s per GPU); DGX H100/B200 8 x 400 Gb/s NDR (50 GB/s).
+constexpr ByteRate internode_per_gpu(const gpu_spec& g, const cluster_spec& c) {
+  if (c.internode_per_gpu) return *c.internode_per_gpu;
+  const bool ndr = g.vendor == gpu_vendor::nvidia && g.sm() >= 90 && g.sm() < 120;
+  return gb_per_s(ndr ? 50.0 : 25.0);
+}
+
 }  // namespace gpuplan

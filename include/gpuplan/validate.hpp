@@ -147,7 +147,8 @@ inline void validate(const architecture& m, const scenario& s) {
   // Totals.
   if (s.tokens) detail::require_finite(*s.tokens, 1, 1e18, "scenario.tokens");
   if (s.price_per_gpu_hour) detail::require_finite(*s.price_per_gpu_hour, 0, 1e6, "scenario.price_per_gpu_hour");
-  detail::require_finite(in_gb_per_s(s.cluster.internode_per_gpu), 1e-3, 1e6, "scenario.network.internode_gb_s");
+  if (s.cluster.internode_per_gpu)
+    detail::require_finite(in_gb_per_s(*s.cluster.internode_per_gpu), 1e-3, 1e6, "scenario.network.internode_gb_s");
 }
 
 }  // namespace gpuplan

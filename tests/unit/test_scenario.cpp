@@ -71,7 +71,7 @@ TEST_CASE("scenario: every key parsed, data-parallel degree derived") {
   CHECK(s.dp() == 4);
   CHECK(s.grad_accum == 64 / (2 * 4));
   CHECK(s.global_batch() == 64);
-  CHECK(in_gb_per_s(s.cluster.internode_per_gpu) == doctest::Approx(50));
+  CHECK(in_gb_per_s(*s.cluster.internode_per_gpu) == doctest::Approx(50));
   CHECK(in_seconds(s.cluster.internode_latency) == doctest::Approx(3e-6));
   CHECK(*s.tokens == doctest::Approx(1e12));
   CHECK(s.parallel.offload_optimizer == offload::cpu);

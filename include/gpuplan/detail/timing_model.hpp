@@ -143,14 +143,10 @@ struct comm_link {
   double latency = 0;      // per ring step
 };
 
-// Default inter-node bandwidth per GPU when the scenario keeps cluster_spec's
-// default: the NVIDIA reference design of the GPU's generation — DGX A100 8x200 Gb/s
-// HDR (25 GB/s per GPU), DGX H100/B200 8x400 Gb/s NDR (50 GB/s per GPU).
+// Inter-node bandwidth per GPU: the scenario's, else the GPU generation's
+// reference design (gpuplan::internode_per_gpu in hardware.hpp).
 inline double internode_bytes_per_s(const gpu_spec& g, const cluster_spec& c) {
-  const double v = in_byte_per_s(c.internode_per_gpu);
-  const bool is_default = v == in_byte_per_s(cluster_spec{}.internode_per_gpu);
-  if (is_default && g.vendor == gpu_vendor::nvidia && g.sm() >= 90 && g.sm() < 120) return 50e9;
-  return v;
+  return in_byte_per_s(internode_per_gpu(g, c));
 }
 
 // The link a group of `n` GPUs whose members are `stride` apart uses. Layout:
