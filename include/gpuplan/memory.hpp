@@ -140,6 +140,8 @@ struct facts {
   bool quantized = false;
   quantization q;
   lora_block lora_enc, lora_dec;
+  block_linears lin_enc, lin_dec;
+  layer_act full_enc, full_dec, sel_enc, sel_dec;  // per-block activations (filled by facts_of)
 };
 
 inline facts facts_of(const architecture& a, const scenario& r) {
@@ -162,7 +164,13 @@ inline facts facts_of(const architecture& a, const scenario& r) {
   f.ctx.compiled = r.compile;
   f.ctx.drop = a.dropout > 0;
   f.ctx.flash = r.attn == attention::flash;
+  f.lin_enc = linears_of_block(a, false);
+  f.lin_dec = a.kind == model_kind::encoder_decoder ? linears_of_block(a, true) : f.lin_enc;
   return f;
+}
+
+inline stage_params params_of_stage(const architecture& a, const facts& f, const scenario& r, int stage) {
+  return params_of_stage(a, f.p, f.lin_enc, f.lin_dec, r, stage);
 }
 
 // Bytes for one block's saved activations, one micro-batch, per GPU.
@@ -176,6 +184,21 @@ inline layer_act acts_for(const architecture& a, const facts& f, bool dec, bool 
   c.lora_rank_elems = lb.rank_elems;
   c.lora_drop_elems = lb.drop_elems;
   return selective ? block_activations_selective(a, c, dec) : block_activations(a, c, dec);
+}
+
+// facts plus the per-block activation figures (computed once per estimate).
+inline facts facts_with_acts(const architecture& a, const scenario& r) {
+  facts f = facts_of(a, r);
+  f.full_enc = acts_for(a, f, false, false);
+  f.sel_enc = acts_for(a, f, false, true);
+  if (a.kind == model_kind::encoder_decoder) {
+    f.full_dec = acts_for(a, f, true, false);
+    f.sel_dec = acts_for(a, f, true, true);
+  } else {
+    f.full_dec = f.full_enc;
+    f.sel_dec = f.sel_enc;
+  }
+  return f;
 }
 
 // Trainable parameters on one stage, per GPU (after tp).
@@ -258,7 +281,7 @@ inline void loss_bytes(const architecture& a, const scenario& r, const facts& f,
 // One pipeline stage of a training step.
 inline memory_breakdown train_stage(const architecture& a, const scenario& r, const facts& f, int stage) {
   using namespace gpuplan::memory_defaults;
-  const stage_params sp = params_of_stage(a, f.p, r, stage);
+  const stage_params sp = params_of_stage(a, f, r, stage);
   const precision_bytes& pb = f.pb;
   const bool lora = is_lora(r);
   const double N = f.shard;
@@ -321,13 +344,11 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
 
   // ---- activations of this stage.
   const bool sel = r.ckpt == checkpointing::selective;
-  const layer_act enc_full = acts_for(a, f, false, false);
-  const layer_act dec_full = acts_for(a, f, true, false);
-  const double blk_enc = block_bytes(f, enc_full), blk_dec = block_bytes(f, dec_full);
+  const double blk_enc = block_bytes(f, f.full_enc), blk_dec = block_bytes(f, f.full_dec);
   double stored_enc = blk_enc, stored_dec = blk_dec;
   if (sel) {
-    stored_enc = block_bytes(f, acts_for(a, f, false, true));
-    stored_dec = block_bytes(f, acts_for(a, f, true, true));
+    stored_enc = block_bytes(f, f.sel_enc);
+    stored_dec = block_bytes(f, f.sel_dec);
   } else if (r.ckpt == checkpointing::full) {
     // Checkpoint boundary: the block input (fp32 residual stream under autocast LayerNorm).
     const double boundary = f.T * d(a.hidden) * ((pb.mixed && a.norm == norm_kind::layernorm) ? 4 : pb.act) / f.seq_div;
@@ -423,7 +444,7 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
 // working set of one prefill of the whole batch.
 inline memory_breakdown infer_stage(const architecture& a, const scenario& r, const facts& f, int stage, double kv_per_token) {
   using namespace gpuplan::memory_defaults;
-  const stage_params sp = params_of_stage(a, f.p, r, stage);
+  const stage_params sp = params_of_stage(a, f, r, stage);
   const double e = f.pb.act;
   const double lin_b = f.quantized ? bits_per_element(f.q, d(a.hidden)) / 8.0 : f.pb.weight;
   const double W = sp.linear * lin_b + sp.other * f.pb.weight + (is_lora(r) ? (d(sp.enc_blocks) * f.lora_enc.params) / f.tp * f.pb.weight : 0);
@@ -493,7 +514,7 @@ inline std::int64_t trainable_parameters(const architecture& model, const scenar
   one.parallel.tp = 1;
   const detail::mem::facts f1 = detail::mem::facts_of(model, one);
   for (int s = 0; s < f.pp; ++s) {
-    const auto sp = detail::mem::params_of_stage(model, f1.p, one, s);
+    const auto sp = detail::mem::params_of_stage(model, f1, one, s);
     t += detail::mem::trainable_on_stage(model, one, f1, sp);
   }
   if (run.meth == method::full) return f.p.total;  // exact, no stage-copy of a tied head
@@ -501,7 +522,7 @@ inline std::int64_t trainable_parameters(const architecture& model, const scenar
 }
 
 inline memory_breakdown estimate_memory(const architecture& model, const scenario& run) {
-  const detail::mem::facts f = detail::mem::facts_of(model, run);
+  const detail::mem::facts f = detail::mem::facts_with_acts(model, run);
   memory_breakdown worst = detail::mem::stage_estimate(model, run, f, 0);
   for (int s = 1; s < f.pp; ++s) {
     const memory_breakdown m = detail::mem::stage_estimate(model, run, f, s);
@@ -511,7 +532,7 @@ inline memory_breakdown estimate_memory(const architecture& model, const scenari
 }
 
 inline std::vector<memory_breakdown> estimate_memory_stages(const architecture& model, const scenario& run) {
-  const detail::mem::facts f = detail::mem::facts_of(model, run);
+  const detail::mem::facts f = detail::mem::facts_with_acts(model, run);
   std::vector<memory_breakdown> out;
   out.reserve(static_cast<std::size_t>(f.pp));
   for (int s = 0; s < f.pp; ++s) out.push_back(detail::mem::stage_estimate(model, run, f, s));

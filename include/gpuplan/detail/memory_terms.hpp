@@ -157,7 +157,8 @@ inline void blocks_of_stage(const architecture& a, int pp, int stage, std::int64
   dec = count - enc;
 }
 
-inline stage_params params_of_stage(const architecture& a, const parameter_breakdown& p, const scenario& r, int stage) {
+inline stage_params params_of_stage(const architecture& a, const parameter_breakdown& p, const block_linears& be,
+                                    const block_linears& bd, const scenario& r, int stage) {
   const int pp = std::max(1, r.parallel.pp);
   const double tp = std::max(1, r.parallel.tp);
   const double ep = std::max(1, r.parallel.ep);
@@ -165,8 +166,6 @@ inline stage_params params_of_stage(const architecture& a, const parameter_break
   s.first = stage == 0;
   s.last = stage == pp - 1;
   blocks_of_stage(a, pp, stage, s.begin_block, s.enc_blocks, s.dec_blocks);
-  const block_linears be = linears_of_block(a, false);
-  const block_linears bd = linears_of_block(a, true);
   const double ne = static_cast<double>(s.enc_blocks), nd = static_cast<double>(s.dec_blocks);
   // Megatron tensor parallelism splits every block matrix by tp; experts by ep.
   s.linear = ne * (be.dense / tp + be.expert / (tp * ep)) + nd * (bd.dense / tp + bd.expert / (tp * ep));
