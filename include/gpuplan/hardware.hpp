@@ -62,11 +62,11 @@ constexpr ByteRate pcie_per_direction(int gen, int lanes) {
 }
 
 // The machines GPUs live in: intra-node links come from the GPU, inter-node
-// network from here. Default: 8 x 200 Gb/s InfiniBand HDR per 8-GPU node
-// (DGX A100 reference design) = 25 GB/s per GPU per direction.
+// network from here (unset = the reference design of the GPU's generation,
+// see internode_per_gpu() below).
 struct cluster_spec {
   int gpus_per_node = 8;
-  ByteRate internode_per_gpu = gb_per_s(25.0);
+  std::optional<ByteRate> internode_per_gpu;
   Seconds internode_latency = seconds(5e-6);
   Seconds intranode_latency = seconds(2e-6);
   Bytes host_memory_per_node = gib(1024);  // typical 8-GPU server; warn above it
