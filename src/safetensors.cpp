@@ -212,8 +212,11 @@ checkpoint_info read_checkpoint_dir(const std::string& dir) {
   const fs::path index = p / "model.safetensors.index.json";
   if (fs::is_regular_file(index, ec)) return read_index(index);
   std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(p, ec))
-    if (e.is_regular_file() && e.path().extension() == ".safetensors") files.push_back(e.path().string());
+  fs::directory_iterator dit(p, ec), end;
+  for (; !ec && dit != end; dit.increment(ec)) {
+    std::error_code fec;
+    if (dit->is_regular_file(fec) && dit->path().extension() == ".safetensors") files.push_back(dit->path().string());
+  }
   if (ec) fail(dir, "cannot list the directory (" + ec.message() + ")");
   if (files.empty()) fail(dir, "no model.safetensors.index.json and no *.safetensors files");
   std::sort(files.begin(), files.end());
