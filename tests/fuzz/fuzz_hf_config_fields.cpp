@@ -69,6 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     else j[key] = gpuplan::fuzz::hostile_value(in);
   }
   gpuplan::architecture a;
+  gpuplan::fuzz::print_input(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
   try {
     a = gpuplan::io::read_hf_config(j, "model");
   } catch (const gpuplan::config_error& e) {

@@ -103,6 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (in.ConsumeIntegralInRange<int>(0, 15) == 0) j["gpu"] = gpuplan::fuzz::hostile_value(in);
 
   gpuplan::io::resolved_run r;
+  gpuplan::fuzz::print_input(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
   try {
     r = gpuplan::io::read_scenario(j);
   } catch (const gpuplan::config_error& e) {

@@ -1,0 +1,511 @@
+// Hostile input (issue 8): config.json, safetensors headers, GPU JSON and the
+// scenario's numeric edge cases. Every case runs in a forked child so that a
+// crash (stack overflow, SIGFPE, a UBSan abort in the asan build) is reported
+// as a failed check with the sanitizer's first line instead of killing the
+// whole suite. Rejections must be gpuplan::config_error with one line of valid
+// UTF-8 that starts with the field path; where the message is settled it is
+// asserted exactly.
+//
+// Cases marked KNOWN DEFECT fail today (doctest::should_fail keeps CI green and
+// turns red once the defect is fixed: then delete the decorator). Each names
+// the file to fix; docs/robustness.md lists them with the proposed fix.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/hf_config.hpp"
+#include "gpuplan/io/scenario_json.hpp"
+#include "gpuplan/memory.hpp"
+#include "gpuplan/model.hpp"
+
+using namespace gpuplan;
+using json = nlohmann::json;
+
+namespace {
+
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) { ++i; continue; }
+    if (c >= 0xC2 && c <= 0xDF) { n = 1; cp = c & 0x1Fu; }
+    else if (c >= 0xE0 && c <= 0xEF) { n = 2; cp = c & 0x0Fu; }
+    else if (c >= 0xF0 && c <= 0xF4) { n = 3; cp = c & 0x07u; }
+    else return false;
+    if (i + n >= s.size()) return false;
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0u) != 0x80u) return false;
+      cp = (cp << 6) | (d & 0x3Fu);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// The outcome of running `f` in a child process, as one string:
+//   "error: <message>"        f threw gpuplan::config_error
+//   "accepted"                f returned
+//   "exception: <what>"       f threw something else (a bug: only config_error may escape)
+//   "crash: <signal/status>: <first sanitizer or error line>"
+std::string isolated(const std::function<void()>& f) {
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  char errfile[] = "/tmp/gpuplan-hostile-XXXXXX";
+  const int errfd = mkstemp(errfile);
+  REQUIRE(errfd >= 0);
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // doctest's crash handlers would report (and summarise) from the child.
+    for (int sig : {SIGSEGV, SIGFPE, SIGABRT, SIGILL, SIGBUS}) std::signal(sig, SIG_DFL);
+    close(out[0]);
+    dup2(errfd, 2);
+    std::string result;
+    try {
+      f();
+      result = "accepted";
+    } catch (const config_error& e) {
+      result = std::string("error: ") + e.what();
+    } catch (const std::exception& e) {
+      result = std::string("exception: ") + e.what();
+    }
+    if (result.size() > 60000) result.resize(60000);
+    const char* p = result.data();
+    std::size_t left = result.size();
+    while (left > 0) {
+      const ssize_t w = write(out[1], p, left);
+      if (w <= 0) break;
+      p += w;
+      left -= static_cast<std::size_t>(w);
+    }
+    _exit(0);
+  }
+  close(out[1]);
+  std::string result;
+  char buf[4096];
+  for (;;) {
+    const ssize_t r = read(out[0], buf, sizeof buf);
+    if (r <= 0) break;
+    result.append(buf, static_cast<std::size_t>(r));
+  }
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    std::string err;
+    std::ifstream in(errfile);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.find("ERROR:") != std::string::npos || line.find("runtime error") != std::string::npos) { err = line; break; }
+    result = WIFSIGNALED(status) ? "crash: signal " + std::to_string(WTERMSIG(status)) : "crash: exit " + std::to_string(WEXITSTATUS(status));
+    result += ": " + err;
+  }
+  close(errfd);
+  unlink(errfile);
+  return result;
+}
+
+// The rejection contract: config_error, one line, valid UTF-8, starts with `path`.
+void check_rejected(const std::string& outcome, const std::string& path) {
+  CAPTURE(outcome);
+  REQUIRE(outcome.rfind("error: ", 0) == 0);
+  const std::string msg = outcome.substr(7);
+  CHECK(msg.rfind(path, 0) == 0);
+  CHECK(msg.find('\n') == std::string::npos);
+  CHECK(valid_utf8(msg));
+  CHECK(msg.size() < 400);
+}
+
+std::string scenario_json(const json& j) {
+  return isolated([&] { (void)io::read_scenario(j); });
+}
+std::string scenario_text(const std::string& text) {
+  return isolated([&] { (void)io::read_scenario_text(text); });
+}
+std::string hf(const json& j) {
+  return isolated([&] { (void)io::read_hf_config(j, "model"); });
+}
+std::string temp_file(const std::string& bytes, const char* suffix) {
+  std::string path = std::string("/tmp/gpuplan-hostile-") + std::to_string(getpid()) + suffix;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+std::string safetensors(const std::string& header, std::size_t data_bytes, std::uint64_t length_field) {
+  std::string b(8, '\0');
+  for (int i = 0; i < 8; ++i) b[static_cast<std::size_t>(i)] = static_cast<char>((length_field >> (8 * i)) & 0xFF);
+  return b + header + std::string(data_bytes, '\0');
+}
+std::string st(const std::string& header, std::size_t data_bytes) {
+  return safetensors(header, data_bytes, header.size());
+}
+std::string st_file(const std::string& header, std::size_t data_bytes) {
+  return temp_file(safetensors(header, data_bytes, header.size()), ".safetensors");
+}
+std::string read_st(const std::string& file) {
+  return isolated([&] { (void)io::read_safetensors_header(file); });
+}
+
+std::string deep(std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
+
+const char* kLlama = R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"intermediate_size":128,"vocab_size":100})";
+
+json llama(std::initializer_list<std::pair<const std::string, json>> changes) {
+  json j = json::parse(kLlama);
+  for (const auto& [k, v] : changes) j[k] = v;
+  return j;
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------- sizes and overflow
+
+TEST_CASE("hostile: a 10^15-parameter model is counted exactly and estimated without overflow") {
+  // Llama shapes: per layer 4h^2 (q,k,v,o; MHA) + 3*h*f (gate,up,down) + 2h (two RMSNorms);
+  // untied embeddings and head 2*V*h; final norm h. h=65536, f=262144, V=32000, L=14552.
+  const json cfg = llama({{"hidden_size", 65536}, {"num_attention_heads", 512}, {"intermediate_size", 262144},
+                          {"vocab_size", 32000}, {"num_hidden_layers", 14552}});
+  const architecture a = io::read_hf_config(cfg, "model");
+  const std::int64_t h = 65536, f = 262144, V = 32000, L = 14552;
+  const std::int64_t expected = L * (4 * h * h + 3 * h * f + 2 * h) + 2 * V * h + h;
+  CHECK(expected == 1'000'011'927'191'552);  // 1.000012e15, exact in int64 and in double (< 2^53)
+  CHECK(count_parameters(a).total == expected);
+
+  const auto r = io::read_scenario(json{{"model", cfg}, {"gpu", "h100-sxm"}, {"seq_len", 4096}});
+  const memory_breakdown m = estimate_memory(r.model, r.run);
+  CHECK(std::isfinite(in_bytes(m.device)));
+  CHECK_FALSE(m.fits);
+  // bf16-mixed full fine-tuning: at least the bf16 weights, 2 bytes per parameter.
+  CHECK(in_bytes(m.weights) >= 2.0 * static_cast<double>(expected) * (1 - 1e-12));
+  CHECK(in_bytes(m.headroom) < 0);
+}
+
+TEST_CASE("hostile: parameter counts beyond int64 are an explicit 'too large' error") {
+  CHECK(hf(llama({{"hidden_size", 16777216}, {"num_hidden_layers", 16777216}, {"num_attention_heads", 1},
+                  {"intermediate_size", 16777216}, {"vocab_size", 16777216}})) ==
+        "error: model: parameter count too large for 64-bit arithmetic");
+  CHECK(hf(llama({{"hidden_size", 16777217}, {"num_attention_heads", 1}})) ==
+        "error: model.hidden_size: too large (max 16777216, got 16777217)");
+  CHECK(hf(llama({{"num_hidden_layers", 16777217}})) ==
+        "error: model.num_hidden_layers: too large (max 16777216, got 16777217)");
+  CHECK(hf(llama({{"vocab_size", std::numeric_limits<std::int64_t>::max()}})) ==
+        "error: model.vocab_size: too large (max 16777216, got 9223372036854775807)");
+  CHECK(hf(llama({{"vocab_size", std::numeric_limits<std::uint64_t>::max()}})) ==
+        "error: model.vocab_size: integer too large (got 18446744073709551615)");
+  CHECK(hf(llama({{"vocab_size", 1e15}})) == "error: model.vocab_size: too large (max 16777216, got 1000000000000000)");
+  CHECK(hf(llama({{"vocab_size", 1e308}})) == "error: model.vocab_size: must be an integer (got 1e+308)");
+  CHECK(hf(llama({{"vocab_size", -0.0}})) == "error: model.vocab_size: must be a positive integer (got 0)");
+  CHECK(hf(llama({{"vocab_size", std::numeric_limits<std::int64_t>::min()}})) ==
+        "error: model.vocab_size: must be a positive integer (got -9223372036854775808)");
+  CHECK(hf(llama({{"attention_dropout", -0.0}})) == "accepted");
+  CHECK(hf(llama({{"attention_dropout", 1e308}})) == "error: model.attention_dropout: must be in [0, 1) (got " +
+                                                         detail::num(1e308) + ")");
+  CHECK(hf(json{{"model_type", "mpt"}, {"d_model", 64}, {"n_layers", 2}, {"n_heads", 4}, {"vocab_size", 100},
+                {"expansion_ratio", 1e308}}) ==
+        "error: model.expansion_ratio: must make expansion_ratio * d_model a positive integer (got 1e+308)");
+}
+
+TEST_CASE("hostile: scenario integers at and beyond every limit") {
+  const json base = {{"model", "gpt2"}, {"seq_len", 1024}};
+  auto with = [&](const std::string& key, const json& v) {
+    json j = base;
+    j[json::json_pointer(key)] = v;
+    return scenario_json(j);
+  };
+  CHECK(with("/micro_batch", 16777217) == "error: scenario.micro_batch: must be at most 16777216 (got 16777217)");
+  CHECK(with("/micro_batch", 1e15) == "error: scenario.micro_batch: must be at most 16777216 (got 1000000000000000)");
+  CHECK(with("/micro_batch", -0.0) == "error: scenario.micro_batch: must be at least 1 (got 0)");
+  CHECK(with("/micro_batch", 1e308) == "error: scenario.micro_batch: too large (got 1e+308)");
+  CHECK(with("/seq_len", std::numeric_limits<std::uint64_t>::max()) ==
+        "error: scenario.seq_len: too large (got 18446744073709551615)");
+  CHECK(with("/seq_len", std::numeric_limits<std::int64_t>::min()) ==
+        "error: scenario.seq_len: must be at least 1 (got -9223372036854775808)");
+  CHECK(with("/num_gpus", 2147483648LL) == "error: scenario.num_gpus: out of range (got 2147483648)");
+  CHECK(with("/num_gpus", 1048577) == "error: scenario.num_gpus: must be at most 1048576 (got 1048577)");
+  CHECK(with("/parallel/tp", 1073741824) == "error: scenario.parallel.tp: must be at most 1048576 (got 1073741824)");
+  CHECK(with("/grad_accum", 0.5) == "error: scenario.grad_accum: must be an integer (got 0.5)");
+  CHECK(with("/tokens", "1e308T") == "error: scenario.tokens: must be a finite number (got inf)");
+  CHECK(with("/price_per_gpu_hour", -0.0) == "accepted");
+  CHECK(with("/price_per_gpu_hour", -1e-308) == "error: scenario.price_per_gpu_hour: must be at least 0 (got -0)");
+}
+
+TEST_CASE("hostile: -0.0 behaves exactly like 0.0") {
+  const auto a = io::read_scenario(json{{"model", "llama-2-7b"}, {"method", "lora"}, {"lora", {{"dropout", 0.0}}}});
+  const auto b = io::read_scenario(json{{"model", "llama-2-7b"}, {"method", "lora"}, {"lora", {{"dropout", -0.0}}}});
+  const memory_breakdown ma = estimate_memory(a.model, a.run), mb = estimate_memory(b.model, b.run);
+  CHECK(in_bytes(ma.device) == in_bytes(mb.device));
+  CHECK(in_bytes(ma.activations) == in_bytes(mb.activations));
+}
+
+TEST_CASE("hostile: NaN and infinity (reachable from C++ and Python, not from JSON text) are rejected") {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  check_rejected(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"price_per_gpu_hour", nan}}), "scenario.price_per_gpu_hour: ");
+  check_rejected(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"tokens", inf}}), "scenario.tokens: ");
+  check_rejected(scenario_json({{"model", "gpt2"}, {"seq_len", nan}}), "scenario.seq_len: ");
+  check_rejected(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"network", {{"latency_us", -inf}}}}), "scenario.network.latency_us: ");
+  check_rejected(hf(llama({{"attention_dropout", nan}})), "model.attention_dropout: ");
+  check_rejected(hf(llama({{"hidden_size", inf}})), "model.hidden_size: ");
+  check_rejected(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", {{"base", "a100-80gb"}, {"memory_gb", nan}}}}),
+                 "scenario.gpu.memory_gb: ");
+  // JSON text cannot carry them at all: nlohmann rejects NaN/Infinity literals.
+  check_rejected(scenario_text(R"({"model": "gpt2", "tokens": NaN})"), "scenario: malformed JSON: ");
+  check_rejected(scenario_text(R"({"model": "gpt2", "tokens": Infinity})"), "scenario: malformed JSON: ");
+}
+
+// ----------------------------------------------------------------- config.json
+
+TEST_CASE("hostile: config.json wrong types and shapes, each with its exact message") {
+  CHECK(hf(json::array({1, 2})) == "error: model: a config.json must be a JSON object (got [1,2])");
+  CHECK(hf(json{{"hidden_size", 64}}) ==
+        "error: model.model_type: missing required field (one of: bert, bloom, chatglm, falcon, gemma, gpt2, gpt_neox, "
+        "gptj, llama, mistral, mixtral, mpt, mt5, opt, phi, phi3, qwen2, t5, vit)");
+  CHECK(hf(llama({{"model_type", 7}})) == "error: model.model_type: must be a string (got 7)");
+  CHECK(hf(llama({{"hidden_size", "64"}})) == "error: model.hidden_size: must be an integer (got \"64\")");
+  CHECK(hf(llama({{"hidden_size", true}})) == "error: model.hidden_size: must be an integer (got true)");
+  CHECK(hf(llama({{"hidden_size", 64.5}})) == "error: model.hidden_size: must be an integer (got 64.5)");
+  CHECK(hf(llama({{"hidden_size", json::array()}})) == "error: model.hidden_size: must be an integer (got [])");
+  CHECK(hf(llama({{"hidden_size", nullptr}})) == "error: model.hidden_size: missing required field");
+  CHECK(hf(llama({{"num_attention_heads", 3}})) == "error: model.num_attention_heads: must divide hidden_size=64 (got 3)");
+  CHECK(hf(llama({{"num_key_value_heads", 3}})) == "error: model.num_key_value_heads: must divide num_attention_heads=4 (got 3)");
+  CHECK(hf(llama({{"num_key_value_heads", -1}})) == "error: model.num_key_value_heads: must divide num_attention_heads=4 (got -1)");
+  CHECK(hf(llama({{"head_dim", -5}})) == "error: model.head_dim: must be positive (got -5)");
+  CHECK(hf(llama({{"tie_word_embeddings", "yes"}})) == "error: model.tie_word_embeddings: must be true or false (got \"yes\")");
+  CHECK(hf(llama({{"hidden_act", 1}})) == "error: model.hidden_act: must be a string (got 1)");
+  CHECK(hf(llama({{"architectures", "LlamaForCausalLM"}})) ==
+        "error: model.architectures: must be an array of strings (got \"LlamaForCausalLM\")");
+  CHECK(hf(json{{"model_type", "vit"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+                {"intermediate_size", 64}, {"patch_size", 0}}) == "error: model.patch_size: must be a positive integer (got 0)");
+  CHECK(hf(json{{"model_type", "vit"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+                {"intermediate_size", 64}, {"image_size", 30}, {"patch_size", 16}}) ==
+        "error: model.image_size: must be a positive multiple of patch_size=16 (got 30)");
+  CHECK(hf(json{{"model_type", "mixtral"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+                {"intermediate_size", 64}, {"vocab_size", 10}, {"num_experts_per_tok", 9}}) ==
+        "error: model.num_experts_per_tok: must be between 1 and num_local_experts=8 (got 9)");
+  CHECK(hf(json{{"model_type", "bert"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+                {"intermediate_size", 64}, {"vocab_size", 10}, {"architectures", {"BertForSequenceClassification"}},
+                {"num_labels", 0}}) == "error: model.num_labels: must be a positive integer (got 0)");
+  CHECK(hf(json{{"model_type", "mpt"}, {"d_model", 64}, {"n_layers", 2}, {"n_heads", 4}, {"vocab_size", 100},
+                {"attn_config", 3}}) == "error: model.attn_config: must be an object (got 3)");
+}
+
+TEST_CASE("hostile: config.json files that are not JSON") {
+  const std::string bad_utf8 = temp_file("{\"model_type\": \"llama\xff\"}", "-bad-utf8.json");
+  CHECK(isolated([&] { (void)io::read_hf_config_file(bad_utf8, "model"); }) == "error: model: '" + bad_utf8 + "' is not valid JSON");
+  const std::string empty = temp_file("", "-empty.json");
+  CHECK(isolated([&] { (void)io::read_hf_config_file(empty, "model"); }) == "error: model: '" + empty + "' is not valid JSON");
+  CHECK(isolated([] { (void)io::read_hf_config_file("/nonexistent/config.json", "model"); }) ==
+        "error: model: cannot open config file '/nonexistent/config.json'");
+  // /dev/zero and FIFOs are not regular files: refused without reading.
+  check_rejected(scenario_json({{"model", "/dev/zero"}}), "scenario.model: ");
+  std::remove(bad_utf8.c_str());
+  std::remove(empty.c_str());
+}
+
+// ----------------------------------------------------------------- safetensors
+
+TEST_CASE("hostile: safetensors headers that lie, truncate or overflow") {
+  const std::string w = R"({"w":{"dtype":"BF16","shape":[2,3],"data_offsets":[0,12]}})";
+  {
+    const std::string f = st_file(w, 12);
+    const auto info = io::read_safetensors_header(f);
+    CHECK(info.parameters == 6);
+    CHECK(info.bytes == 12);
+    std::remove(f.c_str());
+  }
+  auto expect = [](const std::string& bytes, const std::string& reason) {
+    const std::string f = temp_file(bytes, ".safetensors");
+    CHECK(read_st(f) == "error: " + f + ": " + reason);
+    std::remove(f.c_str());
+  };
+  expect("abc", "truncated: 3 bytes, shorter than the 8-byte header length");
+  expect(safetensors(w, 12, std::uint64_t{1} << 40), "header length 1099511627776 exceeds the safetensors limit of 100000000 bytes");
+  expect(safetensors(w, 12, std::numeric_limits<std::uint64_t>::max()),
+         "header length 18446744073709551615 exceeds the safetensors limit of 100000000 bytes");
+  expect(safetensors(w, 0, 1000), "header length 1000 exceeds the file size (" + std::to_string(8 + w.size()) + " bytes)");
+  expect(safetensors("{", 0, 1), "header length 1 is too short for a JSON object");
+  expect(st(w, 5), "truncated: tensor \"w\" ends at data byte 12 but the file holds 5 data bytes");
+  expect(st("{\"w\":\xff}", 0), "header is not valid UTF-8 JSON");
+  expect(st("[1,2]", 0), "header must be a JSON object (got [1,2])");
+  expect(st(R"({"w":{"dtype":"BF16","shape":[1000000,1000000],"data_offsets":[0,2000000000000]}})", 12),
+         "truncated: tensor \"w\" ends at data byte 2000000000000 but the file holds 12 data bytes");
+  expect(st(R"({"w":{"dtype":"BF16","shape":[4294967296,4294967296],"data_offsets":[0,12]}})", 12),
+         "tensor \"w\": shape [4294967296,4294967296] has more elements than a 64-bit count holds");
+  expect(st(R"({"w":{"dtype":"BF16","shape":[-1],"data_offsets":[0,12]}})", 12),
+         "tensor \"w\": shape must be an array of non-negative integers (got [-1])");
+  expect(st(R"({"w":{"dtype":"Q4","shape":[1],"data_offsets":[0,1]}})", 1),
+         "tensor \"w\": unknown dtype \"Q4\" (known: BOOL, U8, I8, F8_E5M2, F8_E4M3, F8_E8M0, I16, U16, F16, BF16, I32, U32, "
+         "F32, F64, I64, U64, F4, F6_E2M3, F6_E3M2, C64, F8_E4M3FNUZ)");
+  expect(st(R"({"w":{"dtype":"BF16","shape":[2],"data_offsets":[4,0]}})", 4),
+         "tensor \"w\": data_offsets begin > end (got [4,0])");
+  expect(st(R"({"w\nx":{"dtype":"BF16","shape":[2],"data_offsets":[0,3]}})", 4),
+         "tensor \"w\\nx\": data_offsets span 3 bytes but shape [2] of BF16 needs 4");
+}
+
+// ----------------------------------------------------------------- GPU JSON
+
+TEST_CASE("hostile: GPU objects with impossible figures") {
+  auto gpu = [](const json& g) { return scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", g}}); };
+  check_rejected(gpu({{"base", "a100-80gb"}, {"memory_gb", -1}}), "scenario.gpu.memory_gb: ");
+  check_rejected(gpu({{"base", "a100-80gb"}, {"memory_gb", 0}}), "scenario.gpu.memory_gb: ");
+  check_rejected(gpu({{"base", "a100-80gb"}, {"memory_gb", "80"}}), "scenario.gpu.memory_gb: ");
+  check_rejected(gpu({{"base", "a100-80gb"}, {"pcie_gen", 99}}), "scenario.gpu.pcie_gen: ");
+  check_rejected(gpu({{"base", "a100-80gb"}, {"year", 1e308}}), "scenario.gpu.year: ");
+  check_rejected(gpu({{"base", "no-such-gpu"}}), "scenario.gpu.base: ");
+  check_rejected(gpu({{"base", 3}}), "scenario.gpu.base: ");
+  check_rejected(gpu({{"base", "a100-80gb"}, {"flops", 3}}), "scenario.gpu.flops: ");
+  check_rejected(gpu({{"id", "x"}}), "scenario.gpu");
+  check_rejected(gpu(json::array()), "scenario.gpu: ");
+}
+
+// ----------------------------------------------------------------- known defects
+// Each fails today; see docs/robustness.md for the reproducer and the fix.
+
+TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp): global_batch with a huge micro_batch divides by a wrapped zero" *
+          doctest::should_fail()) {
+  // per_step = micro_batch * dp is computed before validate() bounds micro_batch:
+  // 2^62 * 4 wraps to 0 and `gbatch % per_step` raises SIGFPE.
+  CHECK(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"micro_batch", std::int64_t{1} << 62}, {"num_gpus", 4},
+                       {"global_batch", 8}}) ==
+        "error: scenario.micro_batch: must be at most 16777216 (got 4611686018427387904)");
+}
+
+TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp): global_batch multiplies unbounded tp*pp*cp" * doctest::should_fail()) {
+  // tp*pp*cp = 2^90 overflows int64 (undefined behaviour; UBSan aborts) before validate() bounds tp.
+  CHECK(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"global_batch", 8},
+                       {"parallel", {{"tp", 1073741824}, {"pp", 1073741824}, {"cp", 1073741824}}}}) ==
+        "error: scenario.parallel.tp: must be at most 1048576 (got 1073741824)");
+#if !defined(__SANITIZE_ADDRESS__)
+  // Without UBSan the wrap is silent and the message happens to be right: fail
+  // deliberately so should_fail holds in both builds until the fix lands.
+  FAIL_CHECK("overflow is only observable under UBSan (make test-asan)");
+#endif
+}
+
+TEST_CASE("KNOWN DEFECT (include/gpuplan/validate.hpp): prompt_len + gen_len overflows before they are bounded" *
+          doctest::should_fail()) {
+  // validate() adds them for the max_position_embeddings check before the serving range checks.
+  CHECK(scenario_json({{"model", "gpt2"}, {"workload", "infer"},
+                       {"inference", {{"prompt_len", std::int64_t{1} << 62}, {"gen_len", std::int64_t{1} << 62}}}}) ==
+        "error: scenario.inference.prompt_len: must be at most 16777216 (got 4611686018427387904)");
+#if !defined(__SANITIZE_ADDRESS__)
+  FAIL_CHECK("overflow is only observable under UBSan (make test-asan)");
+#endif
+}
+
+TEST_CASE("KNOWN DEFECT (src/hf_config.cpp): 4 * n_embd overflows before validate() bounds n_embd" * doctest::should_fail()) {
+  // gpt2/gptj/phi/bloom/falcon/mpt default ffn = 4 * hidden, computed on the raw value;
+  // 4 * 2^62 wraps to 0 and the user is told about a field they never wrote.
+  CHECK(hf(json{{"model_type", "gpt2"}, {"n_embd", std::int64_t{1} << 62}, {"n_layer", 1}, {"n_head", 1}, {"vocab_size", 1}}) ==
+        "error: model.hidden_size: too large (max 16777216, got 4611686018427387904)");
+}
+
+TEST_CASE("KNOWN DEFECT (include/gpuplan/model.hpp): head_dim is unbounded and heads*head_dim overflows" * doctest::should_fail()) {
+  CHECK(hf(llama({{"head_dim", std::int64_t{1} << 62}})) ==
+        "error: model.head_dim: too large (max 16777216, got 4611686018427387904)");
+}
+
+TEST_CASE("KNOWN DEFECT (include/gpuplan/model.hpp): ViT image_size/patch_size are unbounded; vit_tokens overflows" *
+          doctest::should_fail()) {
+  CHECK(hf(json{{"model_type", "vit"}, {"hidden_size", 64}, {"num_hidden_layers", 1}, {"num_attention_heads", 1},
+                {"intermediate_size", 64}, {"image_size", 4294967296LL}, {"patch_size", 1}}) ==
+        "error: model.image_size: too large (max 16777216, got 4294967296)");
+}
+
+TEST_CASE("KNOWN DEFECT (include/gpuplan/model.hpp): max_positions + position_offset is unchecked" * doctest::should_fail()) {
+  CHECK(hf(json{{"model_type", "opt"}, {"hidden_size", 64}, {"num_hidden_layers", 1}, {"num_attention_heads", 1},
+                {"ffn_dim", 64}, {"vocab_size", 10}, {"max_position_embeddings", std::numeric_limits<std::int64_t>::max()}}) ==
+        "error: model: parameter count too large for 64-bit arithmetic");
+#if !defined(__SANITIZE_ADDRESS__)
+  FAIL_CHECK("overflow is only observable under UBSan (make test-asan)");
+#endif
+}
+
+TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp, src/hf_config.cpp, src/catalog.cpp, src/safetensors.cpp): "
+          "JSON nested 10^5 deep overflows the stack" * doctest::should_fail()) {
+  // nlohmann parses and destroys iteratively but dump(), copy and == recurse;
+  // the readers dump() a bad value into the message (show()) and the scenario
+  // reader dumps inline models into model_spec. Fix: reject depth > 64 while
+  // parsing (a parser_callback_t that throws config_error) and before dump().
+  check_rejected(scenario_text(R"({"model": "gpt2", "parallel": )" + deep(100000) + "}"), "scenario");
+  check_rejected(scenario_text(R"({"model": {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 10, "x": )" +
+                               deep(100000) + "}}"),
+                 "scenario");
+  const std::string cfg = temp_file(deep(100000), "-deep.json");
+  check_rejected(isolated([&] { (void)io::read_hf_config_file(cfg, "model"); }), "model");
+  std::remove(cfg.c_str());
+  const std::string st = temp_file(safetensors(deep(100000), 0, 200000), ".safetensors");
+  check_rejected(read_st(st), st);
+  std::remove(st.c_str());
+}
+
+TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp): invalid UTF-8 in a JSON value escapes as nlohmann::type_error" *
+          doctest::should_fail()) {
+  // show() calls v.dump() without error_handler_t::replace (hf_config/catalog/safetensors use replace).
+  check_rejected(scenario_json({{"model", "gpt2"}, {"workload", "\xff\xfe"}}), "scenario.workload: must be one of train, infer (got ");
+  check_rejected(scenario_json({{"model", "gpt2"}, {"lora", {{"targets", {"\xff"}}}}, {"method", "lora"}}), "scenario.lora.targets[0]: ");
+}
+
+TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp): message truncation splits a UTF-8 character" * doctest::should_fail()) {
+  // show() cuts dump() at byte 57; dump() keeps UTF-8 raw (ensure_ascii=false).
+  std::string v = "a";
+  for (int i = 0; i < 40; ++i) v += "\xc3\xa9";  // "é"
+  check_rejected(scenario_json({{"model", "gpt2"}, {"workload", v}}), "scenario.workload: ");
+}
+
+TEST_CASE("KNOWN DEFECT (src/catalog.cpp, src/hf_config.cpp): user strings are pasted raw into messages (newlines, invalid UTF-8)" *
+          doctest::should_fail()) {
+  // "unknown model '...'", "unknown GPU '...'", "unsupported model_type '...'",
+  // "unsupported activation (got \"...\")", ecc/compute_capability: quote with
+  // json(s).dump(-1, ' ', true, replace) as safetensors.cpp's qstr() does.
+  check_rejected(scenario_json({{"model", "gpt\n2"}}), "scenario.model: ");
+  check_rejected(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", "a100\n80gb"}}), "scenario.gpu: ");
+  check_rejected(hf(llama({{"model_type", "llama\n"}})), "model.model_type: ");
+  check_rejected(hf(llama({{"hidden_act", "\xff"}})), "model.hidden_act: ");
+  check_rejected(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", {{"base", "a100-80gb"}, {"ecc", "x\ny"}}}}),
+                 "scenario.gpu.ecc: ");
+}
+
+TEST_CASE("KNOWN DEFECT (src/catalog.cpp): GPU figures that overflow to infinity are accepted" * doctest::should_fail()) {
+  // memory_gb = 1e308 is finite, but memory_gb * 1e9 bytes is inf: the run then
+  // "fits with inf headroom". Bound each figure (e.g. memory_gb <= 1e6, tflops <= 1e6).
+  check_rejected(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", {{"base", "a100-80gb"}, {"memory_gb", 1e308}}}}),
+                 "scenario.gpu.memory_gb: ");
+  check_rejected(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", {{"base", "a100-80gb"}, {"bf16_tflops", 1e308}}}}),
+                 "scenario.gpu.bf16_tflops: ");
+}
+
+TEST_CASE("KNOWN DEFECT (include/gpuplan/error.hpp): detail::num prints 1e308 with 309 digits" * doctest::should_fail()) {
+  const std::string out = scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"tokens", 1e308}});
+  CAPTURE(out);
+  CHECK(out.size() < 120);
+}
+
+TEST_CASE("KNOWN DEFECT (src/safetensors.cpp): overlapping data_offsets are counted twice" * doctest::should_fail()) {
+  // The reference implementation (safetensors `validate`) requires offsets to be
+  // contiguous and non-overlapping; here two tensors share bytes [0, 12).
+  const std::string f = st_file(R"({"a":{"dtype":"BF16","shape":[6],"data_offsets":[0,12]},)"
+                                R"("b":{"dtype":"BF16","shape":[6],"data_offsets":[0,12]}})",
+                                12);
+  check_rejected(read_st(f), f);
+  std::remove(f.c_str());
+}
