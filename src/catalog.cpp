@@ -22,6 +22,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/hf_config.hpp"
+#include "io_text.hpp"
 
 namespace gpuplan::io {
 namespace {
@@ -35,11 +36,8 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string show(const json& v) {
-  std::string s = v.dump(-1, ' ', true, json::error_handler_t::replace);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
+using detail_text::clean;
+using detail_text::show;
 
 // Levenshtein distance (case-insensitive callers lower-case first).
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -165,7 +163,7 @@ const model_entry* lookup_model(std::string_view name) {
 }
 
 [[noreturn]] void unknown_model(std::string_view name, const std::string& path) {
-  fail(path, "unknown model '" + std::string(name) + "' (did you mean: " + suggestions(name, models().names) + "?)");
+  fail(path, "unknown model '" + clean(name) + "' (did you mean: " + suggestions(name, models().names) + "?)");
 }
 
 // ---------------------------------------------------------------- GPUs
@@ -293,7 +291,7 @@ void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_
     const gpu_field* fd = nullptr;
     for (const auto& f : kGpuFields)
       if (f.name == key) fd = &f;
-    if (!fd) fail(at(key), "unknown key (known: " + known_gpu_keys() + ")");
+    if (!fd) fail(at(clean(key)), "unknown key (known: " + known_gpu_keys() + ")");
   }
   auto text = [&](std::string_view k) -> std::optional<std::string> {
     auto it = obj.find(std::string(k));
@@ -356,7 +354,7 @@ void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_
         ok_minor = end != s && *end == '\0';
       }
       if (dot == std::string::npos || !ok_major || !ok_minor || major < 1 || major > 99 || minor < 0 || minor > 9)
-        fail(at("compute_capability"), "must look like \"8.9\" (NVIDIA) or \"gfx942\" (AMD) (got \"" + *v + "\")");
+        fail(at("compute_capability"), "must look like \"8.9\" (NVIDIA) or \"gfx942\" (AMD) (got \"" + clean(*v) + "\")");
       g.vendor = gpu_vendor::nvidia;
       g.cc_major = static_cast<int>(major);
       g.cc_minor = static_cast<int>(minor);
@@ -401,7 +399,7 @@ void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_
   if (auto v = number("tdp_w")) g.tdp_watts = v->value_or(0.0);
   if (auto v = text("ecc")) {
     if (*v != "yes" && *v != "no" && *v != "soft-toggle" && *v != "unverified")
-      fail(at("ecc"), "must be one of yes, no, soft-toggle, unverified (got \"" + *v + "\")");
+      fail(at("ecc"), "must be one of yes, no, soft-toggle, unverified (got \"" + clean(*v) + "\")");
     g.ecc = *v;
   }
   if (auto it = obj.find("mig"); it != obj.end() && !it->is_null()) {
@@ -502,7 +500,7 @@ gpu_registry& gpus() {
 }
 
 [[noreturn]] void unknown_gpu(std::string_view id, const std::string& path, const gpu_registry& reg) {
-  fail(path, "unknown GPU '" + std::string(id) + "' (did you mean: " + suggestions(id, reg.order) + "?)");
+  fail(path, "unknown GPU '" + clean(id) + "' (did you mean: " + suggestions(id, reg.order) + "?)");
 }
 
 const gpu_spec& find_gpu_locked(std::string_view id, const std::string& path, const gpu_registry& reg) {
@@ -527,7 +525,7 @@ void insert_gpu(gpu_registry& reg, gpu_spec g) {
 
 std::string read_text_file(const std::string& file, const std::string& path) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail(path, "cannot open '" + file + "'");
+  if (!in) fail(path, "cannot open '" + clean(file) + "'");
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -563,13 +561,13 @@ architecture load_model(std::string_view spec, const std::string& path) {
   if (fs::is_directory(p, ec)) {
     const fs::path cfg = p / "config.json";
     if (!fs::is_regular_file(cfg, ec))
-      fail(path, "checkpoint directory '" + std::string(spec) + "' has no config.json");
+      fail(path, "checkpoint directory '" + clean(spec) + "' has no config.json");
     // The architecture comes from config.json; safetensors headers (if any)
     // are read separately by read_checkpoint_dir.
     return read_hf_config_file(cfg.string(), path);
   }
   if (fs::is_regular_file(p, ec)) return read_hf_config_file(p.string(), path);
-  if (looks_like_path(spec)) fail(path, "no such file or directory '" + std::string(spec) + "'");
+  if (looks_like_path(spec)) fail(path, "no such file or directory '" + clean(spec) + "'");
   unknown_model(spec, path);
 }
 

@@ -20,6 +20,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/hf_config.hpp"
 #include "gpuplan/model.hpp"
+#include "io_text.hpp"
 
 namespace gpuplan::io {
 namespace {
@@ -27,12 +28,8 @@ namespace {
 using json = nlohmann::json;
 using detail::fail;
 
-// Short rendering of a JSON value for messages (strings quoted, long values cut).
-std::string show(const json& v) {
-  std::string s = v.dump(-1, ' ', true, json::error_handler_t::replace);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
+using detail_text::clean;
+using detail_text::show;
 
 // Field access with aliases; errors name the alias actually present in the file.
 class fields {
@@ -140,7 +137,7 @@ activation_kind activation_of(const std::string& name, const std::string& where)
   if (name == "silu" || name == "swish" || name == "swiglu") return activation_kind::silu;
   if (name == "relu" || name == "relu2") return activation_kind::relu;
   if (name.rfind("gelu", 0) == 0 || name == "quick_gelu" || name == "geglu") return activation_kind::gelu;
-  fail(where, "unsupported activation (got \"" + name + "\"; supported: gelu*, silu, swish, relu)");
+  fail(where, "unsupported activation (got \"" + clean(name) + "\"; supported: gelu*, silu, swish, relu)");
 }
 
 double dropout_of(const fields& f, std::initializer_list<std::string_view> names, double def) {
@@ -539,7 +536,7 @@ architecture read_hf_config(const nlohmann::json& config, const std::string& pat
   else if (type == "vit") vit(a, f);
   else if (type == "chatglm") chatglm(a, f);
   else
-    fail(f.at("model_type"), "unsupported model_type '" + type + "' (supported: " + std::string(kSupported) + ")");
+    fail(f.at("model_type"), "unsupported model_type '" + clean(type) + "' (supported: " + std::string(kSupported) + ")");
 
   apply_head(a, f);
   if (a.head == head_kind::classifier && a.kind == model_kind::encoder_decoder)
@@ -553,11 +550,11 @@ architecture read_hf_config(const nlohmann::json& config, const std::string& pat
 
 architecture read_hf_config_file(const std::string& file, const std::string& path) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail(path, "cannot open config file '" + file + "'");
+  if (!in) fail(path, "cannot open config file '" + clean(file) + "'");
   std::stringstream ss;
   ss << in.rdbuf();
   json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) fail(path, "'" + file + "' is not valid JSON");
+  if (j.is_discarded()) fail(path, "'" + clean(file) + "' is not valid JSON");
   architecture a = read_hf_config(j, path);
   return a;
 }

@@ -22,6 +22,7 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/hf_config.hpp"
+#include "io_text.hpp"
 
 namespace gpuplan::io {
 namespace {
@@ -52,15 +53,9 @@ std::string known_dtypes() {
   return s;
 }
 
-std::string show(const json& v) {
-  std::string s = v.dump(-1, ' ', true, json::error_handler_t::replace);
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
+using detail_text::show;
 
-std::string qstr(std::string_view s) {
-  return json(std::string(s)).dump(-1, ' ', true, json::error_handler_t::replace);
-}
+std::string qstr(std::string_view s) { return show(json(std::string(s))); }
 
 struct header {
   json j;

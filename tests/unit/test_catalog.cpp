@@ -109,6 +109,20 @@ TEST_CASE("catalog: unknown names suggest the nearest three") {
                        "scenario.gpu: unknown GPU 'rtx-4900' (did you mean: rtx-4090, rtx-a4000, rtx-3060?)", config_error);
 }
 
+TEST_CASE("catalog: user text in messages stays one line of valid UTF-8") {
+  CHECK_THROWS_WITH_AS(io::find_model("bad\nname"), "model: unknown model 'bad\\nname' (did you mean: t5-base, t5-small, falcon-7b?)",
+                       config_error);
+  CHECK_THROWS_WITH_AS(io::find_gpu(std::string("x\xff")), "gpu: unknown GPU 'x\xef\xbf\xbd' (did you mean: l4, t4, a10?)",
+                       config_error);
+  try {
+    (void)io::read_gpu(json::parse(R"({"id": "x", "memory_gb": 24, "bandwidth_gb_s": 1, "bf16_tflops": 1, "a\nb": 1})"));
+    FAIL("no error");
+  } catch (const config_error& e) {
+    CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    CHECK(e.path() == "gpu.a\\nb");
+  }
+}
+
 TEST_CASE("catalog: inline config objects") {
   const auto a = io::load_model(json::parse(R"({"model_type": "llama", "hidden_size": 5120, "num_hidden_layers": 40,
     "num_attention_heads": 40, "intermediate_size": 13824, "vocab_size": 32000})"));
