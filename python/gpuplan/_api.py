@@ -247,9 +247,11 @@ class Scenario:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Scenario":
         """A scenario from a dict in the scenario file's schema."""
-        if not isinstance(data, Mapping):
-            raise _error("scenario", f"must be a JSON object (got {type(data).__name__})")
-        return cls(**dict(data))
+        s = cls.__new__(cls)
+        # As given (null stays null): the reader sees exactly what a file would hold.
+        s._input = dict(data) if isinstance(data, Mapping) else data
+        s._run = _core.read_scenario(s._input)
+        return s
 
     @classmethod
     def from_json(cls, source: Union[str, "os.PathLike[str]"]) -> "Scenario":

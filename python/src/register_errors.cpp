@@ -19,8 +19,19 @@ nlohmann::json to_json(py::handle o, const std::string& path) {
   if (PyLong_Check(p)) {
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
-    if (overflow != 0) detail::fail(path, "integer out of range (got " + std::string(py::str(o)) + ")");
-    return static_cast<std::int64_t>(v);
+    if (overflow == 0) return static_cast<std::int64_t>(v);
+    // As nlohmann::json::parse does: above int64 -> uint64, above that -> double.
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(p);
+      if (!PyErr_Occurred()) return static_cast<std::uint64_t>(u);
+      PyErr_Clear();
+    }
+    const double d = PyLong_AsDouble(p);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      detail::fail(path, "integer out of range (got " + std::string(py::str(o)).substr(0, 40) + ")");
+    }
+    return d;
   }
   if (PyFloat_Check(p)) return PyFloat_AS_DOUBLE(p);
   if (PyUnicode_Check(p)) return o.cast<std::string>();

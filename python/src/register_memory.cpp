@@ -36,6 +36,8 @@ void register_memory(py::module_& m) {
         "Per-GPU memory of the most loaded pipeline stage.");
   m.def("estimate_memory_stages", [](const io::resolved_run& r) { return estimate_memory_stages(r.model, r.run); },
         py::arg("run"), "One breakdown per pipeline stage.");
+  m.def("activation_bytes_per_layer", [](const io::resolved_run& r) { return in_bytes(activation_bytes_per_layer(r.model, r.run)); },
+        py::arg("run"), "Activation bytes one transformer block saves for backward under the run (bytes).");
 }
 
 }  // namespace gpuplan::python
