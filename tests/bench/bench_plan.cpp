@@ -1,0 +1,116 @@
+// Planner and estimator benchmarks (docs/performance.md quotes these figures).
+//   gpuplan_bench --benchmark_filter=estimate   single estimates
+//   gpuplan_bench --benchmark_filter=search     configurations per second, 1 and 2 threads
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/plan.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+// GPT-3 175B (Brown et al. 2020, Table 2.1), vocabulary padded to 51200 (Megatron-LM).
+architecture gpt3_175b() {
+  architecture a;
+  a.name = "gpt3-175b";
+  a.family = "gpt2";
+  a.hidden = 12288; a.layers = 96; a.heads = 96; a.ffn = 4 * 12288; a.vocab = 51200; a.max_positions = 2048;
+  a.q_bias = a.out_bias = a.mlp_bias = true;
+  return a;
+}
+
+scenario qlora_13b_4090() {
+  scenario s;
+  s.meth = method::qlora;
+  s.gpu = io::find_gpu("rtx-4090");
+  s.micro_batch = 4;
+  s.seq_len = 2048;
+  s.ckpt = checkpointing::full;
+  return s;
+}
+
+scenario megatron_70b() {
+  scenario s;
+  s.gpu = io::find_gpu("h100-sxm");
+  s.num_gpus = 64;
+  s.parallel.tp = 8;
+  s.parallel.pp = 4;
+  s.parallel.zero = 1;
+  s.micro_batch = 1;
+  s.grad_accum = 64;
+  s.seq_len = 4096;
+  s.ckpt = checkpointing::selective;
+  return s;
+}
+
+void BM_estimate_memory(benchmark::State& st) {
+  const architecture& m = io::find_model("llama-2-13b");
+  const scenario s = st.range(0) == 0 ? qlora_13b_4090() : megatron_70b();
+  const architecture& mm = st.range(0) == 0 ? m : io::find_model("llama-2-70b");
+  for (auto _ : st) benchmark::DoNotOptimize(estimate_memory(mm, s));
+}
+BENCHMARK(BM_estimate_memory)->Arg(0)->Arg(1)->ArgName("case");
+
+void BM_estimate_memory_and_time(benchmark::State& st) {
+  const scenario s = st.range(0) == 0 ? qlora_13b_4090() : megatron_70b();
+  const architecture& m = io::find_model(st.range(0) == 0 ? "llama-2-13b" : "llama-2-70b");
+  for (auto _ : st) {
+    benchmark::DoNotOptimize(estimate_memory(m, s));
+    benchmark::DoNotOptimize(estimate_time(m, s));
+  }
+}
+BENCHMARK(BM_estimate_memory_and_time)->Arg(0)->Arg(1)->ArgName("case");
+
+// Full-space layout search; counters: configurations decided per second
+// (evaluated or excluded by an exact bound) and estimator calls per search.
+void run_search(benchmark::State& st, const architecture& m, const scenario& t, std::int64_t gb) {
+  search_options o;
+  o.top_k = 10;
+  o.global_batch = gb;
+  o.threads = static_cast<int>(st.range(0));
+  std::int64_t evaluated = 0, calls = 0;
+  double seconds = 0;
+  for (auto _ : st) {
+    const search_result r = search(m, t, o);
+    evaluated += r.evaluated;
+    calls += r.memory_calls + r.time_calls;
+    seconds += r.seconds;
+    benchmark::DoNotOptimize(r.rows.data());
+  }
+  const double iters = static_cast<double>(st.iterations());
+  st.counters["configs"] = static_cast<double>(evaluated) / iters;
+  st.counters["estimator_calls"] = static_cast<double>(calls) / iters;
+  st.counters["search_s"] = seconds / iters;
+  st.counters["configs/s"] = static_cast<double>(evaluated) / seconds;
+}
+
+void BM_search_175b_1024_a100(benchmark::State& st) {
+  scenario t;
+  t.gpu = io::find_gpu("a100-80gb");
+  t.num_gpus = 1024;
+  t.seq_len = 2048;
+  run_search(st, gpt3_175b(), t, 1536);
+}
+BENCHMARK(BM_search_175b_1024_a100)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_search_70b_64_h100(benchmark::State& st) {
+  scenario t = megatron_70b();
+  run_search(st, io::find_model("llama-2-70b"), t, 512);
+}
+BENCHMARK(BM_search_70b_64_h100)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_search_7b_8_a100(benchmark::State& st) {
+  scenario t;
+  t.gpu = io::find_gpu("a100-80gb");
+  t.num_gpus = 8;
+  t.seq_len = 4096;
+  run_search(st, io::find_model("llama-2-7b"), t, 256);
+}
+BENCHMARK(BM_search_7b_8_a100)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,448 @@
+// Planner tests (plan.hpp): fit, suggest, recommend, search. Every figure is
+// checked against estimate_memory / estimate_time called directly; the search's
+// pruning properties (docs/planner.md P1–P5) are checked on sample spaces and
+// the pruned search is compared with brute force.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/plan.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+// GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, d_model 12288, 96 heads,
+// vocabulary 50257 padded to 51200 (Megatron-LM), context 2048.
+architecture gpt3_175b() {
+  architecture a;
+  a.name = "gpt3-175b";
+  a.family = "gpt2";
+  a.hidden = 12288; a.layers = 96; a.heads = 96; a.ffn = 4 * 12288; a.vocab = 51200; a.max_positions = 2048;
+  a.q_bias = a.out_bias = a.mlp_bias = true;
+  return a;
+}
+
+scenario train_on(const std::string& gpu, int n = 1) {
+  scenario s;
+  s.gpu = io::find_gpu(gpu);
+  s.num_gpus = n;
+  return s;
+}
+
+double dev(const architecture& m, const scenario& s) { return in_bytes(estimate_memory(m, s).device); }
+bool fits(const architecture& m, const scenario& s) { return estimate_memory(m, s).fits; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+TEST_CASE("plan: fit reports the verdict, headroom and binding term of estimate_memory") {
+  const architecture& m = io::find_model("llama-2-13b");
+  scenario s = train_on("rtx-4090");
+  const fit_report r = fit(m, s);
+  const memory_breakdown direct = estimate_memory(m, s);
+  CHECK(r.fits == direct.fits);
+  CHECK_FALSE(r.fits);  // 13B full fine-tuning needs ~16 B/param = ~208 GB
+  CHECK(in_bytes(r.headroom) == in_bytes(direct.headroom));
+  // The largest term binds: for full AdamW mixed precision the optimizer state (8 B/param).
+  CHECK(r.binding == memory_component::optimizer);
+  CHECK(!r.max_micro_batch.has_value());  // micro-batch 1 does not fit
+  CHECK(!r.max_seq_len.has_value());
+}
+
+TEST_CASE("plan: max micro-batch and seq_len are the largest that fit (checked directly)") {
+  const architecture& m = io::find_model("llama-2-13b");
+  scenario s = train_on("rtx-4090");
+  s.meth = method::qlora;
+  s.seq_len = 512;
+  const fit_report r = fit(m, s);
+  REQUIRE(r.fits);
+  REQUIRE(r.max_micro_batch.has_value());
+  scenario t = s;
+  t.micro_batch = *r.max_micro_batch;
+  CHECK(fits(m, t));
+  t.micro_batch = *r.max_micro_batch + 1;
+  CHECK_FALSE(fits(m, t));
+  // QLoRA 13B on 24 GB at seq 512: weights ~7 GB, so several sequences fit but not 100.
+  CHECK(*r.max_micro_batch >= 2);
+  CHECK(*r.max_micro_batch < 100);
+
+  REQUIRE(r.max_seq_len.has_value());
+  CHECK(r.seq_step == 1);
+  CHECK(r.seq_limit == 4096);  // llama-2: max_position_embeddings (rotary, capped by default)
+  t = s;
+  t.seq_len = *r.max_seq_len;
+  CHECK(fits(m, t));
+  if (*r.max_seq_len < r.seq_limit) {
+    t.seq_len = *r.max_seq_len + 1;
+    CHECK_FALSE(fits(m, t));
+  }
+}
+
+TEST_CASE("plan: seq_len search respects sequence-parallel divisibility") {
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario s = train_on("a100-80gb", 8);
+  s.parallel.tp = 8;
+  s.parallel.sp = true;
+  s.ckpt = checkpointing::full;
+  const fit_report r = fit(m, s);
+  CHECK(r.seq_step == 8);
+  REQUIRE(r.max_seq_len.has_value());
+  CHECK(*r.max_seq_len % 8 == 0);
+  scenario t = s;
+  t.seq_len = *r.max_seq_len;
+  CHECK(fits(m, t));
+}
+
+TEST_CASE("plan: min GPUs per ZeRO stage is the smallest count that fits") {
+  const architecture& m = io::find_model("llama-2-13b");
+  scenario s = train_on("a100-80gb");
+  s.ckpt = checkpointing::full;
+  const fit_report r = fit(m, s, {.max_gpus = 64});
+  // ZeRO-0: model states 16 B/param x 13.0 B = 208 GB on every GPU: none fits.
+  CHECK(r.min_gpus[0].applicable);
+  CHECK(!r.min_gpus[0].gpus.has_value());
+  CHECK(r.min_gpus[0].searched_up_to == 64);
+  for (int z = 1; z <= 3; ++z) {
+    const gpu_count_fit& g = r.min_gpus[static_cast<std::size_t>(z)];
+    CAPTURE(z);
+    REQUIRE(g.gpus.has_value());
+    scenario t = s;
+    t.parallel.zero = z;
+    t.num_gpus = *g.gpus;
+    CHECK(fits(m, t));
+    if (*g.gpus > 1) {
+      t.num_gpus = *g.gpus - 1;
+      CHECK_FALSE(fits(m, t));
+    }
+  }
+  // More sharding never needs more GPUs.
+  CHECK(*r.min_gpus[3].gpus <= *r.min_gpus[2].gpus);
+  CHECK(*r.min_gpus[2].gpus <= *r.min_gpus[1].gpus);
+  // ZeRO-3 shards all 16 B/param: 208 GB / (80 GB - overheads) -> at least 3 GPUs.
+  CHECK(*r.min_gpus[3].gpus >= 3);
+}
+
+TEST_CASE("plan: offload settings make incompatible ZeRO stages not applicable") {
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario s = train_on("a100-80gb", 2);
+  s.parallel.zero = 3;
+  s.parallel.offload_params = offload::cpu;
+  s.parallel.offload_optimizer = offload::cpu;
+  const fit_report r = fit(m, s, {.max_gpus = 8});
+  CHECK_FALSE(r.min_gpus[0].applicable);
+  CHECK_FALSE(r.min_gpus[1].applicable);
+  CHECK_FALSE(r.min_gpus[2].applicable);
+  CHECK(r.min_gpus[3].applicable);
+}
+
+// ---------------------------------------------------------------------------
+TEST_CASE("plan: suggest for llama-2-13b full fine-tuning on an rtx-4090 offers QLoRA, and it fits") {
+  const architecture& m = io::find_model("llama-2-13b");
+  const scenario s = train_on("rtx-4090");
+  suggest_options o;
+  for (const char* id : {"rtx-4090", "rtx-a6000", "a100-80gb", "h100-sxm", "h200-sxm"}) o.gpus.push_back(io::find_gpu(id));
+  const std::vector<suggestion> list = suggest(m, s, o);
+  REQUIRE(!list.empty());
+  bool qlora_fits = false;
+  for (const auto& g : list) {
+    // Every row's memory is estimate_memory of its run.
+    CHECK(in_bytes(g.memory.device) == dev(m, g.run));
+    if (std::find(g.changes.begin(), g.changes.end(), change_kind::qlora) != g.changes.end() && g.fits) qlora_fits = true;
+  }
+  CHECK(qlora_fits);
+  // Ranked: every fitting row before every non-fitting row; among fitting, time cost non-decreasing.
+  for (std::size_t i = 1; i < list.size(); ++i) {
+    CHECK((list[i - 1].fits || !list[i].fits));
+    if (list[i - 1].fits && list[i].fits && !std::isnan(list[i].time_cost))
+      CHECK(list[i - 1].time_cost <= list[i].time_cost);
+  }
+  // LoRA alone on bf16 13B weights (26 GB) cannot fit 24 GB.
+  for (const auto& g : list)
+    if (g.changes == std::vector<change_kind>{change_kind::lora}) CHECK_FALSE(g.fits);
+  // A bigger GPU row exists and fits (A100 80GB ZeRO-0 full FT of 13B does not, but the list's smallest fitting GPU does).
+  const bool any_gpu = std::any_of(list.begin(), list.end(), [](const suggestion& g) {
+    return g.changes == std::vector<change_kind>{change_kind::bigger_gpu};
+  });
+  CHECK(any_gpu);
+  // ZeRO-3 across N GPUs picks the smallest N that fits.
+  for (const auto& g : list) {
+    if (g.changes != std::vector<change_kind>{change_kind::zero3_gpus} || !g.fits) continue;
+    scenario t = g.run;
+    t.num_gpus -= 1;
+    if (t.num_gpus >= 1) CHECK_FALSE(fits(m, t));
+  }
+}
+
+TEST_CASE("plan: smaller micro-batch keeps the global batch") {
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario s = train_on("a100-80gb");
+  s.meth = method::lora;
+  s.micro_batch = 64;
+  s.grad_accum = 2;
+  const auto list = suggest(m, s);
+  bool seen = false;
+  for (const auto& g : list) {
+    if (g.changes != std::vector<change_kind>{change_kind::smaller_micro_batch}) continue;
+    seen = true;
+    CHECK(g.run.micro_batch * g.run.grad_accum == 128);
+    CHECK(g.run.micro_batch < 64);
+  }
+  CHECK(seen);
+}
+
+// ---------------------------------------------------------------------------
+TEST_CASE("plan: cuda floor and system sizing rules") {
+  CHECK(cuda_floor(io::find_gpu("a100-80gb")) == cuda_version{11, 0});
+  CHECK(cuda_floor(io::find_gpu("rtx-4090")) == cuda_version{11, 8});
+  CHECK(cuda_floor(io::find_gpu("h100-sxm")) == cuda_version{12, 0});
+  CHECK(cuda_floor(io::find_gpu("rtx-3090")) == cuda_version{11, 1});
+  scenario s = train_on("a100-80gb", 16);
+  const system_sizing z = size_system(s, memory_breakdown{}, time_estimate{});
+  CHECK(z.nodes == 2);
+  CHECK(z.cpu_cores == 192);
+  CHECK(z.cpu_cores_min == 160);
+  // 16 x 400 W + 4 sockets x 350 W = 7800 W; x 1.3 = 10140 W.
+  CHECK(z.psu_watts == doctest::Approx(10140.0));
+  CHECK(z.psu_watts_per_node == doctest::Approx(5070.0));
+  // 2 x 16 x 80 GB (catalog nominal) host RAM.
+  CHECK(in_bytes(z.host_ram) == doctest::Approx(2.0 * 16 * in_bytes(io::find_gpu("a100-80gb").memory)));
+}
+
+TEST_CASE("plan: recommend respects deadline and budget, rows fit and are ordered") {
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario t;
+  t.meth = method::lora;
+  t.micro_batch = 4;
+  t.grad_accum = 8;
+  t.seq_len = 2048;
+  t.ckpt = checkpointing::full;
+  recommend_options o;
+  for (const char* id : {"rtx-4090", "a100-80gb", "h100-sxm"}) o.gpus.push_back(io::find_gpu(id));
+  o.price_per_gpu_hour = {{"rtx-4090", 0.4}, {"a100-80gb", 1.8}, {"h100-sxm", 3.0}};
+  o.tokens = 2e8;
+  o.max_gpus = 8;
+  o.deadline = seconds(3 * 3600.0);
+  o.budget = 20.0;
+  const auto rows = recommend(m, t, o);
+  REQUIRE(!rows.empty());
+  bool seen_late = false, seen_over = false;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    CHECK(r.memory.fits);
+    CHECK(r.meets_deadline == (in_seconds(r.wall) <= 3 * 3600.0));
+    REQUIRE(r.cost.has_value());
+    CHECK(r.within_budget == (*r.cost <= 20.0));
+    CHECK(*r.cost == doctest::Approx(r.gpu_hours * o.price_per_gpu_hour.at(r.gpu.id)));
+    // Deadline-meeting rows first, then within-budget ones, then by cost.
+    if (!r.meets_deadline) seen_late = true;
+    else CHECK_FALSE(seen_late);
+    if (r.meets_deadline && !r.within_budget) seen_over = true;
+    if (r.meets_deadline && r.within_budget) CHECK_FALSE(seen_over);
+    if (i > 0 && rows[i - 1].meets_deadline == r.meets_deadline && rows[i - 1].within_budget == r.within_budget)
+      CHECK(*rows[i - 1].cost <= *r.cost);
+    // wall = tokens / (global batch x seq) x step.
+    CHECK(in_seconds(r.wall) == doctest::Approx(2e8 / (32.0 * 2048) * in_seconds(r.time.step)));
+  }
+  recommend_options strict = o;
+  strict.keep_late = false;
+  for (const auto& r : recommend(m, t, strict)) {
+    CHECK(r.meets_deadline);
+    CHECK(r.within_budget);
+  }
+}
+
+TEST_CASE("plan: recommend notes a consumer card's missing NVLink when the layout needs it") {
+  scenario s = train_on("rtx-4090", 4);
+  s.parallel.tp = 4;
+  const system_sizing z = size_system(s, memory_breakdown{}, time_estimate{});
+  CHECK_FALSE(z.nvlink_present);
+  CHECK(z.nvlink_needed);
+  REQUIRE(!z.notes.empty());
+  CHECK(z.notes[0].find("no NVLink") != std::string::npos);
+}
+
+// ---------------------------------------------------------------------------
+namespace {
+scenario search_template(const char* gpu, int n, std::int64_t seq = 2048) {
+  scenario s = train_on(gpu, n);
+  s.seq_len = seq;
+  return s;
+}
+bool same_rows(const search_result& a, const search_result& b) {
+  if (a.rows.size() != b.rows.size()) return false;
+  for (std::size_t i = 0; i < a.rows.size(); ++i)
+    if (!(a.rows[i].config == b.rows[i].config) || a.rows[i].score != b.rows[i].score) return false;
+  return true;
+}
+}  // namespace
+
+TEST_CASE("plan: search with bounds returns brute force's top-k (small spaces)") {
+  struct small_case {
+    const char* model;
+    const char* gpu;
+    int n;
+    std::int64_t gb;
+    search_objective obj;
+    std::int64_t seq;
+  };
+  const small_case cases[] = {
+      {"llama-2-7b", "a100-80gb", 8, 32, search_objective::time, 2048},
+      {"llama-2-13b", "a100-40gb", 8, 16, search_objective::time, 4096},
+      {"gpt2-xl", "rtx-4090", 4, 16, search_objective::time, 1024},
+      {"llama-2-7b", "h100-sxm", 16, 64, search_objective::cost, 2048},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.model);
+    CAPTURE(c.gpu);
+    const architecture& m = io::find_model(c.model);
+    const scenario t = search_template(c.gpu, c.n, c.seq);
+    search_options o{.top_k = 12, .global_batch = c.gb, .objective = c.obj};
+    const search_result fast = search(m, t, o);
+    o.pruning = search_pruning::none;
+    const search_result brute = search(m, t, o);
+    CHECK(fast.evaluated == brute.evaluated);
+    CHECK(brute.pruned_time == 0);
+    CHECK(same_rows(fast, brute));
+    CHECK(fast.memory_calls + fast.time_calls <= brute.memory_calls + brute.time_calls);
+    // Every configuration is accounted for exactly once.
+    CHECK(fast.fitting + fast.infeasible + fast.pruned_time + fast.rejected == fast.evaluated);
+    CHECK(fast.rejected == 0);
+    // Rows are real: their memory fits and their time is estimate_time's.
+    for (const auto& row : fast.rows) {
+      CHECK(row.memory.fits);
+      CHECK(in_seconds(estimate_time(m, row.run).step) * (c.obj == search_objective::cost ? row.run.num_gpus : 1) ==
+            doctest::Approx(row.score));
+      CHECK(row.run.global_batch() == c.gb);
+    }
+    for (std::size_t i = 1; i < fast.rows.size(); ++i) CHECK(fast.rows[i - 1].score <= fast.rows[i].score);
+  }
+}
+
+TEST_CASE("plan: search is identical with one and two threads") {
+  const architecture m = gpt3_175b();
+  const scenario t = search_template("a100-80gb", 64);
+  search_options o{.top_k = 20, .global_batch = 256};
+  const search_result one = search(m, t, o);
+  o.threads = 2;
+  const search_result two = search(m, t, o);
+  CHECK(two.threads == 2);
+  CHECK(one.evaluated == two.evaluated);
+  CHECK(same_rows(one, two));
+  CHECK(!one.rows.empty());
+}
+
+TEST_CASE("plan: search space size for 175B on 1024 A100s is counted exactly") {
+  const architecture m = gpt3_175b();
+  const scenario t = search_template("a100-80gb", 1024);
+  const search_result r = search(m, t, {.top_k = 5, .global_batch = 1536, .threads = 2});
+  REQUIRE(!r.rows.empty());
+  CHECK(r.fitting + r.infeasible + r.pruned_time + r.rejected == r.evaluated);
+  // Best layout uses model parallelism: 175B cannot be replicated on 80 GB.
+  CHECK(r.rows[0].config.tp * r.rows[0].config.pp > 1);
+  MESSAGE("175B/1024 A100: evaluated " << r.evaluated << " in " << r.seconds << " s; estimator calls "
+          << r.memory_calls + r.time_calls << "; best step " << r.rows[0].score << " s (tp=" << r.rows[0].config.tp
+          << " pp=" << r.rows[0].config.pp << " v=" << r.rows[0].config.virtual_stages << " mb=" << r.rows[0].config.micro_batch << ")");
+}
+
+// The properties the pruning relies on (docs/planner.md), sampled over the
+// layouts of real searches. If a model change breaks one, this test names it.
+TEST_CASE("plan: pruning properties P1-P4, P6 hold for the memory and time models") {
+  struct sample {
+    const char* model;
+    const char* gpu;
+    int n;
+    std::int64_t gb;
+  };
+  const sample samples[] = {{"llama-2-7b", "a100-80gb", 8, 64}, {"llama-2-13b", "rtx-4090", 4, 16}};
+  for (const auto& c : samples) {
+    CAPTURE(c.model);
+    const architecture& m = io::find_model(c.model);
+    const scenario t = search_template(c.gpu, c.n);
+    const auto plan = detail::plan_space(m, t, search_options{}, c.gb);
+    scenario s = t;
+    for (std::size_t gi = 0; gi < plan.groups.size(); ++gi) {
+      const auto& g = plan.groups[gi];
+      for (const auto& z : plan.variants) {
+        layout l{.gpus = g.gpus, .tp = g.tp, .pp = g.pp, .virtual_stages = g.v, .sp = g.sp, .zero = z.zero,
+                 .offload_optimizer = z.opt, .offload_params = z.params};
+        double prev_mem[3] = {-1, -1, -1};
+        for (std::size_t k = plan.chain_begin[gi]; k < plan.chain_begin[gi + 1]; ++k) {
+          l.micro_batch = plan.chain[k];
+          l.grad_accum = g.per_replica_batch / l.micro_batch;
+          double mem_c[3], compute_c[3], dp1_c[3];
+          for (std::size_t ci = 0; ci < 3; ++ci) {
+            l.ckpt = detail::kCkpt[ci];
+            apply_layout(s, l);
+            mem_c[ci] = dev(m, s);
+            const time_estimate te = estimate_time(m, s);
+            compute_c[ci] = in_seconds(te.breakdown.compute);
+            // P4: step >= compute, and compute does not depend on ZeRO / offload.
+            CHECK(in_seconds(te.step) >= compute_c[ci]);
+            layout l0 = l;
+            l0.zero = 0; l0.offload_optimizer = offload::none; l0.offload_params = offload::none;
+            scenario s0 = t;
+            apply_layout(s0, l0);
+            CHECK(in_seconds(estimate_time(m, s0).breakdown.compute) == doctest::Approx(compute_c[ci]).epsilon(1e-12));
+            // P6: compute + exposed communication + bubble of the same layout on tp*pp GPUs
+            // (dp = 1, ZeRO-0, no offload) never exceed the step of any variant.
+            layout l1 = l0;
+            l1.gpus = l.tp * l.pp;
+            scenario s1 = t;
+            apply_layout(s1, l1);
+            const time_estimate t1 = estimate_time(m, s1);
+            dp1_c[ci] = in_seconds(t1.breakdown.compute) + in_seconds(t1.breakdown.communication) + in_seconds(t1.breakdown.bubble);
+            CHECK(in_seconds(te.step) >= (in_seconds(t1.breakdown.compute) + in_seconds(t1.breakdown.communication) +
+                                          in_seconds(t1.breakdown.bubble)) * (1 - 1e-12));
+            // P1: memory non-decreasing along the micro-batch chain (mb up, grad_accum down).
+            CHECK(mem_c[ci] >= prev_mem[ci]);
+            prev_mem[ci] = mem_c[ci];
+          }
+          // P2: more checkpointing never needs more memory; P3: never less compute.
+          CHECK(mem_c[0] >= mem_c[1]);
+          CHECK(mem_c[1] >= mem_c[2]);
+          CHECK(compute_c[0] <= compute_c[1]);
+          CHECK(compute_c[1] <= compute_c[2]);
+          CHECK(dp1_c[0] <= dp1_c[1]);
+          CHECK(dp1_c[1] <= dp1_c[2]);
+        }
+      }
+    }
+  }
+}
+
+// From dp = 2 on: going from one GPU to two adds data-parallel buffers (NCCL,
+// DDP buckets), so fit() checks one GPU on its own and bisects from two.
+TEST_CASE("plan: P5 - device memory does not grow with the data-parallel degree (dp >= 2)") {
+  const architecture& m = io::find_model("llama-2-13b");
+  for (int z = 0; z <= 3; ++z) {
+    scenario s = train_on("a100-80gb");
+    s.parallel.zero = z;
+    double prev = 1e300;
+    for (int n = 2; n <= 64; ++n) {
+      s.num_gpus = n;
+      const double d = dev(m, s);
+      CAPTURE(z);
+      CAPTURE(n);
+      CHECK(d <= prev);
+      prev = d;
+    }
+  }
+}
+
+TEST_CASE("plan: bad options name the field") {
+  const architecture& m = io::find_model("llama-2-7b");
+  const scenario t = search_template("a100-80gb", 8);
+  search_options bad_k;
+  bad_k.top_k = 0;
+  CHECK_THROWS_WITH_AS(search(m, t, bad_k), "search.top_k: must be between 1 and 100000 (got 0)", config_error);
+  search_options bad_threads;
+  bad_threads.threads = 0;
+  CHECK_THROWS_WITH_AS(search(m, t, bad_threads), "search.threads: must be between 1 and 256 (got 0)", config_error);
+  recommend_options o;
+  CHECK_THROWS_WITH_AS(recommend(m, t, o), "recommend.tokens: a workload needs tokens (or epochs × dataset_tokens)", config_error);
+}
