@@ -108,9 +108,9 @@ std::string format_number(double v, int significant) {
 std::string format_rate(double per_second, std::string_view unit) {
   const double a = std::fabs(per_second);
   std::string num;
-  if (a >= 1e9) num = format_number(per_second / 1e9) + " G";
-  else if (a >= 1e6) num = format_number(per_second / 1e6) + " M";
-  else if (a >= 1e4) num = format_number(per_second / 1e3) + " k";
+  if (a >= 1e9) num = format_number(per_second / 1e9) + " G ";
+  else if (a >= 1e6) num = format_number(per_second / 1e6) + " M ";
+  else if (a >= 1e4) num = format_number(per_second / 1e3) + " k ";
   else num = format_number(per_second) + " ";
   return num + std::string(unit) + "/s";
 }

@@ -71,6 +71,18 @@ json components_json(const parameter_breakdown& p) {
           {"norms", p.norms},           {"head", p.head}};
 }
 
+std::string_view phase_name(memory_breakdown::phase p) {
+  switch (p) {
+    case memory_breakdown::phase::forward_loss: return "forward_loss";
+    case memory_breakdown::phase::loss_backward: return "loss_backward";
+    case memory_breakdown::phase::backward_start: return "backward_start";
+    case memory_breakdown::phase::backward_end: return "backward_end";
+    case memory_breakdown::phase::optimizer_step: return "optimizer_step";
+    case memory_breakdown::phase::inference: return "inference";
+  }
+  return "?";
+}
+
 // Seconds as JSON; null when the figure was not computed (tokens unset).
 json seconds_or_null(Seconds s, bool known) { return known ? json(in_seconds(s)) : json(nullptr); }
 
@@ -107,6 +119,7 @@ json memory_json(const memory_breakdown& m, workload work) {
       {"fits", m.fits},
       {"host_bytes", in_bytes(m.host)},
       {"stage", m.stage},
+      {"peak_phase", phase_name(m.peak_phase)},
   };
   if (work == workload::infer) {
     j["kv_cache_bytes"] = in_bytes(m.kv_cache);
@@ -139,6 +152,8 @@ json time_json(const time_estimate& t, workload work) {
         {"bubble_seconds", in_seconds(t.breakdown.bubble)},
         {"optimizer_seconds", in_seconds(t.breakdown.optimizer)},
         {"offload_seconds", in_seconds(t.breakdown.offload)}}},
+      {"total_communication_seconds", in_seconds(t.total_communication)},
+      {"peak_flops_per_second", t.peak_flop_per_s},
   };
   if (work == workload::infer) {
     j["time_to_first_token_seconds"] = in_seconds(t.time_to_first_token);
@@ -484,47 +499,51 @@ std::string estimate_report(const resolved_run& r, const style& s) {
 // docs/time-model.md (owned by the memory and time authors); keep them in step.
 
 const std::vector<term_info>& memory_terms() {
+  // Symbols as in docs/memory-model.md: Ψ parameters per GPU, Ψ_t trainable, N the
+  // ZeRO/FSDP sharding degree, T tokens per GPU per micro-batch, e activation bytes.
   static const std::vector<term_info> terms = {
       {"weights_bytes", "Weights",
-       "Ψ × bits per element / 8, per layer in its storage dtype (quantized: incl. block scales), "
-       "÷ tp·pp, ÷ dp under ZeRO-3/FSDP; LoRA adapters in the compute dtype",
-       "dtype.hpp: bitsandbytes NF4 block 64, QLoRA §3 double quant, LLM.int8 row scales, GPTQ groups"},
+       "Ψ_linear·bits(q)/8 + Ψ_other·w_e + Ψ_adapters·w_e (+1 B/param fp8 copy); ÷ tp, ep, pp stage; "
+       "ZeRO-3/FSDP: W/N + w_e·largest_layer",
+       "dtype.hpp bits_per_element (QLoRA §3, LLM.int8, GPTQ); Megatron-LM; DeepSpeed estimate_zero3"},
       {"master_weights_bytes", "Master weights",
-       "4 B × Ψ_trainable for fp16/bf16/fp8-mixed (none for fp32, tf32, bf16-pure), ÷ dp under ZeRO-1+",
-       "Micikevicius et al. 2018 (mixed precision); Rajbhandari et al. 2020 (ZeRO) §5"},
+       "4·Ψ_t for fp16/bf16/fp8-mixed, none for fp32 and bf16-pure; under ZeRO ≥ 1 reported in optimizer",
+       "Micikevicius et al. 2018; Rajbhandari et al. 2020 (ZeRO)"},
       {"gradients_bytes", "Gradients",
-       "Ψ_trainable × gradient dtype bytes, ÷ dp under ZeRO-2+; per layer only with optimizer-in-backward",
-       "ZeRO §5.2; PyTorch DDP/FSDP gradient buckets"},
+       "g_e·Ψ_t; ZeRO-1/2 + 4Ψ_t/N fp32 partition; ZeRO-3 g_e·largest_layer + 4Ψ_t/N; "
+       "optimizer-in-backward: largest tensor only",
+       "DeepSpeed stage_1_and_2.py / stage3.py estimators; torchtune optimizer_in_bwd"},
       {"optimizer_bytes", "Optimizer state",
-       "Ψ_trainable × state bytes (AdamW 8, 8-bit AdamW 2 + block scales, SGD-momentum 4, Lion 4, "
-       "Adafactor factored rows+columns), ÷ dp under ZeRO-1+",
-       "torch.optim; Dettmers et al. 2022 (8-bit optimizers); Shazeer & Stern 2018; Chen et al. 2023"},
+       "Ψ_t × bytes/param (AdamW 2·s_e, 8-bit AdamW 2.031, SGD-momentum and Lion s_e, Adafactor factored) "
+       "÷ N under ZeRO ≥ 1; paged state outside the allocator",
+       "torch.optim; Dettmers et al. 2022 (8-bit); Shazeer & Stern 2018; Chen et al. 2023 (Lion)"},
       {"activations_bytes", "Activations",
-       "per layer s·b·h·(34 + 5·a·s/h) bytes for a GPT layer, adapted per component (GQA, gated MLP, "
-       "dropout); flash attention drops the s² term; checkpointing, tp/sp, cp and in-flight micro-batches",
-       "Korthikanti et al. 2022 Table 2; Narayanan et al. 2021 (1F1B, interleaved)"},
+       "Σ blocks T × bytes saved per token (norms, q/k/v/o, MLP intermediates, masks; eager adds the s² "
+       "softmax terms); checkpointing, tp/sp, cp, 1F1B in-flight micro-batches",
+       "Korthikanti et al. 2022 §4 and Table 2; Narayanan et al. 2021 §2.2; measured with saved_tensors_hooks"},
       {"transient_bytes", "Transient buffers",
-       "largest working set at the peak: logits + fp32 softmax/grad (b·s·V), eager attention scores, "
-       "ZeRO-3/FSDP gathered parameters with prefetch, reduction buckets, optimizer temporaries",
-       "PyTorch cross_entropy; DeepSpeed stage-3 prefetch; DDP bucket_cap_mb"},
-      {"overhead_bytes", "Framework overhead", "CUDA context + cuBLAS/cuDNN/NCCL workspaces",
-       "measured CUDA context sizes; cuBLAS workspace configuration"},
+       "largest working set at the peak phase: loss (e+8)·V·T forward / 12·V·T backward, one block's "
+       "backward, ZeRO-3 gathered + prefetched block, reduce bucket, optimizer temporaries",
+       "PyTorch cross_entropy; torchtune chunked CE; DeepSpeed stage-3 prefetch and reduce bucket"},
+      {"overhead_bytes", "Framework overhead",
+       "CUDA context 1343 MiB + NCCL 512 MiB when num_gpus > 1 + cuBLAS workspace",
+       "Hugging Face model-memory anatomy; NCCL_BUFFSIZE × channels × peers"},
       {"kv_cache_bytes", "KV cache",
-       "2 × layers × kv_heads × head_dim × (prompt + generated) × batch × KV dtype bytes ÷ tp",
-       "Pope et al. 2022 (Efficiently Scaling Transformer Inference) §2"},
+       "2 · L_dec · max(1, kv_heads/tp) · d_head · kv dtype bytes × (prompt + gen) × batch",
+       "Pope et al. 2022 (Efficiently Scaling Transformer Inference)"},
       {"peak_allocated_bytes", "Peak allocated",
-       "max over forward, backward and optimizer phases of live tensors (not a sum of maxima)",
+       "max over forward/loss, loss backward, backward start/end and optimizer step of live bytes "
+       "(a maximum, not a sum of maxima)",
        "torch.cuda.max_memory_allocated"},
-      {"peak_reserved_bytes", "Peak reserved",
-       "peak allocated + caching-allocator block rounding and fragmentation",
-       "PyTorch CUDACachingAllocator; torch.cuda.max_memory_reserved"},
-      {"device_bytes", "Device", "peak reserved + CUDA context and library workspaces + memory outside the "
-       "allocator (paged optimizer state)", "nvidia-smi"},
-      {"capacity_bytes", "Usable capacity", "the GPU's usable memory (nvidia-smi total)",
-       "GPU catalog (src/data/gpus.csv)"},
-      {"headroom_bytes", "Headroom", "capacity − device; negative when it does not fit", "definition"},
-      {"host_bytes", "Host RAM", "offloaded optimizer state and parameters + pinned buffers, per node",
-       "Ren et al. 2021 (ZeRO-Offload); Rajbhandari et al. 2021 (ZeRO-Infinity)"},
+      {"peak_reserved_bytes", "Peak reserved", "1.10 · peak allocated + 32 MiB cuBLAS workspace",
+       "PyTorch CUDACachingAllocator block rounding and fragmentation"},
+      {"device_bytes", "Device",
+       "peak reserved + CUDA context + NCCL buffers + paged optimizer state", "nvidia-smi"},
+      {"capacity_bytes", "Usable capacity", "the GPU's usable memory", "GPU catalog (src/data/gpus.csv, SOURCES)"},
+      {"headroom_bytes", "Headroom", "capacity − device (negative: it does not fit)", "definition"},
+      {"host_bytes", "Host RAM",
+       "offloaded optimizer state, fp32 gradients and master, parameters and activations × GPUs per node",
+       "Ren et al. 2021 (ZeRO-Offload); torchtune OffloadActivations"},
   };
   return terms;
 }
@@ -532,37 +551,44 @@ const std::vector<term_info>& memory_terms() {
 const std::vector<term_info>& time_terms() {
   static const std::vector<term_info> terms = {
       {"compute_seconds", "Compute",
-       "hardware FLOPs ÷ (dense peak × achieved efficiency for the GEMM shapes and precision) + "
-       "memory-bandwidth-bound non-matmul work",
-       "dense peaks: reference/gpus.md; efficiency model: docs/time-model.md"},
+       "Σ GEMMs max(FLOPs / (peak · ceiling · shape), bytes / bandwidth) + flash attention at its fraction "
+       "of peak + element-wise traffic / bandwidth, at least the kernel-launch floor",
+       "dense peaks and best-shape fractions: reference/gpus.md; FA2/FA3 papers; docs/time-model.md"},
       {"communication_seconds", "Communication (exposed)",
-       "ring all-reduce 2(n−1)/n·S/B, reduce-scatter and all-gather (n−1)/n·S/B, + latency per message, "
-       "for DP, ZeRO/FSDP, TP, PP, EP and CP; minus what overlaps with compute",
-       "Thakur et al. 2005; NCCL tests (busbw); Megatron-LM"},
-      {"bubble_seconds", "Pipeline bubble", "(p−1)/m of the pipeline's compute (1F1B), (p−1)/(m·v) interleaved",
-       "Narayanan et al. 2021 §2.2"},
-      {"optimizer_seconds", "Optimizer step", "optimizer state, master weights and gradients read and written "
-       "at memory bandwidth", "torch.optim fused AdamW"},
-      {"offload_seconds", "Offload traffic", "PCIe transfers of offloaded state + CPU optimizer step",
-       "Ren et al. 2021 (ZeRO-Offload)"},
+       "ring all-reduce 2(n−1)/n·S, reduce-scatter/all-gather (n−1)/n·S over link × 0.8 + latency, "
+       "for DP, ZeRO/FSDP, TP, PP, EP, CP; minus what overlaps",
+       "NCCL bus bandwidth; Li et al. 2020 (DDP buckets); Megatron-LM"},
+      {"bubble_seconds", "Pipeline bubble", "(p−1)/v × one micro-batch's stage time: (p−1)/m of compute (1F1B), "
+       "(p−1)/(m·v) interleaved", "Narayanan et al. 2021 §2.2"},
+      {"optimizer_seconds", "Optimizer step",
+       "bytes per trainable parameter read and written over HBM (weights, gradient, states), ÷ dp under ZeRO",
+       "torch.optim fused/foreach kernels; bitsandbytes"},
+      {"offload_seconds", "Offload traffic",
+       "gradients and 16-bit parameters over PCIe × 0.8 + CPU Adam at 1e9 params/s per node; NVMe 6 GB/s",
+       "Ren et al. 2021 (ZeRO-Offload); Rajbhandari et al. 2021 (ZeRO-Infinity)"},
       {"step_seconds", "Step time", "compute + exposed communication + bubble + optimizer + offload",
        "definition"},
-      {"tokens_per_second", "Tokens/s", "global batch × sequence length ÷ step time", "definition"},
+      {"tokens_per_second", "Tokens/s", "global batch × seq_len ÷ step time", "definition"},
       {"model_flops_per_step", "Model FLOPs per step",
-       "exact per-layer matmul FLOPs (fwd 2·m·n·k, bwd 2× fwd) + attention scores + logits; no recompute",
-       "Narayanan et al. 2021 eq. 3; Korthikanti et al. 2022"},
+       "2·m·k·n per matmul (GQA, gated MLP, MoE top-k, LoRA, logits) + attention 4·b·s²·q (causal flash: ½); "
+       "backward 2× forward; no recompute",
+       "Narayanan et al. 2021 eq. 3; Korthikanti et al. 2022; Dao 2023 (FA2)"},
       {"hardware_flops_per_step", "Hardware FLOPs per step",
-       "model FLOPs + recompute (selective: attention core; full: whole forward)", "Korthikanti et al. 2022 §5"},
-      {"mfu", "MFU", "model FLOPs ÷ (step time × GPUs × dense peak)", "Chowdhery et al. 2022 (PaLM) App. B"},
-      {"hfu", "HFU", "hardware FLOPs ÷ (step time × GPUs × dense peak)", "Chowdhery et al. 2022 (PaLM) App. B"},
+       "model FLOPs + recompute (selective: attention core; full: block forward) + flash in-kernel recompute",
+       "Korthikanti et al. 2022 §5"},
+      {"mfu", "MFU", "model FLOPs ÷ (step × GPUs × dense peak)", "Chowdhery et al. 2022 (PaLM) App. B"},
+      {"hfu", "HFU", "hardware FLOPs ÷ (step × GPUs × dense peak)", "Chowdhery et al. 2022 (PaLM) App. B"},
       {"total_seconds", "Time to train", "tokens ÷ tokens/s", "definition"},
-      {"gpu_hours", "GPU-hours", "time to train × GPUs ÷ 3600 s", "definition"},
+      {"gpu_hours", "GPU-hours", "time to train × GPUs ÷ 3600", "definition"},
       {"cost", "Cost", "GPU-hours × price per GPU-hour", "definition"},
-      {"energy_kwh", "Energy", "GPU-hours × TDP × utilisation ÷ 1000", "docs/time-model.md"},
-      {"time_to_first_token_seconds", "Time to first token", "prefill FLOPs at the compute efficiency",
-       "docs/time-model.md"},
+      {"energy_kwh", "Energy",
+       "GPU-hours × TDP × (0.3 + 0.7 × (compute + optimizer)/step) ÷ 1000",
+       "assumption (idle ≈ 30% of TDP), docs/time-model.md"},
+      {"time_to_first_token_seconds", "Time to first token", "prefill of the prompt batch through the compute model",
+       "docs/time-model.md (Serving)"},
       {"decode_tokens_per_second", "Decode tokens/s",
-       "batch ÷ max(bytes read per token ÷ bandwidth, FLOPs per token ÷ compute)", "memory-bandwidth roofline"},
+       "batch ÷ max(bytes read per token / (bandwidth · 0.8), FLOPs / (peak · ceiling)) at prompt + gen/2",
+       "memory-bandwidth roofline (Williams et al. 2009)"},
   };
   return terms;
 }

@@ -57,9 +57,10 @@ struct output_args {
 };
 
 void add_output_options(CLI::App* sub, output_args& out) {
-  sub->add_flag("--json", out.json, "Print JSON (same as --format json)");
+  sub->add_flag("--json", out.json, "Print JSON (same as --format json)")->group("Output");
   sub->add_option("--format", out.format, "Output format: text, markdown or json")
-      ->check(CLI::IsMember({"text", "markdown", "md", "json"}));
+      ->check(CLI::IsMember({"text", "markdown", "md", "json"}))
+      ->group("Output");
 }
 
 io::style make_style(const output_args& out) {
@@ -105,7 +106,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   if (model_positional)
     sub->add_option("MODEL", a.model, "Catalog name (see 'gpuplan models'), Hub id, config.json or checkpoint dir");
   sub->add_option("--scenario,-s", a.scenario_file, "Scenario JSON file (docs/scenario.md); flags override its keys");
-  sub->add_option("--gpu,-g", a.gpu, "GPU catalog id (see 'gpuplan gpus') or a GPU JSON file");
+  sub->add_option("--gpu,-g", a.gpu, "GPU catalog id (see 'gpuplan gpus') or a GPU JSON file; default a100-80gb");
   sub->add_option("--gpu-file", a.gpu_file, "JSON file of extra GPUs (an array) added to the catalog");
   if (fit_methods)
     sub->add_option("--method,-m", a.methods, "Comma list of full, lora, qlora, freeze: one column each");
@@ -150,6 +151,21 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_key<std::string>(sub, a, "--kv-dtype", "inference.kv_cache_dtype", "Serving: KV-cache dtype");
   add_key<std::string>(sub, a, "--tokens", "tokens", "Training tokens: 1T, 300B, 2e9");
   add_key<double>(sub, a, "--price", "price_per_gpu_hour", "Price per GPU-hour (for cost)");
+
+  // Help groups, in the order a reader looks for them.
+  const std::pair<const char*, std::vector<const char*>> groups[] = {
+      {"Run", {"--scenario", "--gpu", "--gpu-file", "--method", "--seq", "--batch", "--grad-accum", "--global-batch",
+               "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--compile",
+               "--activation-offload", "--optimizer-in-backward"}},
+      {"Parallelism", {"--gpus", "--gpus-per-node", "--tp", "--pp", "--virtual-stages", "--sp", "--cp", "--ep",
+                       "--zero", "--offload-optimizer", "--offload-params"}},
+      {"LoRA, QLoRA, freeze", {"--lora-rank", "--lora-alpha", "--lora-targets", "--freeze-layers", "--quant",
+                               "--double-quant", "--group-size"}},
+      {"Serving", {"--infer", "--infer-batch", "--prompt-len", "--gen-len", "--kv-dtype"}},
+      {"Time and cost", {"--tokens", "--price"}},
+  };
+  for (const auto& [group, names] : groups)
+    for (const char* name : names) sub->get_option(name)->group(group);
 }
 
 json read_json_file(const std::string& file, const std::string& path) {
