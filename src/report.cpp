@@ -399,12 +399,15 @@ table time_table(const time_estimate& t, const scenario& run) {
       add("Energy", format_number(t.energy_kwh) + " kWh");
     }
   } else {
+    tab.header = {"Serving", "Value"};
     add("Time to first token", format_seconds(t.time_to_first_token));
     add("Decode per sequence", format_rate(t.decode_tokens_per_second_per_sequence, "tokens"));
     add("Decode aggregate", format_rate(t.decode_tokens_per_second, "tokens"));
     add("Compute-bound from batch", format_count(t.decode_compute_bound_batch));
   }
   tab.right_align = {false, true, true};
+  if (tab.header.size() == 2)
+    for (auto& r : tab.rows) r.resize(2);
   return tab;
 }
 

@@ -259,6 +259,30 @@ def case_markdown_and_no_color():
     expect(rc in (0, 1) and "|---|" in out and "| Weights |" in out, "markdown pipe table", rc, out, err)
     rc, out, err = run("fit", "llama-2-13b", "--gpu", "rtx-4090")
     expect("\033[" not in out, "no colour when stdout is not a terminal", rc, out, err)
+    # On a terminal: colour, unless NO_COLOR is set (https://no-color.org).
+    import pty
+    def on_tty(extra_env):
+        master, slave = pty.openpty()
+        e = dict(os.environ)
+        e.pop("NO_COLOR", None)
+        e.update(extra_env)
+        p = subprocess.Popen([BIN, "fit", "gpt2", "--gpu", "h100-sxm", "--seq", "1024"], stdout=slave,
+                             stderr=subprocess.PIPE, env=e)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        p.wait(timeout=60)
+        os.close(master)
+        return b"".join(chunks).decode()
+    expect("\033[1;32mFITS" in on_tty({}), "green verdict on a terminal", out=on_tty({}))
+    expect("\033[" not in on_tty({"NO_COLOR": "1"}), "NO_COLOR disables colour", out=on_tty({"NO_COLOR": "1"}))
     rc, out, err = run("fit", "llama-2-13b", "--gpu", "rtx-4090", "--format", "json")
     expect(json.loads(out)["results"][0]["method"] == "full", "--format json", rc, out, err)
 
