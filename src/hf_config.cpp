@@ -110,18 +110,26 @@ class fields {
     fail(at(*names.begin()), reason);
   }
 
+  // Every integer a config.json holds here is a size or a count; none comes near
+  // 2^40, and the bound keeps derived defaults (4 * n_embd, ...) free of overflow.
+  static constexpr std::int64_t kMaxInt = std::int64_t{1} << 40;
   static std::int64_t as_int(const json& v, const std::string& where) {
-    if (v.is_number_integer()) {
-      if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        fail(where, "integer too large (got " + show(v) + ")");
-      return v.get<std::int64_t>();
-    }
-    if (v.is_number_float()) {
+    std::int64_t r = 0;
+    if (v.is_number_unsigned()) {
+      if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxInt))
+        fail(where, "integer too large (max " + std::to_string(kMaxInt) + ", got " + show(v) + ")");
+      r = v.get<std::int64_t>();
+    } else if (v.is_number_integer()) {
+      r = v.get<std::int64_t>();
+    } else if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::trunc(v.get<double>()) &&
+               std::fabs(v.get<double>()) < 9.0e15) {
       // Some configs write integral sizes as floats (MPT "expansion_ratio": 4.0).
-      const double d = v.get<double>();
-      if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) < 9.0e15) return static_cast<std::int64_t>(d);
+      r = static_cast<std::int64_t>(v.get<double>());
+    } else {
+      fail(where, "must be an integer (got " + show(v) + ")");
     }
-    fail(where, "must be an integer (got " + show(v) + ")");
+    if (r > kMaxInt || r < -kMaxInt) fail(where, "integer too large (max " + std::to_string(kMaxInt) + ", got " + show(v) + ")");
+    return r;
   }
 
   [[nodiscard]] const json& raw() const { return j_; }
@@ -191,6 +199,12 @@ void apply_head(architecture& a, const fields& f) {
   }
 }
 
+// Sizes that model.hpp multiplies without overflow checks: keep them where
+// their products fit (validate() bounds hidden/layers/heads/ffn/vocab to 2^24).
+void bound(std::int64_t v, std::int64_t max, const std::string& where) {
+  if (v > max) fail(where, "too large (max " + std::to_string(max) + ", got " + std::to_string(v) + ")");
+}
+
 void llama_like(architecture& a, const fields& f, const std::string& family) {
   // configuration_{llama,mistral,mixtral,qwen2,gemma,phi3}.py; modeling: RMSNorm
   // (weight only), rotary, SwiGLU/GeGLU MLP (gate/up/down), untied by default
@@ -201,6 +215,7 @@ void llama_like(architecture& a, const fields& f, const std::string& family) {
   a.heads = f.req_int({"num_attention_heads"});
   a.kv_heads = f.int_or({"num_key_value_heads"}, a.heads);
   a.head_dim = f.int_or({"head_dim"}, family == "gemma" ? 256 : 0);
+  bound(a.head_dim, std::int64_t{1} << 24, f.at("head_dim"));
   if (a.head_dim > 0 && a.heads > 0 && a.head_dim * a.heads == a.hidden) a.head_dim = 0;  // the default
   a.ffn = f.req_int({"intermediate_size"});
   a.vocab = f.req_int({"vocab_size"});
@@ -434,6 +449,7 @@ void t5(architecture& a, const fields& f, bool mt5) {
   a.decoder_layers = f.int_or({"num_decoder_layers"}, a.layers);
   a.heads = f.req_int({"num_heads", "num_attention_heads"});
   a.head_dim = f.int_or({"d_kv"}, 64);
+  bound(a.head_dim, std::int64_t{1} << 24, f.at("d_kv"));
   a.ffn = f.req_int({"d_ff", "intermediate_size"});
   a.vocab = f.req_int({"vocab_size"});
   a.relative_buckets = f.int_or({"relative_attention_num_buckets"}, 32);
@@ -466,6 +482,8 @@ void vit(architecture& a, const fields& f) {
   a.channels = f.int_or({"num_channels"}, 3);
   if (a.patch_size <= 0) fail(f.at("patch_size"), "must be a positive integer (got " + std::to_string(a.patch_size) + ")");
   if (a.channels <= 0) fail(f.at("num_channels"), "must be a positive integer (got " + std::to_string(a.channels) + ")");
+  bound(a.image_size, std::int64_t{1} << 20, f.at("image_size"));
+  bound(a.channels, std::int64_t{1} << 16, f.at("num_channels"));
   a.positions = position_kind::learned;
   a.q_bias = f.bool_or({"qkv_bias"}, true);
   a.out_bias = a.mlp_bias = true;
@@ -483,6 +501,7 @@ void chatglm(architecture& a, const fields& f) {
   a.heads = f.req_int({"num_attention_heads"});
   if (f.bool_or({"multi_query_attention"}, false)) a.kv_heads = f.int_or({"multi_query_group_num"}, 1);
   a.head_dim = f.int_or({"kv_channels"}, 0);
+  bound(a.head_dim, std::int64_t{1} << 24, f.at("kv_channels"));
   if (a.head_dim > 0 && a.heads > 0 && a.head_dim * a.heads == a.hidden) a.head_dim = 0;
   a.ffn = f.req_int({"ffn_hidden_size", "intermediate_size"});
   a.vocab = f.req_int({"padded_vocab_size", "vocab_size"});
