@@ -360,15 +360,15 @@ inline std::vector<suggestion> suggest(const architecture& m, const scenario& s,
         const change_kind a = singles[i].changes[0], b = singles[j].changes[0];
         if (singles[i].fits || singles[j].fits) continue;
         if (detail::change_group(a) == detail::change_group(b)) continue;
-        if (a == change_kind::zero3_gpus || b == change_kind::zero3_gpus ||
-            a == change_kind::tensor_parallel_gpus || b == change_kind::tensor_parallel_gpus)
-          continue;  // the GPU-count searches already pick the smallest N that fits
+        if (a == change_kind::tensor_parallel_gpus || b == change_kind::tensor_parallel_gpus) continue;
         suggestion g;
         g.run = s;
         std::string ta, tb;
-        // Apply the later change first, so a micro-batch reduction is chosen under the other change.
-        const bool mb_first = a == change_kind::smaller_micro_batch;
-        if (mb_first) {
+        // Searching changes (micro-batch reduction, ZeRO-3 GPU count) are applied
+        // last, so they choose under the other change; ZeRO-3 always last.
+        const bool b_first = b != change_kind::zero3_gpus &&
+                             (a == change_kind::smaller_micro_batch || a == change_kind::zero3_gpus);
+        if (b_first) {
           if (!detail::apply_change(m, b, g.run, tb, o) || !detail::apply_change(m, a, g.run, ta, o)) continue;
         } else {
           if (!detail::apply_change(m, a, g.run, ta, o) || !detail::apply_change(m, b, g.run, tb, o)) continue;
