@@ -5,6 +5,8 @@
 // 2 usage or input error; every error is one line "gpuplan: <path>: <reason>".
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -14,6 +16,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -83,6 +86,7 @@ struct run_args {
   std::string gpu;
   std::string gpu_file;
   std::string methods;  // fit: a comma list
+  CLI::Option* methods_opt = nullptr;
   std::vector<std::pair<std::string, json>> overrides;
   std::map<std::string, std::string> flag_of;
   std::set<std::string> file_keys;  // dotted paths present in the --scenario file
@@ -91,8 +95,16 @@ struct run_args {
 template <class T>
 void add_key(CLI::App* sub, run_args& a, const std::string& flag, const std::string& path, const std::string& help) {
   a.flag_of[path] = flag;
+  const std::string name = flag.substr(0, flag.find(','));
   sub->add_option_function<T>(
-      flag, [&a, path](const T& v) { a.overrides.emplace_back(path, json(v)); }, help);
+      flag,
+      [&a, path, name](const T& v) {
+        // JSON has no NaN or infinity: say what was typed instead of "got null".
+        if constexpr (std::is_floating_point_v<T>)
+          if (!std::isfinite(v)) throw config_error(name, "must be a finite number (got " + gpuplan::detail::num(v) + ")");
+        a.overrides.emplace_back(path, json(v));
+      },
+      help);
 }
 
 void add_bool_key(CLI::App* sub, run_args& a, const std::string& flag, const std::string& path, const std::string& help,
@@ -109,7 +121,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   sub->add_option("--gpu,-g", a.gpu, "GPU catalog id (see 'gpuplan gpus') or a GPU JSON file; default a100-80gb");
   sub->add_option("--gpu-file", a.gpu_file, "JSON file of extra GPUs (an array) added to the catalog");
   if (fit_methods)
-    sub->add_option("--method,-m", a.methods, "Comma list of full, lora, qlora, freeze: one column each");
+    a.methods_opt = sub->add_option("--method,-m", a.methods, "Comma list of full, lora, qlora, freeze: one column each");
   else
     add_key<std::string>(sub, a, "--method,-m", "method", "full, lora, qlora or freeze");
   add_key<std::int64_t>(sub, a, "--seq", "seq_len", "Sequence length (tokens)");
@@ -185,6 +197,19 @@ bool is_file(const std::string& s) {
   return f.good();
 }
 
+std::vector<std::string> split_methods(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) {
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (item.empty()) throw config_error("--method", "empty entry in the list (got '" + s + "')");
+    out.push_back(item);
+  }
+  if (out.empty()) throw config_error("--method", "must name at least one method (got '" + s + "')");
+  return out;
+}
+
 // Rewrites a reader error's path ("scenario.parallel.tp") to the flag that set it ("--tp").
 [[noreturn]] void rethrow_with_flag(const config_error& e, const run_args& a) {
   std::string path = e.path();
@@ -199,7 +224,7 @@ bool is_file(const std::string& s) {
   };
   if (key == "model" && !a.model.empty()) throw config_error("model", reason);
   if (key == "gpu" && !a.gpu.empty()) throw config_error("--gpu", reason);
-  if (key == "method" && !a.methods.empty()) throw config_error("--method", reason);
+  if (key == "method" && a.methods_opt != nullptr && a.methods_opt->count() > 0) throw config_error("--method", reason);
   // A key the user did not write in a scenario file came from a flag or its default:
   // name the flag either way ("--seq: exceeds max_position_embeddings=1024 ...").
   if ((given(key) || !a.file_keys.contains(key)) && a.flag_of.count(key) != 0) {
@@ -207,6 +232,13 @@ bool is_file(const std::string& s) {
     if (const auto comma = flag.find(','); comma != std::string::npos) flag = flag.substr(0, comma);
     throw config_error(flag, reason);
   }
+  // An error about a whole object ("scenario.lora: only applies to method lora") names
+  // the first flag that wrote inside it.
+  for (const auto& o : a.overrides)
+    if (o.first.rfind(key + ".", 0) == 0 && a.flag_of.count(o.first) != 0) {
+      std::string flag = a.flag_of.at(o.first);
+      throw config_error(flag.substr(0, flag.find(',')), reason);
+    }
   throw e;
 }
 
@@ -246,9 +278,14 @@ io::resolved_run build_run(run_args& a, const std::string* method_override) {
   }
   if (method_override != nullptr) {
     j["method"] = *method_override;
-    // A column of another method drops the keys that only apply to LoRA or freeze.
-    if (*method_override != "lora" && *method_override != "qlora") j.erase("lora");
-    if (*method_override != "freeze") j.erase("freeze");
+    // In a list such as full,lora,qlora the LoRA (or freeze) keys are meant for the
+    // columns that use them: other columns drop them. With no such column they stay,
+    // and the reader names the flag that does not apply.
+    const std::vector<std::string> all = split_methods(a.methods);
+    auto listed = [&](const char* m) { return std::find(all.begin(), all.end(), m) != all.end(); };
+    if (*method_override != "lora" && *method_override != "qlora" && (listed("lora") || listed("qlora")))
+      j.erase("lora");
+    if (*method_override != "freeze" && listed("freeze")) j.erase("freeze");
   }
   try {
     return io::read_scenario(j);
@@ -264,7 +301,8 @@ void load_extra_gpus(const run_args& a) {
 void print(const std::string& s) {
   std::fwrite(s.data(), 1, s.size(), stdout);
 }
-void print_json(const json& j) { print(j.dump(2) + "\n"); }
+// Invalid UTF-8 (a model path or name taken from the user) is replaced, not thrown.
+void print_json(const json& j) { print(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"); }
 
 // --------------------------------------------------------------------- commands
 
@@ -368,24 +406,11 @@ int cmd_gpus(const run_args& a, const output_args& out) {
   return kExitOk;
 }
 
-std::vector<std::string> split_methods(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');) {
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (item.empty()) throw config_error("--method", "empty entry in the list (got '" + s + "')");
-    out.push_back(item);
-  }
-  if (out.empty()) throw config_error("--method", "must name at least one method (got '" + s + "')");
-  return out;
-}
-
 int cmd_fit(run_args& a, const output_args& out) {
   load_extra_gpus(a);
   const io::style st = make_style(out);
   std::vector<std::string> methods;
-  if (!a.methods.empty()) methods = split_methods(a.methods);
+  if (a.methods_opt != nullptr && a.methods_opt->count() > 0) methods = split_methods(a.methods);
   std::vector<io::resolved_run> runs;
   if (methods.empty()) runs.push_back(build_run(a, nullptr));
   for (const auto& m : methods) runs.push_back(build_run(a, &m));

@@ -100,6 +100,12 @@ def case_errors_are_one_line():
             (["frobnicate"], "usage:", "frobnicate"),
             (["describe", "llama-2-13b", "--format", "xml"], "describe:", "xml"),
             (["completion", "zsh"], "completion:", "zsh"),
+            (["fit", "llama-2-13b", "--method", "lora", "--lora-alpha", "nan"], "--lora-alpha:", "(got nan)"),
+            (["fit", "llama-2-13b", "--method", ""], "--method:", "at least one"),
+            (["fit", "llama-2-13b", "--lora-rank", "4"], "--lora-rank:", "only applies to method lora"),
+            (["fit", "llama-2-13b", "--infer-batch", "4"], "--infer-batch:", "only applies to workload infer"),
+            (["fit", "llama-2-13b", "--gpus", "0"], "--gpus:", "(got 0)"),
+            (["fit", "llama-2-13b", "--gpu", os.path.join(d, "missing-gpu.json")], "--gpu:", "cannot open"),
         ]
         for args, path, needle in cases:
             expect_error(args, path, needle)
