@@ -1,12 +1,16 @@
 // gpuplan.hpp — umbrella header for the header-only core.
 #pragma once
+#include "gpuplan/calibrate.hpp"
 #include "gpuplan/dtype.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/flops.hpp"
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/plan.hpp"
 #include "gpuplan/scenario.hpp"
 #include "gpuplan/timing.hpp"
 #include "gpuplan/units.hpp"
+#include "gpuplan/validate.hpp"
 #include "gpuplan/version.hpp"
 #include "gpuplan/warnings.hpp"
