@@ -646,3 +646,285 @@ std::string explain_report(const resolved_run& r, const style& s) {
 }
 
 }  // namespace gpuplan::io
+
+// ---------------------------------------------------------------------- planner
+
+namespace gpuplan::io {
+namespace {
+
+json opt_int(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+std::string offload_text(offload opt, offload params) {
+  if (opt == offload::none && params == offload::none) return "-";
+  std::string s;
+  if (opt != offload::none) s = "opt:" + std::string(to_string(opt));
+  if (params != offload::none) s += (s.empty() ? "" : "+") + std::string("params:") + std::string(to_string(params));
+  return s;
+}
+
+// "×1.23" (relative step-time / GPU-seconds cost); "n/a" without a time model.
+std::string cost_factor(double c) { return std::isfinite(c) ? "×" + format_number(c) : std::string("n/a"); }
+
+layout layout_of(const scenario& s) {
+  layout l;
+  l.gpus = s.num_gpus;
+  l.tp = s.parallel.tp;
+  l.pp = s.parallel.pp;
+  l.virtual_stages = s.parallel.virtual_stages;
+  l.sp = s.parallel.sp;
+  l.ckpt = s.ckpt;
+  l.zero = s.parallel.zero;
+  l.offload_optimizer = s.parallel.offload_optimizer;
+  l.offload_params = s.parallel.offload_params;
+  l.micro_batch = s.micro_batch;
+  l.grad_accum = s.grad_accum;
+  return l;
+}
+
+// "tp 2 · pp 1 · dp 4 · mb 1 × ga 8 · full ckpt · ZeRO-1"
+std::string layout_text(const scenario& s) {
+  std::string t = "tp " + std::to_string(s.parallel.tp) + " · pp " + std::to_string(s.parallel.pp);
+  if (s.parallel.virtual_stages > 1) t += " (v " + std::to_string(s.parallel.virtual_stages) + ")";
+  t += " · dp " + std::to_string(s.dp()) + " · mb " + std::to_string(s.micro_batch) + " × ga " +
+       std::to_string(s.grad_accum);
+  if (s.parallel.sp) t += " · sp";
+  if (s.ckpt != checkpointing::none) t += " · " + std::string(to_string(s.ckpt)) + " ckpt";
+  if (s.parallel.zero > 0) t += " · ZeRO-" + std::to_string(s.parallel.zero);
+  if (s.parallel.offload_optimizer != offload::none || s.parallel.offload_params != offload::none)
+    t += " · offload " + offload_text(s.parallel.offload_optimizer, s.parallel.offload_params);
+  return t;
+}
+
+json scenario_of(const architecture& a, const scenario& s, const std::string& spec) {
+  return write_scenario(resolved_run{a, s, spec});
+}
+
+}  // namespace
+
+std::string format_cuda(const std::optional<cuda_version>& v) {
+  if (!v) return "-";
+  return std::to_string(v->major) + "." + std::to_string(v->minor);
+}
+
+json fit_limits_json(const fit_report& f) {
+  json mg = json::array();
+  for (const auto& g : f.min_gpus)
+    mg.push_back({{"zero", g.zero},
+                  {"applicable", g.applicable},
+                  {"gpus", g.gpus ? json(*g.gpus) : json(nullptr)},
+                  {"searched_up_to", g.searched_up_to}});
+  return {{"max_micro_batch", opt_int(f.max_micro_batch)},
+          {"max_seq_len", opt_int(f.max_seq_len)},
+          {"seq_step", f.seq_step},
+          {"seq_limit", f.seq_limit},
+          {"binding", to_string(f.binding)},
+          {"min_gpus", std::move(mg)}};
+}
+
+table fit_limits_table(const fit_report& f, const scenario& run) {
+  table t;
+  t.title = "Limits on " + run.gpu.id;
+  t.header = {"Limit", "Value"};
+  const bool infer = run.work == workload::infer;
+  t.rows.push_back({infer ? "Largest serving batch" : "Largest micro-batch",
+                    f.max_micro_batch ? std::to_string(*f.max_micro_batch) : std::string("none (1 does not fit)")});
+  std::string seq = f.max_seq_len ? std::to_string(*f.max_seq_len) : std::string("none");
+  if (f.max_seq_len && *f.max_seq_len + f.seq_step > f.seq_limit) seq += " (limit " + std::to_string(f.seq_limit) + ")";
+  t.rows.push_back({infer ? "Longest prompt" : "Longest sequence", seq});
+  for (const auto& g : f.min_gpus) {
+    std::string v;
+    if (!g.applicable) v = "n/a";
+    else if (g.gpus) v = std::to_string(*g.gpus) + " × " + run.gpu.id;
+    else v = "none up to " + std::to_string(g.searched_up_to);
+    t.rows.push_back({"Min GPUs, ZeRO-" + std::to_string(g.zero), v});
+  }
+  t.right_align = {false, true};
+  if (!infer)
+    t.notes.push_back("Min GPUs keep the micro-batch, grad_accum and model parallelism (tp×pp×cp) of the run.");
+  return t;
+}
+
+json suggestions_json(const std::vector<suggestion>& s, const architecture& a, const std::string& model_spec) {
+  json arr = json::array();
+  int rank = 1;
+  for (const auto& g : s) {
+    json changes = json::array();
+    for (const auto k : g.changes) changes.push_back(to_string(k));
+    arr.push_back({{"rank", rank++},
+                   {"changes", std::move(changes)},
+                   {"description", g.description},
+                   {"fits", g.fits},
+                   {"device_bytes", in_bytes(g.memory.device)},
+                   {"capacity_bytes", in_bytes(g.memory.capacity)},
+                   {"headroom_bytes", in_bytes(g.memory.headroom)},
+                   {"step_seconds", in_seconds(g.time.step)},
+                   {"time_cost", std::isfinite(g.time_cost) ? json(g.time_cost) : json(nullptr)},
+                   {"num_gpus", g.run.num_gpus},
+                   {"gpu", g.run.gpu.id},
+                   {"scenario", scenario_of(a, g.run, model_spec)}});
+  }
+  return arr;
+}
+
+table suggestions_table(const std::vector<suggestion>& s) {
+  table t;
+  t.title = "What would make it fit";
+  t.header = {"#", "Change", "Device memory", "Fits", "Step-time cost"};
+  int rank = 1;
+  for (const auto& g : s)
+    t.rows.push_back({std::to_string(rank++), g.description,
+                      format_bytes(g.memory.device) + " of " + format_bytes_short(g.memory.capacity),
+                      g.fits ? "yes" : "no", cost_factor(g.time_cost)});
+  t.right_align = {true, false, true, false, true};
+  t.notes.push_back("Cheapest first. Cost = GPU-seconds per trained sample relative to the run "
+                    "(the step-time ratio on the same GPUs; ZeRO-3 across N charges the extra GPUs).");
+  return t;
+}
+
+json layout_json(const layout& l) {
+  return {{"gpus", l.gpus},
+          {"tp", l.tp},
+          {"pp", l.pp},
+          {"virtual_stages", l.virtual_stages},
+          {"dp", l.dp()},
+          {"micro_batch", l.micro_batch},
+          {"grad_accum", l.grad_accum},
+          {"checkpointing", to_string(l.ckpt)},
+          {"zero", l.zero},
+          {"sp", l.sp},
+          {"offload_optimizer", to_string(l.offload_optimizer)},
+          {"offload_params", to_string(l.offload_params)}};
+}
+
+json search_json(const search_result& r, const architecture& a, const std::string& model_spec,
+                 search_objective objective) {
+  json rows = json::array();
+  int rank = 1;
+  for (const auto& row : r.rows)
+    rows.push_back({{"rank", rank++},
+                    {"layout", layout_json(row.config)},
+                    {"score", row.score},
+                    {"device_bytes", in_bytes(row.memory.device)},
+                    {"headroom_bytes", in_bytes(row.memory.headroom)},
+                    {"step_seconds", in_seconds(row.time.step)},
+                    {"tokens_per_second", row.time.tokens_per_second},
+                    {"tokens_per_second_per_gpu", row.time.tokens_per_second_per_gpu},
+                    {"mfu", row.time.mfu},
+                    {"scenario", scenario_of(a, row.run, model_spec)}});
+  return {{"rows", std::move(rows)},
+          {"objective", objective == search_objective::cost ? "cost" : "time"},
+          {"global_batch", r.global_batch},
+          {"evaluated", r.evaluated},
+          {"fitting", r.fitting},
+          {"infeasible", r.infeasible},
+          {"pruned_time", r.pruned_time},
+          {"rejected", r.rejected},
+          {"memory_calls", r.memory_calls},
+          {"time_calls", r.time_calls},
+          {"threads", r.threads},
+          {"seconds", r.seconds}};
+}
+
+table search_table(const search_result& r, search_objective objective) {
+  table t;
+  const bool cost = objective == search_objective::cost;
+  t.title = std::string(cost ? "Cheapest" : "Fastest") + " layouts (global batch " + std::to_string(r.global_batch) + ")";
+  t.header = {"#"};
+  if (cost) t.header.push_back("GPUs");
+  for (const char* h : {"tp", "pp", "v", "dp", "mb", "ga", "ckpt", "zero", "sp", "offload", "Device memory",
+                        "Step time", "Tokens/s", "MFU"})
+    t.header.emplace_back(h);
+  if (cost) t.header.emplace_back("GPU-s/step");
+  int rank = 1;
+  for (const auto& row : r.rows) {
+    const layout& l = row.config;
+    std::vector<std::string> cells{std::to_string(rank++)};
+    if (cost) cells.push_back(std::to_string(l.gpus));
+    for (std::string c : {std::to_string(l.tp), std::to_string(l.pp), std::to_string(l.virtual_stages),
+                          std::to_string(l.dp()), std::to_string(l.micro_batch), std::to_string(l.grad_accum),
+                          std::string(to_string(l.ckpt)), std::to_string(l.zero), std::string(l.sp ? "on" : "off"),
+                          offload_text(l.offload_optimizer, l.offload_params), format_bytes(row.memory.device),
+                          format_seconds(row.time.step), format_rate(row.time.tokens_per_second, "tokens"),
+                          pct(row.time.mfu)})
+      cells.push_back(std::move(c));
+    if (cost) cells.push_back(format_number(row.score));
+    t.rows.push_back(std::move(cells));
+  }
+  t.right_align.assign(t.header.size(), true);
+  const std::size_t ck = cost ? 8 : 7;  // ckpt, zero, sp, offload: left
+  t.right_align[ck] = false;
+  t.right_align[ck + 2] = false;
+  t.right_align[ck + 3] = false;
+  if (r.rows.empty()) t.notes.push_back("No layout fits.");
+  t.notes.push_back("evaluated " + format_count(r.evaluated) + " configurations in " + format_number(r.seconds) +
+                    " s (" + format_count(r.fitting) + " fit and were timed, " + format_count(r.infeasible) +
+                    " do not fit, " + format_count(r.pruned_time) + " pruned by a time bound; " +
+                    std::to_string(r.threads) + (r.threads == 1 ? " thread)" : " threads)"));
+  return t;
+}
+
+json recommend_json(const std::vector<recommendation>& r) {
+  json arr = json::array();
+  int rank = 1;
+  for (const auto& x : r) {
+    const system_sizing& z = x.system;
+    arr.push_back({{"rank", rank++},
+                   {"gpu", x.gpu.id},
+                   {"count", x.count},
+                   {"layout", layout_json(layout_of(x.run))},
+                   {"wall_seconds", in_seconds(x.wall)},
+                   {"gpu_hours", x.gpu_hours},
+                   {"cost", x.cost ? json(*x.cost) : json(nullptr)},
+                   {"meets_deadline", x.meets_deadline},
+                   {"within_budget", x.within_budget},
+                   {"device_bytes", in_bytes(x.memory.device)},
+                   {"step_seconds", in_seconds(x.time.step)},
+                   {"mfu", x.time.mfu},
+                   {"system",
+                    {{"nodes", z.nodes},
+                     {"cpu_cores_min", z.cpu_cores_min},
+                     {"cpu_cores", z.cpu_cores},
+                     {"host_ram_bytes", in_bytes(z.host_ram)},
+                     {"gpu_watts", z.gpu_watts},
+                     {"cpu_watts", z.cpu_watts},
+                     {"psu_watts", z.psu_watts},
+                     {"psu_watts_per_node", z.psu_watts_per_node},
+                     {"cuda_min", z.cuda_min ? json(format_cuda(z.cuda_min)) : json(nullptr)},
+                     {"nvlink_present", z.nvlink_present},
+                     {"nvlink_needed", z.nvlink_needed},
+                     {"ecc", z.ecc},
+                     {"notes", z.notes}}}});
+  }
+  return arr;
+}
+
+table recommend_table(const std::vector<recommendation>& r, Seconds deadline) {
+  table t;
+  t.title = "GPU recommendation (deadline " + format_seconds(deadline) + ")";
+  t.header = {"#", "GPU", "Count", "Layout", "Time", "GPU-hours", "Cost", "Deadline", "CPU cores", "Host RAM",
+              "PSU", "CUDA ≥", "NVLink has/needs", "ECC"};
+  int rank = 1;
+  for (const auto& x : r) {
+    const system_sizing& z = x.system;
+    const std::string id = std::to_string(rank);
+    t.rows.push_back({id, x.gpu.id, std::to_string(x.count), layout_text(x.run), format_seconds(x.wall),
+                      format_number(x.gpu_hours), x.cost ? format_number(*x.cost) : std::string("-"),
+                      std::string(x.meets_deadline ? "met" : "late") + (x.within_budget ? "" : ", over budget"),
+                      std::to_string(z.cpu_cores_min) + "-" + std::to_string(z.cpu_cores),
+                      format_bytes_short(z.host_ram),
+                      format_number(std::round(z.psu_watts)) + " W" +
+                          (z.nodes > 1 ? " (" + format_number(std::round(z.psu_watts_per_node)) + " W/node)" : ""),
+                      format_cuda(z.cuda_min),
+                      std::string(z.nvlink_present ? "yes" : "no") + "/" + (z.nvlink_needed ? "yes" : "no"), z.ecc});
+    for (const auto& n : z.notes) t.notes.push_back("#" + id + " " + x.gpu.id + " × " + std::to_string(x.count) + ": " + n);
+    ++rank;
+  }
+  t.right_align = {true, false, true, false, true, true, true, false, true, true, true, true, false, false};
+  if (r.empty()) t.notes.insert(t.notes.begin(), "No GPU type and count in the list fits this run.");
+  t.notes.insert(t.notes.begin(),
+                 "Ranked: meets the deadline, within budget, cheapest (priced rows first), fastest, fewer GPUs, id. "
+                 "CPU cores 10-12 per GPU; host RAM 2 × GPU memory + offload; PSU (GPU + CPU TDP) × 1.3.");
+  return t;
+}
+
+}  // namespace gpuplan::io

@@ -1,11 +1,221 @@
-// hooks.cpp — planner seams (issue 5). Until plan.hpp lands these report absence;
-// replace the bodies, not the call sites in main.cpp.
+// hooks.cpp — the planner behind the CLI (plan.hpp through io/report.hpp's tables).
 #include "hooks.hpp"
 
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/plan.hpp"
+
 namespace gpuplan::cli {
+namespace {
 
-std::optional<fit_suggestions> what_would_make_it_fit(const io::resolved_run&) { return std::nullopt; }
+void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+void print_json(const nlohmann::json& j) {
+  print(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
 
-std::optional<int> run_planner_command(const planner_request&) { return std::nullopt; }
+std::vector<std::string> split_list(const std::string& s, const std::string& flag) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) {
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (item.empty()) throw config_error(flag, "empty entry in the list (got '" + s + "')");
+    out.push_back(item);
+  }
+  if (out.empty()) throw config_error(flag, "must name at least one entry (got '" + s + "')");
+  return out;
+}
+
+double parse_number(const std::string& digits, const std::string& flag, const std::string& whole, const char* expected) {
+  std::size_t used = 0;
+  double d = 0;
+  try {
+    d = std::stod(digits, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != digits.size() || !std::isfinite(d))
+    throw config_error(flag, std::string("must be ") + expected + " (got '" + whole + "')");
+  return d;
+}
+
+std::vector<gpu_spec> catalog_gpus() {
+  std::vector<gpu_spec> out;
+  for (const auto& id : io::gpu_ids()) out.push_back(io::find_gpu(id));
+  return out;
+}
+
+}  // namespace
+
+double parse_duration(const std::string& text, const std::string& flag) {
+  double scale = 1;
+  std::string digits = text;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 's': scale = 1; break;
+      case 'm': scale = 60; break;
+      case 'h': scale = 3600; break;
+      case 'd': scale = 86400; break;
+      default: break;
+    }
+    if (std::isalpha(static_cast<unsigned char>(text.back())) != 0) digits = text.substr(0, text.size() - 1);
+  }
+  const double v = parse_number(digits, flag, text, "a duration such as 3600, 90m, 24h or 2d");
+  if (!(v > 0)) throw config_error(flag, "must be positive (got '" + text + "')");
+  return v * scale;
+}
+
+double parse_amount(const std::string& text, const std::string& flag) {
+  double scale = 1;
+  std::string digits = text;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'K': case 'k': scale = 1e3; break;
+      case 'M': scale = 1e6; break;
+      case 'B': case 'G': scale = 1e9; break;
+      case 'T': scale = 1e12; break;
+      default: break;
+    }
+    if (scale != 1) digits = text.substr(0, text.size() - 1);
+  }
+  const double v = parse_number(digits, flag, text, "a number such as 2e9, 300B or 1T");
+  if (!(v > 0)) throw config_error(flag, "must be positive (got '" + text + "')");
+  return v * scale;
+}
+
+std::map<std::string, double, std::less<>> parse_prices(const std::string& text, const std::string& flag) {
+  std::map<std::string, double, std::less<>> out;
+  for (const auto& item : split_list(text, flag)) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw config_error(flag, "each entry is GPU=PRICE, e.g. rtx-4090=0.4 (got '" + item + "')");
+    const std::string id = item.substr(0, eq);
+    (void)io::find_gpu(id, flag);  // unknown ids are errors, with "did you mean"
+    const double p = parse_number(item.substr(eq + 1), flag, item, "GPU=PRICE with a number, e.g. rtx-4090=0.4");
+    if (p < 0) throw config_error(flag, "prices must be non-negative (got '" + item + "')");
+    if (!out.emplace(id, p).second) throw config_error(flag, "GPU '" + id + "' given twice");
+  }
+  return out;
+}
+
+std::optional<fit_suggestions> what_would_make_it_fit(const io::resolved_run& run) {
+  suggest_options o;
+  o.gpus = catalog_gpus();
+  const std::vector<suggestion> s = suggest(run.model, run.run, o);
+  return fit_suggestions{io::suggestions_table(s), io::suggestions_json(s, run.model, run.model_spec)};
+}
+
+fit_limits limits_of(const io::resolved_run& run) {
+  const fit_report f = fit(run.model, run.run);
+  return {io::fit_limits_table(f, run.run), io::fit_limits_json(f)};
+}
+
+int run_search(const io::resolved_run& run, const search_request& request, const io::style& style) {
+  search_options o;
+  o.top_k = request.top_k;
+  o.threads = request.threads;
+  o.global_batch = request.global_batch;
+  if (request.objective == "time") o.objective = search_objective::time;
+  else if (request.objective == "cost") o.objective = search_objective::cost;
+  else throw config_error("--objective", "must be time or cost (got '" + request.objective + "')");
+  if (request.top_k < 1 || request.top_k > 100000)
+    throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
+  if (request.threads < 1 || request.threads > 256)
+    throw config_error("--threads", "must be between 1 and 256 (got " + std::to_string(request.threads) + ")");
+  if (request.global_batch && *request.global_batch < 1)
+    throw config_error("--global-batch", "must be at least 1 (got " + std::to_string(*request.global_batch) + ")");
+  search_result r;
+  try {
+    r = search(run.model, run.run, o);
+  } catch (const config_error& e) {
+    // search.global_batch etc. -> the flag the user typed.
+    const std::string path = e.path();
+    const std::string what = e.what();
+    const std::string reason = what.size() > path.size() + 2 ? what.substr(path.size() + 2) : what;
+    if (path == "search.global_batch") throw config_error("--global-batch", reason);
+    throw;
+  }
+  if (style.format == io::report_format::json) {
+    nlohmann::json j = io::search_json(r, run.model, run.model_spec, o.objective);
+    j["model"] = run.model.name;
+    j["gpu"] = run.run.gpu.id;
+    j["num_gpus"] = run.run.num_gpus;
+    print_json(j);
+    return 0;
+  }
+  const bool md = style.format == io::report_format::markdown;
+  std::string text = std::string(md ? "### " : "") + run.model.name + " on " + std::to_string(run.run.num_gpus) +
+                     " × " + run.run.gpu.name + "\n" + io::run_summary(run.run) + " (template)\n\n";
+  text += io::render(io::search_table(r, o.objective), style);
+  print(text);
+  return 0;
+}
+
+int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style) {
+  recommend_options o;
+  if (request.gpus_list.empty()) {
+    o.gpus = catalog_gpus();
+  } else {
+    for (const auto& id : split_list(request.gpus_list, "--gpus-list")) o.gpus.push_back(io::find_gpu(id, "--gpus-list"));
+  }
+  if (!request.prices.empty()) o.price_per_gpu_hour = parse_prices(request.prices, "--price");
+  if (request.dataset_tokens) {
+    if (run.run.tokens) throw config_error("--dataset-tokens", "give either --tokens or --dataset-tokens (with --epochs), not both");
+    o.dataset_tokens = parse_amount(*request.dataset_tokens, "--dataset-tokens");
+  }
+  if (request.epochs) {
+    if (!request.dataset_tokens) throw config_error("--epochs", "needs --dataset-tokens");
+    if (!(*request.epochs > 0) || !std::isfinite(*request.epochs))
+      throw config_error("--epochs", "must be a positive number (got " + detail::num(*request.epochs) + ")");
+    o.epochs = *request.epochs;
+  }
+  o.deadline = seconds(parse_duration(request.deadline, "--deadline"));
+  if (request.budget && (!(*request.budget >= 0) || !std::isfinite(*request.budget)))
+    throw config_error("--budget", "must be a non-negative number (got " + detail::num(*request.budget) + ")");
+  o.budget = request.budget;
+  if (request.max_gpus < 1 || request.max_gpus > 4096)
+    throw config_error("--max-gpus", "must be between 1 and 4096 (got " + std::to_string(request.max_gpus) + ")");
+  o.max_gpus = request.max_gpus;
+  if (request.rank == "cost") o.rank = recommend_rank::cost;
+  else if (request.rank == "time") o.rank = recommend_rank::time;
+  else throw config_error("--rank", "must be cost or time (got '" + request.rank + "')");
+  if (request.top_k < 1 || request.top_k > 100000)
+    throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
+  if (!run.run.tokens && !o.dataset_tokens) throw config_error("--tokens", "recommend needs --tokens (or --epochs with --dataset-tokens)");
+
+  std::vector<recommendation> rows = recommend(run.model, run.run, o);
+  const std::size_t total = rows.size();
+  if (rows.size() > request.top_k) rows.resize(request.top_k);
+  const double tokens = o.dataset_tokens ? o.epochs * *o.dataset_tokens : run.run.tokens.value_or(0);
+  if (style.format == io::report_format::json) {
+    nlohmann::json j = {{"model", run.model.name},
+                        {"method", to_string(run.run.meth)},
+                        {"tokens", tokens},
+                        {"deadline_seconds", in_seconds(o.deadline)},
+                        {"budget", o.budget ? nlohmann::json(*o.budget) : nlohmann::json(nullptr)},
+                        {"rank_by", request.rank},
+                        {"total_rows", total},
+                        {"rows", io::recommend_json(rows)}};
+    print_json(j);
+    return 0;
+  }
+  const bool md = style.format == io::report_format::markdown;
+  std::string text = std::string(md ? "### " : "") + run.model.name + ": " + io::format_number(tokens) +
+                     " tokens, global batch " +
+                     std::to_string(run.run.global_batch()) + " (set --global-batch or --batch/--grad-accum), " +
+                     io::run_summary(run.run, true) + " (template)\n";
+  if (o.budget) text += "budget " + io::format_number(*o.budget) + "\n";
+  text += "\n";
+  io::table t = io::recommend_table(rows, o.deadline);
+  if (total > rows.size())
+    t.notes.push_back("showing " + std::to_string(rows.size()) + " of " + std::to_string(total) + " rows (--top)");
+  text += io::render(t, style);
+  print(text);
+  return 0;
+}
 
 }  // namespace gpuplan::cli

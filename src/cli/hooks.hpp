@@ -1,6 +1,9 @@
-// hooks.hpp — seams where later issues plug into the CLI without touching its parsing.
+// hooks.hpp — the planner (plan.hpp) behind the CLI: `fit`'s limits and "what would
+// make it fit", `search` / `plan` and `recommend`. main.cpp parses the flags into a
+// resolved run (the same path as every other command) plus the options below.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,21 +15,48 @@
 
 namespace gpuplan::cli {
 
-// "What would make it fit" (issue 5). Called by `gpuplan fit` for each run that
-// does not fit; the table is printed after the verdict and `json` becomes the
-// "suggestions" member of `fit --json`. Returns nullopt while the planner is absent.
+// "What would make it fit". Called by `gpuplan fit` for each run that does not fit;
+// the table is printed after the verdict and `json` becomes the "suggestions" member
+// of `fit --json`. Bigger GPUs are taken from the whole catalog.
 struct fit_suggestions {
   io::table table;     // ranked changes, cheapest first
   nlohmann::json json;  // the same, as an array of objects
 };
 std::optional<fit_suggestions> what_would_make_it_fit(const io::resolved_run& run);
 
-// `gpuplan plan|search|recommend`: nullopt means "not available yet" (exit 2).
-// When the planner lands, these return the exit code after printing.
-struct planner_request {
-  const char* command;        // "plan", "search" or "recommend"
-  std::vector<std::string> args;  // the arguments after the subcommand, unparsed
+// fit's limits: largest micro-batch, longest sequence, min GPUs per ZeRO stage.
+struct fit_limits {
+  io::table table;
+  nlohmann::json json;
 };
-std::optional<int> run_planner_command(const planner_request& request);
+fit_limits limits_of(const io::resolved_run& run);
+
+// `gpuplan search|plan`.
+struct search_request {
+  std::size_t top_k = 10;
+  int threads = 1;
+  std::string objective = "time";  // time | cost
+  std::optional<std::int64_t> global_batch;
+};
+int run_search(const io::resolved_run& run, const search_request& request, const io::style& style);
+
+// `gpuplan recommend`. Strings are parsed here so errors name the flag.
+struct recommend_request {
+  std::optional<std::string> dataset_tokens;  // "2B"
+  std::optional<double> epochs;
+  std::string deadline = "24h";               // 3600, 90m, 24h, 2d
+  std::optional<double> budget;
+  std::string prices;                         // "rtx-4090=0.4,a100-80gb=1.8"
+  std::string gpus_list;                      // "rtx-4090,a100-80gb"; empty: the catalog
+  int max_gpus = 64;
+  std::string rank = "cost";                  // cost | time
+  std::size_t top_k = 10;
+};
+int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style);
+
+// Parsers (exposed for tests): "24h" -> seconds; "2B" -> 2e9; "a=1,b=2" -> map.
+double parse_duration(const std::string& text, const std::string& flag);
+double parse_amount(const std::string& text, const std::string& flag);
+std::map<std::string, double, std::less<>> parse_prices(const std::string& text, const std::string& flag);
 
 }  // namespace gpuplan::cli

@@ -92,8 +92,15 @@ struct run_args {
   std::set<std::string> file_keys;  // dotted paths present in the --scenario file
 };
 
+// Flags a subcommand defines itself (search's --global-batch, recommend's --price ...).
+thread_local const std::set<std::string>* skipped_flags = nullptr;
+bool skipped(const std::string& flag) {
+  return skipped_flags != nullptr && skipped_flags->contains(flag.substr(0, flag.find(',')));
+}
+
 template <class T>
 void add_key(CLI::App* sub, run_args& a, const std::string& flag, const std::string& path, const std::string& help) {
+  if (skipped(flag)) return;
   a.flag_of[path] = flag;
   const std::string name = flag.substr(0, flag.find(','));
   sub->add_option_function<T>(
@@ -109,12 +116,15 @@ void add_key(CLI::App* sub, run_args& a, const std::string& flag, const std::str
 
 void add_bool_key(CLI::App* sub, run_args& a, const std::string& flag, const std::string& path, const std::string& help,
                   bool value = true) {
+  if (skipped(flag)) return;
   a.flag_of[path] = flag;
   sub->add_flag_function(
       flag, [&a, path, value](std::int64_t) { a.overrides.emplace_back(path, json(value)); }, help);
 }
 
-void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit_methods) {
+void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit_methods,
+                     const std::set<std::string>& skip = {}) {
+  skipped_flags = &skip;
   if (model_positional)
     sub->add_option("MODEL", a.model, "Catalog name (see 'gpuplan models'), Hub id, config.json or checkpoint dir");
   sub->add_option("--scenario,-s", a.scenario_file, "Scenario JSON file (docs/scenario.md); flags override its keys");
@@ -177,7 +187,9 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
       {"Time and cost", {"--tokens", "--price"}},
   };
   for (const auto& [group, names] : groups)
-    for (const char* name : names) sub->get_option(name)->group(group);
+    for (const char* name : names)
+      if (!skip.contains(name)) sub->get_option(name)->group(group);
+  skipped_flags = nullptr;
 }
 
 json read_json_file(const std::string& file, const std::string& path) {
@@ -431,6 +443,7 @@ int cmd_fit(run_args& a, const output_args& out) {
                    {"fits", mem.fits},
                    {"binding", io::binding_component(mem)},
                    {"warnings", io::warning_messages(mem.warnings)},
+                   {"limits", gpuplan::cli::limits_of(r).json},
                    {"suggestions", nullptr}};
       if (!mem.fits)
         if (auto s = gpuplan::cli::what_would_make_it_fit(r)) item["suggestions"] = s->json;
@@ -455,6 +468,11 @@ int cmd_fit(run_args& a, const output_args& out) {
     if (runs.size() > 1) text += (md ? "- **" + cols[i].label + "**: " : cols[i].label + ": ");
     text += io::verdict_line(cols[i].memory, st) + "\n";
     warnings |= cols[i].memory.warnings;
+  }
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    io::table limits = gpuplan::cli::limits_of(runs[i]).table;
+    if (runs.size() > 1) limits.title += " (" + cols[i].label + ")";
+    text += "\n" + io::render(limits, st);
   }
   for (std::size_t i = 0; i < runs.size(); ++i) {
     if (cols[i].memory.fits) continue;
@@ -594,7 +612,7 @@ std::string bash_completion(CLI::App& app) {
   s += "    COMPREPLY=( $(compgen -W \"$opts\" -- \"$cur\") )\n";
   s += "  else\n";
   s += "    case \"$cmd\" in\n";
-  s += "      describe|fit|time|estimate|explain) COMPREPLY=( $(compgen -W \"$models\" -- \"$cur\") $(compgen -f -- \"$cur\") ) ;;\n";
+  s += "      describe|fit|time|estimate|explain|search|plan|recommend) COMPREPLY=( $(compgen -W \"$models\" -- \"$cur\") $(compgen -f -- \"$cur\") ) ;;\n";
   s += "      completion) COMPREPLY=( $(compgen -W \"bash\" -- \"$cur\") ) ;;\n";
   s += "    esac\n";
   s += "  fi\n";
@@ -617,7 +635,9 @@ int run(int argc, char** argv) {
                          "  gpuplan time llama-2-7b --gpu a100-80gb --gpus 64 --tokens 1T --price 2.0\n"
                          "  gpuplan estimate --scenario run.json --json\n"
                          "  gpuplan explain llama-3-8b --gpu h100-sxm --method lora\n"
-                         "  gpuplan describe mixtral-8x7b --json\n") +
+                         "  gpuplan describe mixtral-8x7b --json\n"
+                         "  gpuplan search llama-2-70b --gpu h100-sxm --gpus 64 --global-batch 512\n"
+                         "  gpuplan recommend llama-2-13b --method qlora --tokens 2B --deadline 24h\n") +
              kExitCodes + "\nColour only when stdout is a terminal and NO_COLOR is unset.");
 
   output_args out;
@@ -672,17 +692,60 @@ int run(int argc, char** argv) {
                               "  gpuplan explain --scenario run.json --format markdown\n") +
                   kExitCodes);
 
-  std::vector<std::string> planner_args;
-  std::vector<std::pair<CLI::App*, const char*>> planner_cmds;
-  for (const char* name : {"plan", "search", "recommend"}) {
-    const char* help = std::string_view(name) == "recommend"
-                           ? "Rank GPU types and counts for a deadline and budget (not available yet)"
-                           : "Fastest parallel layout for a model on N GPUs (not available yet)";
-    auto* sub = app.add_subcommand(name, help);
-    sub->allow_extras();
-    sub->footer(std::string("Available when the planner lands (issue 5).\n") + kExitCodes);
-    planner_cmds.emplace_back(sub, name);
+  // The planner: search (alias plan) and recommend. Each gets its own run_args:
+  // the flags build the template run exactly as for fit/time.
+  const std::set<std::string> search_skip{"--global-batch"};
+  const std::set<std::string> recommend_skip{"--price", "--gpus"};
+  gpuplan::cli::search_request search_req;
+  std::optional<std::int64_t> search_gb;
+  run_args search_args;
+  std::vector<CLI::App*> search_cmds;
+  for (const char* name : {"search", "plan"}) {
+    auto* sub = app.add_subcommand(name, std::string_view(name) == "plan"
+                                             ? "Alias of 'search': fastest parallel layouts on N GPUs"
+                                             : "Fastest (or cheapest) parallel layouts for a model on N GPUs");
+    add_run_options(sub, search_args, true, false, search_skip);
+    sub->add_option("--global-batch", search_gb, "Sequences per optimizer step (default: the run's micro-batch × grad_accum × GPUs)")
+        ->group("Search");
+    sub->add_option("--top,-k", search_req.top_k, "Layouts to show (default 10)")->group("Search");
+    sub->add_option("--threads,-j", search_req.threads, "Search threads (results do not depend on it; default 1)")
+        ->group("Search");
+    sub->add_option("--objective", search_req.objective, "time (step time on N GPUs) or cost (GPU-seconds, any count dividing N)")
+        ->group("Search");
+    add_output_options(sub, out);
+    sub->footer(std::string("Examples:\n"
+                            "  gpuplan search llama-2-70b --gpu h100-sxm --gpus 64 --global-batch 512\n"
+                            "  gpuplan search gpt3-175b --gpu a100-80gb --gpus 1024 --global-batch 1536 --threads 2 --top 5\n"
+                            "  gpuplan plan llama-2-13b --gpu a100-80gb --gpus 8 --objective cost --json\n"
+                            "Exhaustive over tp, pp, virtual stages, dp, micro-batch/grad-accum, checkpointing, ZeRO, sp "
+                            "and offload; the footer says how many configurations were evaluated and how long it took.\n") +
+                kExitCodes);
+    search_cmds.push_back(sub);
   }
+  gpuplan::cli::recommend_request rec_req;
+  run_args rec_args;
+  auto* recommend_cmd = app.add_subcommand("recommend", "Rank GPU types × counts for a workload, a deadline and a budget");
+  add_run_options(recommend_cmd, rec_args, true, false, recommend_skip);
+  recommend_cmd->add_option("--epochs", rec_req.epochs, "Epochs over --dataset-tokens")->group("Recommend");
+  recommend_cmd->add_option("--dataset-tokens", rec_req.dataset_tokens, "Dataset size in tokens: 500M, 2B")->group("Recommend");
+  recommend_cmd->add_option("--deadline", rec_req.deadline, "Wall-clock deadline: 3600, 90m, 24h, 2d (default 24h)")
+      ->group("Recommend");
+  recommend_cmd->add_option("--budget", rec_req.budget, "Budget in the prices' currency")->group("Recommend");
+  recommend_cmd->add_option("--price", rec_req.prices, "Prices per GPU-hour: rtx-4090=0.4,a100-80gb=1.8")->group("Recommend");
+  recommend_cmd->add_option("--gpus-list", rec_req.gpus_list, "Candidate GPU ids (default: the whole catalog)")
+      ->group("Recommend");
+  recommend_cmd->add_option("--max-gpus", rec_req.max_gpus, "Counts 1, 2, 4, ... up to this (default 64)")->group("Recommend");
+  recommend_cmd->add_option("--rank", rec_req.rank, "cost (default) or time")->group("Recommend");
+  recommend_cmd->add_option("--top,-k", rec_req.top_k, "Rows to show (default 10)")->group("Recommend");
+  add_output_options(recommend_cmd, out);
+  recommend_cmd->footer(std::string("Examples:\n"
+                                    "  gpuplan recommend llama-2-7b --method lora --tokens 2B\n"
+                                    "  gpuplan recommend llama-2-13b --method qlora --epochs 3 --dataset-tokens 500M "
+                                    "--deadline 12h --budget 500 --price rtx-4090=0.4,a100-80gb=1.8\n"
+                                    "  gpuplan recommend llama-2-13b --method full --tokens 1B --gpus-list a100-80gb,h100-sxm --json\n"
+                                    "Each row is the fastest layout search finds for that GPU and count; rows that "
+                                    "meet the deadline (and budget) come first.\n") +
+                        kExitCodes);
 
   auto* completion = app.add_subcommand("completion", "Print a shell completion script (bash)");
   std::string shell;
@@ -732,11 +795,15 @@ int run(int argc, char** argv) {
     print(bash_completion(app));
     return kExitOk;
   }
-  for (const auto& [sub, name] : planner_cmds) {
+  for (CLI::App* sub : search_cmds) {
     if (!sub->parsed()) continue;
-    if (auto rc = gpuplan::cli::run_planner_command({name, sub->remaining()})) return *rc;
-    std::fprintf(stderr, "gpuplan: %s: not available yet (the planner lands with issue 5)\n", name);
-    return kExitUsage;
+    load_extra_gpus(search_args);
+    search_req.global_batch = search_gb;
+    return gpuplan::cli::run_search(build_run(search_args, nullptr), search_req, make_style(out));
+  }
+  if (recommend_cmd->parsed()) {
+    load_extra_gpus(rec_args);
+    return gpuplan::cli::run_recommend(build_run(rec_args, nullptr), rec_req, make_style(out));
   }
   return kExitUsage;
 }

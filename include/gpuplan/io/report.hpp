@@ -12,6 +12,7 @@
 
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/memory.hpp"
+#include "gpuplan/plan.hpp"
 #include "gpuplan/timing.hpp"
 
 namespace gpuplan::io {
@@ -98,5 +99,40 @@ struct term_info {
 const std::vector<term_info>& memory_terms();
 const std::vector<term_info>& time_terms();
 std::string explain_report(const resolved_run& r, const style& s);
+
+// ---------------------------------------------------------------------------
+// The planner (plan.hpp): fit limits, "what would make it fit", search, recommend.
+// Each has a JSON form (the CLI's --json, Python's to_dict()) and a table (the CLI's
+// text/markdown, Python's __repr__ and _repr_html_). Keys are listed in docs/cli.md.
+
+// {"max_micro_batch", "max_seq_len", "seq_step", "seq_limit", "binding",
+//  "min_gpus": [{"zero", "applicable", "gpus", "searched_up_to"} x 4]}; null = none fits.
+nlohmann::json fit_limits_json(const fit_report& f);
+// Rows: largest micro-batch, longest sequence, min GPUs with ZeRO-0..3.
+table fit_limits_table(const fit_report& f, const scenario& run);
+// One object per suggestion: {"rank", "changes", "description", "fits", "device_bytes",
+// "headroom_bytes", "step_seconds", "time_cost", "num_gpus", "gpu", "scenario"}.
+nlohmann::json suggestions_json(const std::vector<suggestion>& s, const architecture& a, const std::string& model_spec);
+table suggestions_table(const std::vector<suggestion>& s);
+// The layout of a row as JSON: {"gpus","tp","pp","virtual_stages","dp","micro_batch",
+// "grad_accum","checkpointing","zero","sp","offload_optimizer","offload_params"}.
+nlohmann::json layout_json(const layout& l);
+// {"rows": [{"rank", "layout", "score", "device_bytes", "headroom_bytes", "step_seconds",
+//  "tokens_per_second", "tokens_per_second_per_gpu", "mfu", "scenario"}...],
+//  "evaluated", "fitting", "infeasible", "pruned_time", "rejected", "memory_calls",
+//  "time_calls", "seconds", "threads", "global_batch", "objective"}.
+nlohmann::json search_json(const search_result& r, const architecture& a, const std::string& model_spec,
+                           search_objective objective = search_objective::time);
+// Columns tp, pp, v, dp, mb, ga, ckpt, zero, sp, offload, device memory, step, tokens/s, MFU;
+// the note "evaluated N configurations in X s".
+table search_table(const search_result& r, search_objective objective = search_objective::time);
+// One object per row: {"rank", "gpu", "count", "layout", "wall_seconds", "gpu_hours",
+// "cost", "meets_deadline", "within_budget", "device_bytes", "step_seconds", "mfu",
+// "system": {"nodes", "cpu_cores_min", "cpu_cores", "host_ram_bytes", "psu_watts",
+// "psu_watts_per_node", "cuda_min", "nvlink_present", "nvlink_needed", "ecc", "notes"}}.
+nlohmann::json recommend_json(const std::vector<recommendation>& r);
+table recommend_table(const std::vector<recommendation>& r, Seconds deadline);
+// "12.0" / "-" (cuda_floor).
+std::string format_cuda(const std::optional<cuda_version>& v);
 
 }  // namespace gpuplan::io
