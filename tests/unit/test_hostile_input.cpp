@@ -7,8 +7,9 @@
 // asserted exactly.
 //
 // Cases marked KNOWN DEFECT fail today (doctest::should_fail keeps CI green and
-// turns red once the defect is fixed: then delete the decorator). Each names
-// the file to fix; docs/robustness.md lists them with the proposed fix.
+// turns red once the defect is fixed: then delete the decorator and rename the
+// case "fixed defect"). Each names the file to fix; docs/robustness.md lists
+// them with the proposed fix. "fixed defect" cases are their regression tests.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -33,6 +35,7 @@
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/timing.hpp"
 
 using namespace gpuplan;
 using json = nlohmann::json;
@@ -216,7 +219,7 @@ TEST_CASE("hostile: parameter counts beyond int64 are an explicit 'too large' er
   CHECK(hf(llama({{"vocab_size", 1e308}})) == "error: model.vocab_size: must be an integer (got 1e+308)");
   CHECK(hf(llama({{"vocab_size", -0.0}})) == "error: model.vocab_size: must be a positive integer (got 0)");
   CHECK(hf(llama({{"vocab_size", std::numeric_limits<std::int64_t>::min()}})) ==
-        "error: model.vocab_size: must be a positive integer (got -9223372036854775808)");
+        "error: model.vocab_size: must not be negative (got -9223372036854775808)");
   CHECK(hf(llama({{"attention_dropout", -0.0}})) == "accepted");
   CHECK(hf(llama({{"attention_dropout", 1e308}})) == "error: model.attention_dropout: must be in [0, 1) (got " +
                                                          detail::num(1e308) + ")");
@@ -246,7 +249,7 @@ TEST_CASE("hostile: scenario integers at and beyond every limit") {
   CHECK(with("/grad_accum", 0.5) == "error: scenario.grad_accum: must be an integer (got 0.5)");
   CHECK(with("/tokens", "1e308T") == "error: scenario.tokens: must be a finite number (got inf)");
   CHECK(with("/price_per_gpu_hour", -0.0) == "accepted");
-  CHECK(with("/price_per_gpu_hour", -1e-308) == "error: scenario.price_per_gpu_hour: must be at least 0 (got -0)");
+  CHECK(with("/price_per_gpu_hour", -1e-308) == "error: scenario.price_per_gpu_hour: must be at least 0 (got -1e-308)");
 }
 
 TEST_CASE("hostile: -0.0 behaves exactly like 0.0") {
@@ -287,8 +290,8 @@ TEST_CASE("hostile: config.json wrong types and shapes, each with its exact mess
   CHECK(hf(llama({{"hidden_size", nullptr}})) == "error: model.hidden_size: missing required field");
   CHECK(hf(llama({{"num_attention_heads", 3}})) == "error: model.num_attention_heads: must divide hidden_size=64 (got 3)");
   CHECK(hf(llama({{"num_key_value_heads", 3}})) == "error: model.num_key_value_heads: must divide num_attention_heads=4 (got 3)");
-  CHECK(hf(llama({{"num_key_value_heads", -1}})) == "error: model.num_key_value_heads: must divide num_attention_heads=4 (got -1)");
-  CHECK(hf(llama({{"head_dim", -5}})) == "error: model.head_dim: must be positive (got -5)");
+  CHECK(hf(llama({{"num_key_value_heads", -1}})) == "error: model.num_key_value_heads: must not be negative (got -1)");
+  CHECK(hf(llama({{"head_dim", -5}})) == "error: model.head_dim: must not be negative (got -5)");
   CHECK(hf(llama({{"tie_word_embeddings", "yes"}})) == "error: model.tie_word_embeddings: must be true or false (got \"yes\")");
   CHECK(hf(llama({{"hidden_act", 1}})) == "error: model.hidden_act: must be a string (got 1)");
   CHECK(hf(llama({{"architectures", "LlamaForCausalLM"}})) ==
@@ -380,8 +383,7 @@ TEST_CASE("hostile: GPU objects with impossible figures") {
 // ----------------------------------------------------------------- known defects
 // Each fails today; see docs/robustness.md for the reproducer and the fix.
 
-TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp): global_batch with a huge micro_batch divides by a wrapped zero" *
-          doctest::should_fail()) {
+TEST_CASE("fixed defect (src/scenario_json.cpp): global_batch with a huge micro_batch divides by a wrapped zero") {
   // per_step = micro_batch * dp is computed before validate() bounds micro_batch:
   // 2^62 * 4 wraps to 0 and `gbatch % per_step` raises SIGFPE.
   CHECK(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"micro_batch", std::int64_t{1} << 62}, {"num_gpus", 4},
@@ -389,55 +391,42 @@ TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp): global_batch with a huge micro_
         "error: scenario.micro_batch: must be at most 16777216 (got 4611686018427387904)");
 }
 
-TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp): global_batch multiplies unbounded tp*pp*cp" * doctest::should_fail()) {
+TEST_CASE("fixed defect (src/scenario_json.cpp): global_batch multiplies unbounded tp*pp*cp") {
   // tp*pp*cp = 2^90 overflows int64 (undefined behaviour; UBSan aborts) before validate() bounds tp.
   CHECK(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"global_batch", 8},
                        {"parallel", {{"tp", 1073741824}, {"pp", 1073741824}, {"cp", 1073741824}}}}) ==
         "error: scenario.parallel.tp: must be at most 1048576 (got 1073741824)");
-#if !defined(__SANITIZE_ADDRESS__)
-  // Without UBSan the wrap is silent and the message happens to be right: fail
-  // deliberately so should_fail holds in both builds until the fix lands.
-  FAIL_CHECK("overflow is only observable under UBSan (make test-asan)");
-#endif
 }
 
-TEST_CASE("KNOWN DEFECT (include/gpuplan/validate.hpp): prompt_len + gen_len overflows before they are bounded" *
-          doctest::should_fail()) {
+TEST_CASE("fixed defect (include/gpuplan/validate.hpp): prompt_len + gen_len overflows before they are bounded") {
   // validate() adds them for the max_position_embeddings check before the serving range checks.
   CHECK(scenario_json({{"model", "gpt2"}, {"workload", "infer"},
                        {"inference", {{"prompt_len", std::int64_t{1} << 62}, {"gen_len", std::int64_t{1} << 62}}}}) ==
         "error: scenario.inference.prompt_len: must be at most 16777216 (got 4611686018427387904)");
-#if !defined(__SANITIZE_ADDRESS__)
-  FAIL_CHECK("overflow is only observable under UBSan (make test-asan)");
-#endif
 }
 
-TEST_CASE("KNOWN DEFECT (src/hf_config.cpp): 4 * n_embd overflows before validate() bounds n_embd" * doctest::should_fail()) {
+TEST_CASE("fixed defect (src/hf_config.cpp): 4 * n_embd overflows before validate() bounds n_embd") {
   // gpt2/gptj/phi/bloom/falcon/mpt default ffn = 4 * hidden, computed on the raw value;
   // 4 * 2^62 wraps to 0 and the user is told about a field they never wrote.
   CHECK(hf(json{{"model_type", "gpt2"}, {"n_embd", std::int64_t{1} << 62}, {"n_layer", 1}, {"n_head", 1}, {"vocab_size", 1}}) ==
         "error: model.hidden_size: too large (max 16777216, got 4611686018427387904)");
 }
 
-TEST_CASE("KNOWN DEFECT (include/gpuplan/model.hpp): head_dim is unbounded and heads*head_dim overflows" * doctest::should_fail()) {
+TEST_CASE("fixed defect (include/gpuplan/model.hpp): head_dim is unbounded and heads*head_dim overflows") {
   CHECK(hf(llama({{"head_dim", std::int64_t{1} << 62}})) ==
         "error: model.head_dim: too large (max 16777216, got 4611686018427387904)");
 }
 
-TEST_CASE("KNOWN DEFECT (include/gpuplan/model.hpp): ViT image_size/patch_size are unbounded; vit_tokens overflows" *
-          doctest::should_fail()) {
+TEST_CASE("fixed defect (include/gpuplan/model.hpp): ViT image_size/patch_size are unbounded; vit_tokens overflows") {
   CHECK(hf(json{{"model_type", "vit"}, {"hidden_size", 64}, {"num_hidden_layers", 1}, {"num_attention_heads", 1},
                 {"intermediate_size", 64}, {"image_size", 4294967296LL}, {"patch_size", 1}}) ==
-        "error: model.image_size: too large (max 16777216, got 4294967296)");
+        "error: model.image_size: too large (max 1048576, got 4294967296)");
 }
 
-TEST_CASE("KNOWN DEFECT (include/gpuplan/model.hpp): max_positions + position_offset is unchecked" * doctest::should_fail()) {
+TEST_CASE("fixed defect (include/gpuplan/model.hpp): max_positions + position_offset is unchecked") {
   CHECK(hf(json{{"model_type", "opt"}, {"hidden_size", 64}, {"num_hidden_layers", 1}, {"num_attention_heads", 1},
                 {"ffn_dim", 64}, {"vocab_size", 10}, {"max_position_embeddings", std::numeric_limits<std::int64_t>::max()}}) ==
-        "error: model: parameter count too large for 64-bit arithmetic");
-#if !defined(__SANITIZE_ADDRESS__)
-  FAIL_CHECK("overflow is only observable under UBSan (make test-asan)");
-#endif
+        "error: model.max_position_embeddings: too large (max 1099511627776, got 9223372036854775807)");
 }
 
 TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp, src/hf_config.cpp, src/catalog.cpp, src/safetensors.cpp): "
@@ -458,14 +447,13 @@ TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp, src/hf_config.cpp, src/catalog.c
   std::remove(st.c_str());
 }
 
-TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp): invalid UTF-8 in a JSON value escapes as nlohmann::type_error" *
-          doctest::should_fail()) {
+TEST_CASE("fixed defect (src/scenario_json.cpp): invalid UTF-8 in a JSON value escapes as nlohmann::type_error") {
   // show() calls v.dump() without error_handler_t::replace (hf_config/catalog/safetensors use replace).
   check_rejected(scenario_json({{"model", "gpt2"}, {"workload", "\xff\xfe"}}), "scenario.workload: must be one of train, infer (got ");
   check_rejected(scenario_json({{"model", "gpt2"}, {"lora", {{"targets", {"\xff"}}}}, {"method", "lora"}}), "scenario.lora.targets[0]: ");
 }
 
-TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp): message truncation splits a UTF-8 character" * doctest::should_fail()) {
+TEST_CASE("fixed defect (src/scenario_json.cpp): message truncation splits a UTF-8 character") {
   // show() cuts dump() at byte 57; dump() keeps UTF-8 raw (ensure_ascii=false).
   std::string v = "a";
   for (int i = 0; i < 40; ++i) v += "\xc3\xa9";  // "é"
@@ -493,10 +481,9 @@ TEST_CASE("KNOWN DEFECT (src/catalog.cpp): GPU figures that overflow to infinity
                  "scenario.gpu.bf16_tflops: ");
 }
 
-TEST_CASE("KNOWN DEFECT (include/gpuplan/error.hpp): detail::num prints 1e308 with 309 digits" * doctest::should_fail()) {
-  const std::string out = scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"tokens", 1e308}});
-  CAPTURE(out);
-  CHECK(out.size() < 120);
+TEST_CASE("fixed defect (include/gpuplan/error.hpp): detail::num prints 1e308 with 309 digits") {
+  CHECK(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"tokens", 1e308}}) ==
+        "error: scenario.tokens: must be at most 1e+18 (got 1e+308)");
 }
 
 TEST_CASE("KNOWN DEFECT (src/safetensors.cpp): overlapping data_offsets are counted twice" * doctest::should_fail()) {
@@ -507,4 +494,35 @@ TEST_CASE("KNOWN DEFECT (src/safetensors.cpp): overlapping data_offsets are coun
                                 12);
   check_rejected(read_st(f), f);
   std::remove(f.c_str());
+}
+
+TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp): the malformed-JSON message echoes raw input bytes (invalid UTF-8)" *
+          doctest::should_fail()) {
+  // Found by fuzz_scenario: nlohmann's parse_error text quotes "last read: '20\xff'"
+  // verbatim. Fix: escape bytes >= 0x80 and control characters in e.what() (\xNN).
+  check_rejected(scenario_text("{\"model\": \"gpt2\", \"seq_len\": 20\xff}"), "scenario: malformed JSON: ");
+}
+
+TEST_CASE("fixed defect (include/gpuplan/model.hpp): num_decoder_layers is unbounded (2^32 layers accepted, then OOM)") {
+  // Found by fuzz_hf_config_fields: count_parameters fits int64, but layer_parameters()
+  // reserves 2^32 entries (34 GB) -> std::bad_alloc / ASan out-of-memory.
+  CHECK(hf(json{{"model_type", "t5"}, {"d_model", 64}, {"num_layers", 2}, {"num_decoder_layers", 4294967296LL}, {"num_heads", 4},
+                {"d_kv", 16}, {"d_ff", 256}, {"vocab_size", 100}}) ==
+        "error: model.num_decoder_layers: too large (max 16777216, got 4294967296)");
+}
+
+TEST_CASE("KNOWN DEFECT (include/gpuplan/timing.hpp): the kernel counter is an int and overflows for 2^24 layers" *
+          doctest::should_fail()) {
+  // Found by fuzz_hf_config_fields: `kernels += static_cast<int>(n_blocks) * c.kernels * 4`
+  // (timing.hpp add_blocks) overflows int at 16,777,216 T5 layers. Fix: double or int64.
+  const json t5 = {{"model_type", "t5"}, {"d_model", 64}, {"num_layers", 16777216}, {"num_heads", 4}, {"d_kv", 16},
+                   {"d_ff", 256}, {"vocab_size", 100}};
+  const auto r = io::read_scenario(json{{"model", t5}, {"seq_len", 128}, {"checkpointing", "full"}});
+  CHECK(isolated([&] {
+          const time_estimate t = estimate_time(r.model, r.run);
+          if (!(in_seconds(t.step) > 0 && std::isfinite(in_seconds(t.step)))) throw std::runtime_error("step not finite and > 0");
+        }) == "accepted");
+#if !defined(__SANITIZE_ADDRESS__)
+  FAIL_CHECK("overflow is only observable under UBSan (make test-asan)");
+#endif
 }
