@@ -231,8 +231,7 @@ def case_help_everywhere():
         rc, out, err = run(sub, "--help")
         expect(rc == 0, f"{sub} --help exits 0", rc, out, err)
         expect("Exit codes: 0 ok; 1" in out, f"{sub} --help documents exit codes", rc, out, err)
-        if sub not in ("plan", "search", "recommend"):
-            expect("Examples:" in out, f"{sub} --help has examples", rc, out, err)
+        expect("Examples:" in out, f"{sub} --help has examples", rc, out, err)
 
 
 def case_completion_bash():
@@ -248,16 +247,153 @@ def case_completion_bash():
     expect("rtx-4090" in p.stdout.split(), "completes --gpu rtx-40 to rtx-4090", p.returncode, p.stdout, p.stderr)
 
 
-def case_planner_not_available():
-    # Until issue 5 lands: a one-line "not available yet" and exit 2. Once it lands this
-    # case is replaced by the planner's own tests.
-    for sub in ("plan", "search", "recommend"):
-        rc, out, err = run(sub, "llama-2-13b")
-        if rc == 2:
-            expect(err.startswith(f"gpuplan: {sub}: not available yet") and len(err.splitlines()) == 1,
-                   f"{sub}: one line", rc, out, err)
-        else:
-            expect(rc in (0, 1) and out, f"{sub}: when wired, it prints a result", rc, out, err)
+def case_fit_suggestions():
+    # llama-2-13b full fine-tuning (bf16 weights 26 GB + fp32 master/Adam 156 GB) cannot fit a
+    # 24 GB card: exit 1 and the ranked "what would make it fit" list, QLoRA among the changes.
+    rc, out, err = run("fit", "llama-2-13b", "--gpu", "rtx-4090")
+    expect(rc == 1, "does not fit: exit 1", rc, out, err)
+    expect("What would make full fit" in out, "suggestion table after the verdict", rc, out, err)
+    expect(out.index("What would make") > out.index("DOES NOT FIT"), "after the verdict", rc, out, err)
+    for label in ("Largest micro-batch", "Longest sequence", "Min GPUs, ZeRO-0", "Min GPUs, ZeRO-3"):
+        expect(label in out, f"fit limits row '{label}'", rc, out, err)
+    expect("QLoRA" in out and "Step-time cost" in out and "GiB" in out, "QLoRA row, cost, GB/GiB", rc, out, err)
+    rc, out, err = run("fit", "llama-2-13b", "--gpu", "rtx-4090", "--json")
+    expect(rc == 1, "--json keeps exit 1", rc, out, err)
+    res = json.loads(out)["results"][0]
+    sug = res["suggestions"]
+    expect(isinstance(sug, list) and sug, "suggestions array", rc, out, err)
+    expect([s["rank"] for s in sug] == list(range(1, len(sug) + 1)), "ranks 1..n", rc, out, err)
+    keys = {"changes", "description", "fits", "device_bytes", "headroom_bytes", "step_seconds", "time_cost",
+            "num_gpus", "gpu", "scenario"}
+    expect(all(keys <= set(s) for s in sug), "suggestion keys", rc, out, err)
+    # Fitting rows first (docs/planner.md order), each under the card's capacity.
+    fits = [s["fits"] for s in sug]
+    expect(fits == sorted(fits, reverse=True), "fitting rows first", rc, out, err)
+    expect(all(s["device_bytes"] <= s["capacity_bytes"] for s in sug if s["fits"]), "fits = under capacity", rc, out, err)
+    qlora_fit = [s for s in sug if "qlora" in s["changes"] and s["fits"]]
+    expect(qlora_fit, "a fitting row with QLoRA", rc, out, err)
+    # A suggestion's scenario is a valid scenario file: re-estimating it gives the same device bytes.
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "s.json")
+        with open(path, "w") as f:
+            json.dump(qlora_fit[0]["scenario"], f)
+        rc2, out2, err2 = run("estimate", "--scenario", path, "--json")
+        expect(rc2 == 0 and json.loads(out2)["memory"]["device_bytes"] == qlora_fit[0]["device_bytes"],
+               "suggestion scenario round-trips", rc2, out2, err2)
+    limits = res["limits"]
+    expect(len(limits["min_gpus"]) == 4 and [g["zero"] for g in limits["min_gpus"]] == [0, 1, 2, 3], "min_gpus", rc, out, err)
+    # A run that fits has no suggestions but its limits: gpt2 on an H100 trains micro-batch >= 1 at seq 1024.
+    rc, out, err = run("fit", "gpt2", "--gpu", "h100-sxm", "--seq", "1024", "--json")
+    res = json.loads(out)["results"][0]
+    expect(rc == 0 and res["suggestions"] is None, "no suggestions when it fits", rc, out, err)
+    expect(res["limits"]["max_micro_batch"] >= 1 and res["limits"]["max_seq_len"] == 1024,
+           "gpt2: max seq = learned-position limit 1024", rc, out, err)
+    expect(res["limits"]["min_gpus"][0]["gpus"] == 1, "gpt2 fits on one GPU", rc, out, err)
+
+
+SEARCH = ("search", "llama-2-13b", "--gpu", "a100-80gb", "--gpus", "16", "--global-batch", "64", "--top", "5")
+
+
+def case_search_footer_and_json():
+    rc, out, err = run(*SEARCH)
+    expect(rc == 0, "exit 0", rc, out, err)
+    for h in ("tp", "pp", "dp", "mb", "ga", "ckpt", "zero", "sp", "offload", "Device memory", "Step time", "Tokens/s", "MFU"):
+        expect(h in out, f"column {h}", rc, out, err)
+    foot = [l for l in out.splitlines() if l.startswith("evaluated ")]
+    expect(len(foot) == 1 and "configurations in" in foot[0] and " s " in foot[0], "footer", rc, out, err)
+    rc, out, err = run(*SEARCH, "--json")
+    j = json.loads(out)
+    for k in ("evaluated", "seconds", "rows", "global_batch", "fitting", "infeasible", "pruned_time", "threads"):
+        expect(k in j, f"--json key {k}", rc, out, err)
+    expect(j["evaluated"] > 0 and j["seconds"] >= 0 and j["global_batch"] == 64, "counts", rc, out, err)
+    rows = j["rows"]
+    expect(1 <= len(rows) <= 5, "top 5", rc, out, err)
+    steps = [r["step_seconds"] for r in rows]
+    expect(steps == sorted(steps), "fastest first", rc, out, err)
+    for r in rows:
+        l = r["layout"]
+        expect(l["tp"] * l["pp"] * l["dp"] == 16, "tp*pp*dp = 16", rc, out, err)
+        expect(l["micro_batch"] * l["grad_accum"] * l["dp"] == 64, "global batch held", rc, out, err)
+        expect(r["device_bytes"] <= r["device_bytes"] + r["headroom_bytes"], "fits", rc, out, err)
+    # The best row equals the estimator on the same layout (scenario round trip).
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "s.json")
+        with open(path, "w") as f:
+            json.dump(rows[0]["scenario"], f)
+        rc2, out2, err2 = run("estimate", "--scenario", path, "--json")
+        e = json.loads(out2)
+        expect(e["memory"]["device_bytes"] == rows[0]["device_bytes"] and
+               e["time"]["step_seconds"] == rows[0]["step_seconds"], "row = estimate of its layout", rc2, out2, err2)
+    # Deterministic; identical rows with two threads; `plan` is an alias.
+    rc3, out3, _ = run(*SEARCH, "--json", "--threads", "2")
+    rc4, out4, _ = run("plan", *SEARCH[1:], "--json")
+    strip = lambda s: [r["layout"] for r in json.loads(s)["rows"]]
+    expect(strip(out3) == strip(out) and strip(out4) == strip(out), "threads and alias agree", rc3, out3)
+    rc, out, err = run(*SEARCH, "--objective", "cost", "--json")
+    expect(rc == 0 and json.loads(out)["objective"] == "cost", "cost objective", rc, out, err)
+
+
+def case_recommend_rows():
+    args = ("recommend", "llama-2-7b", "--method", "lora", "--tokens", "2B", "--global-batch", "16",
+            "--gpus-list", "rtx-4090,a100-80gb,h100-sxm", "--max-gpus", "8",
+            "--price", "rtx-4090=0.4,a100-80gb=1.8,h100-sxm=3", "--top", "100")
+    rc, out, err = run(*args, "--json")
+    expect(rc == 0, "exit 0", rc, out, err)
+    j = json.loads(out)
+    rows = j["rows"]
+    expect(rows and j["tokens"] == 2e9 and j["deadline_seconds"] == 86400, "rows, tokens, default deadline 24h", rc, out, err)
+    expect({r["gpu"] for r in rows} <= {"rtx-4090", "a100-80gb", "h100-sxm"}, "only listed GPUs", rc, out, err)
+    sys_keys = {"cpu_cores_min", "cpu_cores", "host_ram_bytes", "psu_watts", "cuda_min", "nvlink_present",
+                "nvlink_needed", "ecc", "notes"}
+    for r in rows:
+        expect(sys_keys <= set(r["system"]), "system keys", rc, out, err)
+        # Sizing rules (docs/planner.md): 10/12 cores per GPU; host RAM >= 2 x GPU memory.
+        expect(r["system"]["cpu_cores_min"] == 10 * r["count"] and r["system"]["cpu_cores"] == 12 * r["count"],
+               "cores per GPU", rc, out, err)
+        expect(abs(r["cost"] - r["gpu_hours"] * {"rtx-4090": 0.4, "a100-80gb": 1.8, "h100-sxm": 3}[r["gpu"]]) <= 1e-9 * r["cost"],
+               "cost = GPU-hours x price", rc, out, err)
+        expect(abs(r["gpu_hours"] - r["wall_seconds"] / 3600 * r["count"]) <= 1e-9 * r["gpu_hours"], "GPU-hours", rc, out, err)
+    # Order: deadline met first, then (all priced) cost ascending within each group.
+    met = [r["meets_deadline"] for r in rows]
+    expect(met == sorted(met, reverse=True), "deadline first", rc, out, err)
+    for flag in (True, False):
+        costs = [r["cost"] for r in rows if r["meets_deadline"] == flag]
+        expect(costs == sorted(costs), "cheapest first", rc, out, err)
+    cuda = {r["gpu"]: r["system"]["cuda_min"] for r in rows}
+    expect(cuda.get("h100-sxm", "12.0") == "12.0" and cuda.get("a100-80gb", "11.0") == "11.0", "CUDA floors", rc, out, err)
+    rc2, out2, _ = run(*args, "--json")
+    expect(out2 == out, "deterministic", rc2, out2)
+    rc, out, err = run(*args)
+    for h in ("GPU", "Count", "Time", "Cost", "CPU cores", "Host RAM", "PSU", "CUDA", "NVLink", "ECC"):
+        expect(h in out, f"column {h}", rc, out, err)
+    rc, out, err = run("recommend", "llama-2-7b", "--method", "qlora", "--epochs", "2", "--dataset-tokens", "500M",
+                       "--gpus-list", "rtx-4090", "--max-gpus", "2", "--json")
+    expect(rc == 0 and json.loads(out)["tokens"] == 1e9, "epochs x dataset tokens", rc, out, err)
+
+
+def case_planner_bad_options():
+    cases = [
+        (["search", "llama-2-13b", "--gpus", "8", "--top", "0"], "--top:", "(got 0)"),
+        (["search", "llama-2-13b", "--gpus", "8", "--threads", "0"], "--threads:", "(got 0)"),
+        (["search", "llama-2-13b", "--gpus", "8", "--objective", "speed"], "--objective:", "speed"),
+        (["search", "llama-2-13b", "--gpus", "8", "--global-batch", "0"], "--global-batch:", "(got 0)"),
+        (["search", "llama-2-13b", "--gpus", "8", "--top", "x"], "search:", "--top"),
+        (["plan", "llama-2-13b", "--gpus", "0"], "--gpus:", "(got 0)"),
+        (["recommend", "llama-2-7b", "--tokens", "2B", "--deadline", "soon"], "--deadline:", "soon"),
+        (["recommend", "llama-2-7b", "--tokens", "2B", "--deadline", "-3h"], "--deadline:", "-3h"),
+        (["recommend", "llama-2-7b", "--tokens", "2B", "--price", "rtx-4090"], "--price:", "GPU=PRICE"),
+        (["recommend", "llama-2-7b", "--tokens", "2B", "--price", "rtx-409=0.4"], "--price:", "rtx-4090"),
+        (["recommend", "llama-2-7b", "--tokens", "2B", "--price", "rtx-4090=cheap"], "--price:", "cheap"),
+        (["recommend", "llama-2-7b", "--tokens", "2B", "--gpus-list", "a100,,h100-sxm"], "--gpus-list:", "empty"),
+        (["recommend", "llama-2-7b", "--tokens", "2B", "--budget", "-5"], "--budget:", "-5"),
+        (["recommend", "llama-2-7b", "--tokens", "2B", "--rank", "speed"], "--rank:", "speed"),
+        (["recommend", "llama-2-7b", "--tokens", "2B", "--max-gpus", "0"], "--max-gpus:", "(got 0)"),
+        (["recommend", "llama-2-7b"], "--tokens:", "needs"),
+        (["recommend", "llama-2-7b", "--epochs", "2"], "--epochs:", "--dataset-tokens"),
+        (["recommend", "llama-2-7b", "--dataset-tokens", "lots"], "--dataset-tokens:", "lots"),
+    ]
+    for args, path, needle in cases:
+        expect_error(args, path, needle)
 
 
 def case_markdown_and_no_color():
