@@ -14,6 +14,7 @@
 
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/validate.hpp"
+#include "json_text.hpp"
 
 namespace gpuplan::io {
 namespace {
@@ -21,11 +22,7 @@ namespace {
 using json = nlohmann::json;
 using detail::fail;
 
-std::string show(const json& v) {
-  std::string s = v.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
+std::string show(const json& v) { return detail::quote_json(v); }
 
 const char* type_name(const json& v) {
   switch (v.type()) {
@@ -212,7 +209,8 @@ resolved_run read_scenario(const json& j) {
 
   if (!j.contains("model")) fail("scenario.model", "is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)");
   r.model = load_model(j["model"], "scenario.model");
-  r.model_spec = j["model"].is_string() ? j["model"].get<std::string>() : j["model"].dump();
+  r.model_spec = j["model"].is_string() ? j["model"].get<std::string>()
+                                        : j["model"].dump(-1, ' ', false, json::error_handler_t::replace);
 
   if (j.contains("workload")) s.work = get_enum(j["workload"], "scenario.workload", kWorkloads);
   if (j.contains("method")) s.meth = get_enum(j["method"], "scenario.method", kMethods);
@@ -303,13 +301,13 @@ resolved_run read_scenario(const json& j) {
   if (j.contains("tokens")) s.tokens = get_amount(j["tokens"], "scenario.tokens");
   if (j.contains("price_per_gpu_hour")) s.price_per_gpu_hour = get_number(j["price_per_gpu_hour"], "scenario.price_per_gpu_hour");
 
-  // global_batch: derives grad_accum (or checks it) from micro_batch x data-parallel degree.
+  // global_batch: derives grad_accum (or checks it) from micro_batch x data-parallel
+  // degree. The run is validated first, so every factor below is bounded.
   if (j.contains("global_batch")) {
     const std::int64_t gbatch = get_int(j["global_batch"], "scenario.global_batch");
     detail::require_range(gbatch, 1, kMaxBatch * 1024, "scenario.global_batch");
-    const std::int64_t mp = std::int64_t{s.parallel.tp} * s.parallel.pp * s.parallel.cp;
-    const std::int64_t dp = (mp > 0 && s.num_gpus % mp == 0) ? s.num_gpus / mp : 1;
-    const std::int64_t per_step = s.micro_batch * dp;
+    validate(r.model, s);
+    const std::int64_t per_step = s.micro_batch * s.dp();
     if (per_step > gbatch)
       fail("scenario.micro_batch", "micro_batch*dp=" + std::to_string(per_step) + " exceeds global_batch=" + std::to_string(gbatch) +
                                        " (got micro_batch=" + std::to_string(s.micro_batch) + ")");
@@ -326,16 +324,7 @@ resolved_run read_scenario(const json& j) {
 }
 
 resolved_run read_scenario_text(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text, nullptr, true, false);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message names the byte; keep it on one line.
-    std::string what = e.what();
-    for (auto& c : what) if (c == '\n') c = ' ';
-    fail("scenario", "malformed JSON: " + what);
-  }
-  return read_scenario(j);
+  return read_scenario(detail::parse_json_text(text, "scenario"));
 }
 
 resolved_run read_scenario_file(const std::string& file) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -25,8 +26,13 @@ namespace detail {
 inline std::string num(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (std::fabs(v) < 9.2e18 && v == std::trunc(v))
+  if (std::fabs(v) < 1e18 && v == std::trunc(v))
     return std::to_string(static_cast<long long>(v));
+  if (std::fabs(v) >= 1e18 || (v != 0 && std::fabs(v) < 1e-6)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+  }
   std::string s = std::to_string(v);
   while (!s.empty() && s.back() == '0') s.pop_back();
   if (!s.empty() && s.back() == '.') s.pop_back();

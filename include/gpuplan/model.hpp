@@ -109,6 +109,9 @@ struct parameter_breakdown {
   std::int64_t per_decoder_layer = 0;  // one decoder block of an encoder-decoder
 };
 
+// Largest accepted model dimension (hidden, layers, vocab, ...): 2^24.
+inline constexpr std::int64_t kMaxModelDim = std::int64_t{1} << 24;
+
 namespace detail {
 // Checked 64-bit arithmetic: a model too large for int64 is an explicit error.
 inline std::int64_t cmul(std::int64_t a, std::int64_t b) {
@@ -262,6 +265,33 @@ inline std::vector<std::int64_t> layer_parameters(const architecture& a) {
 
 // Throws config_error naming the field when an architecture is not a model.
 inline void validate(const architecture& a, const std::string& path = "model") {
+  // Bounds first, so that no check below (and no product in count_parameters)
+  // can overflow: every dimension <= 2^24, so products of two fit in 2^48.
+  auto bounded = [&](std::int64_t v, const char* field, std::int64_t max = kMaxModelDim) {
+    if (v < 0) detail::fail(path + "." + field, "must not be negative (got " + std::to_string(v) + ")");
+    if (v > max) detail::fail(path + "." + field, "too large (max " + std::to_string(max) + ", got " + std::to_string(v) + ")");
+  };
+  bounded(a.hidden, "hidden_size");
+  bounded(a.layers, "num_hidden_layers");
+  bounded(a.decoder_layers, "num_decoder_layers");
+  bounded(a.heads, "num_attention_heads");
+  bounded(a.kv_heads, "num_key_value_heads");
+  bounded(a.head_dim, "head_dim");
+  bounded(a.ffn, "intermediate_size");
+  bounded(a.vocab, "vocab_size");
+  bounded(a.max_positions, "max_position_embeddings");
+  bounded(a.position_offset, "position_offset", 1024);
+  bounded(a.type_vocab, "type_vocab_size");
+  bounded(a.relative_buckets, "relative_attention_num_buckets");
+  bounded(a.experts, "num_local_experts", 1 << 16);
+  bounded(a.experts_per_token, "num_experts_per_tok", 1 << 16);
+  bounded(a.shared_experts, "num_shared_experts", 1 << 16);
+  bounded(a.expert_ffn, "moe_intermediate_size");
+  bounded(a.num_labels, "num_labels");
+  bounded(a.image_size, "image_size");
+  bounded(a.patch_size, "patch_size", 1 << 12);
+  bounded(a.channels, "num_channels", 64);
+
   auto positive = [&](std::int64_t v, const char* field) {
     if (v <= 0) detail::fail(path + "." + field, "must be a positive integer (got " + std::to_string(v) + ")");
   };
@@ -274,30 +304,18 @@ inline void validate(const architecture& a, const std::string& path = "model") {
   if (a.head_dim == 0 && a.hidden % a.heads != 0)
     detail::fail(path + ".num_attention_heads", "must divide hidden_size=" + std::to_string(a.hidden) +
                                                     " (got " + std::to_string(a.heads) + ")");
-  if (a.kv_heads < 0 || a.kv_heads > a.heads || (a.kv_heads > 0 && a.heads % a.kv_heads != 0))
+  if (a.kv_heads > a.heads || (a.kv_heads > 0 && a.heads % a.kv_heads != 0))
     detail::fail(path + ".num_key_value_heads", "must divide num_attention_heads=" + std::to_string(a.heads) +
                                                     " (got " + std::to_string(a.kv_heads) + ")");
-  if (a.head_dim < 0) detail::fail(path + ".head_dim", "must be positive (got " + std::to_string(a.head_dim) + ")");
   if (a.is_moe() && (a.experts_per_token <= 0 || a.experts_per_token > a.experts))
     detail::fail(path + ".num_experts_per_tok", "must be between 1 and num_local_experts=" + std::to_string(a.experts) +
                                                     " (got " + std::to_string(a.experts_per_token) + ")");
   if (a.is_vit() && (a.image_size <= 0 || a.image_size % a.patch_size != 0))
     detail::fail(path + ".image_size", "must be a positive multiple of patch_size=" + std::to_string(a.patch_size) +
                                            " (got " + std::to_string(a.image_size) + ")");
-  if (a.dropout < 0 || a.dropout >= 1 || a.dropout != a.dropout)
+  if (!(a.dropout >= 0 && a.dropout < 1))
     detail::fail(path + ".dropout", "must be in [0, 1) (got " + detail::num(a.dropout) + ")");
-  // Guard the sizes so every downstream product fits comfortably in a double/int64.
-  constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;
-  auto bounded = [&](std::int64_t v, const char* field) {
-    if (v > kMaxDim) detail::fail(path + "." + field, "too large (max " + std::to_string(kMaxDim) + ", got " + std::to_string(v) + ")");
-  };
-  bounded(a.hidden, "hidden_size");
-  bounded(a.layers, "num_hidden_layers");
-  bounded(a.heads, "num_attention_heads");
-  bounded(a.ffn, "intermediate_size");
-  bounded(a.vocab, "vocab_size");
-  bounded(a.experts, "num_local_experts");
-  (void)count_parameters(a);  // throws "too large" on overflow
+  (void)count_parameters(a);  // checked arithmetic: throws "too large" on overflow
 }
 
 }  // namespace gpuplan

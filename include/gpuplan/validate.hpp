@@ -50,6 +50,11 @@ inline void validate(const architecture& m, const scenario& s) {
   require_range(p.cp, 1, kMaxGpus, "scenario.parallel.cp");
   require_range(p.ep, 1, kMaxGpus, "scenario.parallel.ep");
   require_range(p.zero, 0, 3, "scenario.parallel.zero");
+  if (s.work == workload::infer) {
+    require_range(s.inference.batch, 1, kMaxBatch, "scenario.inference.batch");
+    require_range(s.inference.prompt_len, 1, kMaxSeq, "scenario.inference.prompt_len");
+    require_range(s.inference.gen_len, 0, kMaxSeq, "scenario.inference.gen_len");
+  }
 
   // Layout.
   if (m.heads % p.tp != 0)
@@ -136,13 +141,6 @@ inline void validate(const architecture& m, const scenario& s) {
                                    (s.gpu.cc_major > 0 ? " is sm_" + i2s(s.gpu.sm()) : std::string(" has none")));
   if (!(in_bytes(s.gpu.usable_memory) > 0))
     fail("scenario.gpu", "has no usable memory (got " + detail::num(in_bytes(s.gpu.usable_memory)) + " bytes)");
-
-  // Serving.
-  if (s.work == workload::infer) {
-    require_range(s.inference.batch, 1, kMaxBatch, "scenario.inference.batch");
-    require_range(s.inference.prompt_len, 1, kMaxSeq, "scenario.inference.prompt_len");
-    require_range(s.inference.gen_len, 0, kMaxSeq, "scenario.inference.gen_len");
-  }
 
   // Totals.
   if (s.tokens) detail::require_finite(*s.tokens, 1, 1e18, "scenario.tokens");
