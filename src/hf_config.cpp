@@ -110,26 +110,18 @@ class fields {
     fail(at(*names.begin()), reason);
   }
 
-  // Every integer a config.json holds here is a size or a count; none comes near
-  // 2^40, and the bound keeps derived defaults (4 * n_embd, ...) free of overflow.
-  static constexpr std::int64_t kMaxInt = std::int64_t{1} << 40;
   static std::int64_t as_int(const json& v, const std::string& where) {
-    std::int64_t r = 0;
-    if (v.is_number_unsigned()) {
-      if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxInt))
-        fail(where, "integer too large (max " + std::to_string(kMaxInt) + ", got " + show(v) + ")");
-      r = v.get<std::int64_t>();
-    } else if (v.is_number_integer()) {
-      r = v.get<std::int64_t>();
-    } else if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::trunc(v.get<double>()) &&
-               std::fabs(v.get<double>()) < 9.0e15) {
-      // Some configs write integral sizes as floats (MPT "expansion_ratio": 4.0).
-      r = static_cast<std::int64_t>(v.get<double>());
-    } else {
-      fail(where, "must be an integer (got " + show(v) + ")");
+    if (v.is_number_integer()) {
+      if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        fail(where, "integer too large (got " + show(v) + ")");
+      return v.get<std::int64_t>();
     }
-    if (r > kMaxInt || r < -kMaxInt) fail(where, "integer too large (max " + std::to_string(kMaxInt) + ", got " + show(v) + ")");
-    return r;
+    if (v.is_number_float()) {
+      // Some configs write integral sizes as floats (MPT "expansion_ratio": 4.0).
+      const double d = v.get<double>();
+      if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) < 9.0e15) return static_cast<std::int64_t>(d);
+    }
+    fail(where, "must be an integer (got " + show(v) + ")");
   }
 
   [[nodiscard]] const json& raw() const { return j_; }
@@ -199,10 +191,12 @@ void apply_head(architecture& a, const fields& f) {
   }
 }
 
-// Sizes that model.hpp multiplies without overflow checks: keep them where
-// their products fit (validate() bounds hidden/layers/heads/ffn/vocab to 2^24).
-void bound(std::int64_t v, std::int64_t max, const std::string& where) {
-  if (v > max) fail(where, "too large (max " + std::to_string(max) + ", got " + std::to_string(v) + ")");
+// k * v for derived defaults (4 * n_embd): saturates instead of overflowing, so
+// validate() reports the size itself as too large.
+std::int64_t times(std::int64_t k, std::int64_t v) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(k, v, &r)) return v > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+  return r;
 }
 
 void llama_like(architecture& a, const fields& f, const std::string& family) {
@@ -215,8 +209,7 @@ void llama_like(architecture& a, const fields& f, const std::string& family) {
   a.heads = f.req_int({"num_attention_heads"});
   a.kv_heads = f.int_or({"num_key_value_heads"}, a.heads);
   a.head_dim = f.int_or({"head_dim"}, family == "gemma" ? 256 : 0);
-  bound(a.head_dim, std::int64_t{1} << 24, f.at("head_dim"));
-  if (a.head_dim > 0 && a.heads > 0 && a.head_dim * a.heads == a.hidden) a.head_dim = 0;  // the default
+  if (a.head_dim > 0 && a.heads > 0 && a.hidden % a.heads == 0 && a.head_dim == a.hidden / a.heads) a.head_dim = 0;  // the default
   a.ffn = f.req_int({"intermediate_size"});
   a.vocab = f.req_int({"vocab_size"});
   a.max_positions = f.int_or({"max_position_embeddings"}, 0);
@@ -249,7 +242,7 @@ void gpt2(architecture& a, const fields& f) {
   a.hidden = f.req_int({"n_embd", "hidden_size"});
   a.layers = f.req_int({"n_layer", "num_hidden_layers"});
   a.heads = f.req_int({"n_head", "num_attention_heads"});
-  a.ffn = f.int_or({"n_inner", "intermediate_size"}, 4 * a.hidden);
+  a.ffn = f.int_or({"n_inner", "intermediate_size"}, times(4, a.hidden));
   a.vocab = f.req_int({"vocab_size"});
   a.max_positions = f.int_or({"n_positions", "max_position_embeddings"}, 1024);
   a.positions = position_kind::learned;
@@ -282,7 +275,7 @@ void gptj(architecture& a, const fields& f) {
   a.hidden = f.req_int({"n_embd", "hidden_size"});
   a.layers = f.req_int({"n_layer", "num_hidden_layers"});
   a.heads = f.req_int({"n_head", "num_attention_heads"});
-  a.ffn = f.int_or({"n_inner", "intermediate_size"}, 4 * a.hidden);
+  a.ffn = f.int_or({"n_inner", "intermediate_size"}, times(4, a.hidden));
   a.vocab = f.req_int({"vocab_size"});
   a.max_positions = f.int_or({"n_positions", "max_position_embeddings"}, 2048);
   a.positions = position_kind::rotary;
@@ -301,7 +294,7 @@ void phi(architecture& a, const fields& f) {
   a.layers = f.req_int({"num_hidden_layers", "n_layer"});
   a.heads = f.req_int({"num_attention_heads", "n_head"});
   a.kv_heads = f.int_or({"num_key_value_heads"}, a.heads);
-  a.ffn = f.int_or({"intermediate_size", "n_inner"}, 4 * a.hidden);
+  a.ffn = f.int_or({"intermediate_size", "n_inner"}, times(4, a.hidden));
   a.vocab = f.req_int({"vocab_size"});
   a.max_positions = f.int_or({"max_position_embeddings", "n_positions"}, 2048);
   a.positions = position_kind::rotary;
@@ -345,7 +338,7 @@ void bloom(architecture& a, const fields& f) {
   a.hidden = f.req_int({"hidden_size", "n_embed"});
   a.layers = f.req_int({"n_layer", "num_hidden_layers"});
   a.heads = f.req_int({"n_head", "num_attention_heads"});
-  a.ffn = 4 * a.hidden;
+  a.ffn = times(4, a.hidden);
   a.vocab = f.req_int({"vocab_size"});
   a.positions = position_kind::alibi;
   a.q_bias = a.out_bias = a.mlp_bias = true;
@@ -363,7 +356,7 @@ void falcon(architecture& a, const fields& f) {
   a.layers = f.req_int({"num_hidden_layers", "n_layer"});
   a.heads = f.req_int({"num_attention_heads", "n_head"});
   a.vocab = f.req_int({"vocab_size"});
-  a.ffn = f.int_or({"ffn_hidden_size"}, 4 * a.hidden);
+  a.ffn = f.int_or({"ffn_hidden_size"}, times(4, a.hidden));
   a.max_positions = f.int_or({"max_position_embeddings"}, 2048);
   const bool new_arch = f.bool_or({"new_decoder_architecture"}, false);
   const bool multi_query = f.bool_or({"multi_query"}, true);
@@ -401,7 +394,7 @@ void mpt(architecture& a, const fields& f) {
       fail(f.at("expansion_ratio"), "must make expansion_ratio * d_model a positive integer (got " + show(*er) + ")");
     a.ffn = static_cast<std::int64_t>(ffn);
   } else {
-    a.ffn = 4 * a.hidden;
+    a.ffn = times(4, a.hidden);
   }
   a.max_positions = f.int_or({"max_seq_len"}, 2048);
   const bool no_bias = f.bool_or({"no_bias"}, true);
@@ -449,7 +442,6 @@ void t5(architecture& a, const fields& f, bool mt5) {
   a.decoder_layers = f.int_or({"num_decoder_layers"}, a.layers);
   a.heads = f.req_int({"num_heads", "num_attention_heads"});
   a.head_dim = f.int_or({"d_kv"}, 64);
-  bound(a.head_dim, std::int64_t{1} << 24, f.at("d_kv"));
   a.ffn = f.req_int({"d_ff", "intermediate_size"});
   a.vocab = f.req_int({"vocab_size"});
   a.relative_buckets = f.int_or({"relative_attention_num_buckets"}, 32);
@@ -482,8 +474,6 @@ void vit(architecture& a, const fields& f) {
   a.channels = f.int_or({"num_channels"}, 3);
   if (a.patch_size <= 0) fail(f.at("patch_size"), "must be a positive integer (got " + std::to_string(a.patch_size) + ")");
   if (a.channels <= 0) fail(f.at("num_channels"), "must be a positive integer (got " + std::to_string(a.channels) + ")");
-  bound(a.image_size, std::int64_t{1} << 20, f.at("image_size"));
-  bound(a.channels, std::int64_t{1} << 16, f.at("num_channels"));
   a.positions = position_kind::learned;
   a.q_bias = f.bool_or({"qkv_bias"}, true);
   a.out_bias = a.mlp_bias = true;
@@ -501,8 +491,7 @@ void chatglm(architecture& a, const fields& f) {
   a.heads = f.req_int({"num_attention_heads"});
   if (f.bool_or({"multi_query_attention"}, false)) a.kv_heads = f.int_or({"multi_query_group_num"}, 1);
   a.head_dim = f.int_or({"kv_channels"}, 0);
-  bound(a.head_dim, std::int64_t{1} << 24, f.at("kv_channels"));
-  if (a.head_dim > 0 && a.heads > 0 && a.head_dim * a.heads == a.hidden) a.head_dim = 0;
+  if (a.head_dim > 0 && a.heads > 0 && a.hidden % a.heads == 0 && a.head_dim == a.hidden / a.heads) a.head_dim = 0;
   a.ffn = f.req_int({"ffn_hidden_size", "intermediate_size"});
   a.vocab = f.req_int({"padded_vocab_size", "vocab_size"});
   a.max_positions = f.int_or({"seq_length", "max_position_embeddings"}, 2048);
