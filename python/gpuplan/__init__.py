@@ -32,6 +32,7 @@ from ._api import (
     model,
     models,
 )
+from ._plan import FitReport, PlanRow, Recommendations, SearchResult, Suggestions, fit, recommend, search, suggest
 from ._quantity import GB, TB, Bytes, GiB, KiB, MiB, Seconds
 from ._sweep import sweep
 from .plot import plot_memory, plot_memory_sweep, plot_time_cost
@@ -60,6 +61,15 @@ __all__ = [
     "gpus",
     "estimate",
     "sweep",
+    "fit",
+    "suggest",
+    "search",
+    "recommend",
+    "FitReport",
+    "Suggestions",
+    "SearchResult",
+    "Recommendations",
+    "PlanRow",
     "plot_memory",
     "plot_memory_sweep",
     "plot_time_cost",

@@ -205,3 +205,24 @@ def sweep(
     seq_len: Sequence[int],
 ) -> Dict[str, Any]:
     """{'columns': {name: np.ndarray}, 'gpu_labels': [...], 'method_labels': [...]}"""
+
+# The planner (register_plan.cpp): each returns {"data": <the CLI's --json>,
+# "table": {title, header, rows, notes, right_align}, "text": str, "markdown": str}.
+def plan_fit(run: Run, max_gpus: int = 4096) -> Dict[str, Any]: ...
+def plan_suggest(run: Run, gpus: Optional[Sequence[str]] = None, max_gpus: int = 1024, pairs: bool = True) -> Dict[str, Any]: ...
+def plan_search(
+    run: Run, top_k: int = 10, global_batch: Optional[int] = None, threads: int = 1, objective: str = "time"
+) -> Dict[str, Any]: ...
+def plan_recommend(
+    run: Run,
+    gpus: Optional[Sequence[str]] = None,
+    prices: Dict[str, float] = ...,
+    tokens: Optional[float] = None,
+    epochs: float = 1.0,
+    dataset_tokens: Optional[float] = None,
+    deadline_seconds: float = 86400.0,
+    budget: Optional[float] = None,
+    max_gpus: int = 64,
+    rank: str = "cost",
+    keep_late: bool = True,
+) -> Dict[str, Any]: ...

@@ -16,4 +16,5 @@ PYBIND11_MODULE(_core, m) {
   register_timing(m);
   register_report(m);
   register_sweep(m);
+  register_plan(m);
 }

@@ -1,0 +1,130 @@
+// register_plan.cpp — the planner (plan.hpp): fit, suggest, recommend, search.
+// Each returns {"data": <the CLI's --json>, "table": <the CLI's table as a dict>,
+// "text": <the CLI's text>, "markdown": ...}: Python's results print, render and
+// convert through the same formatter as `gpuplan fit|search|recommend`.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/report.hpp"
+#include "gpuplan/plan.hpp"
+
+namespace gpuplan::python {
+
+namespace {
+
+py::dict result(const nlohmann::json& data, const io::table& t) {
+  py::dict d;
+  d["data"] = from_json(data);
+  py::dict td;
+  td["title"] = t.title;
+  td["header"] = t.header;
+  td["rows"] = t.rows;
+  td["notes"] = t.notes;
+  td["right_align"] = t.right_align;
+  d["table"] = td;
+  d["text"] = io::render(t, {.format = io::report_format::text, .color = false});
+  d["markdown"] = io::render(t, {.format = io::report_format::markdown, .color = false});
+  return d;
+}
+
+std::vector<gpu_spec> gpu_list(const std::optional<std::vector<std::string>>& ids, const std::string& path) {
+  std::vector<gpu_spec> out;
+  if (!ids) {
+    for (const auto& id : io::gpu_ids()) out.push_back(io::find_gpu(id));
+    return out;
+  }
+  for (const auto& id : *ids) out.push_back(io::find_gpu(id, path));
+  return out;
+}
+
+}  // namespace
+
+void register_plan(py::module_& m) {
+  m.def(
+      "plan_fit",
+      [](const io::resolved_run& r, int max_gpus) {
+        fit_options o;
+        o.max_gpus = max_gpus;
+        const fit_report f = fit(r.model, r.run, o);
+        nlohmann::json j = io::fit_limits_json(f);
+        j["fits"] = f.fits;
+        j["headroom_bytes"] = in_bytes(f.headroom);
+        j["memory"] = io::memory_json(f.memory, r.run.work);
+        return result(j, io::fit_limits_table(f, r.run));
+      },
+      py::arg("run"), py::arg("max_gpus") = 4096,
+      "plan::fit: verdict, binding term, largest micro-batch, longest sequence, min GPUs per ZeRO stage.");
+  m.def(
+      "plan_suggest",
+      [](const io::resolved_run& r, const std::optional<std::vector<std::string>>& gpus, int max_gpus, bool pairs) {
+        suggest_options o;
+        o.gpus = gpu_list(gpus, "suggest.gpus");
+        o.max_gpus = max_gpus;
+        o.pairs = pairs;
+        if (max_gpus < 1) throw config_error("suggest.max_gpus", "must be at least 1 (got " + std::to_string(max_gpus) + ")");
+        const auto s = suggest(r.model, r.run, o);
+        return result(io::suggestions_json(s, r.model, r.model_spec), io::suggestions_table(s));
+      },
+      py::arg("run"), py::arg("gpus") = py::none(), py::arg("max_gpus") = 1024, py::arg("pairs") = true,
+      "plan::suggest: what would make the run fit, cheapest first. gpus=None: the catalog.");
+  m.def(
+      "plan_search",
+      [](const io::resolved_run& r, std::size_t top_k, std::optional<std::int64_t> global_batch, int threads,
+         const std::string& objective) {
+        search_options o;
+        o.top_k = top_k;
+        o.global_batch = global_batch;
+        o.threads = threads;
+        if (objective == "time") o.objective = search_objective::time;
+        else if (objective == "cost") o.objective = search_objective::cost;
+        else throw config_error("search.objective", "must be time or cost (got '" + objective + "')");
+        search_result sr;
+        {
+          py::gil_scoped_release unlocked;
+          sr = search(r.model, r.run, o);
+        }
+        return result(io::search_json(sr, r.model, r.model_spec, o.objective), io::search_table(sr, o.objective));
+      },
+      py::arg("run"), py::arg("top_k") = 10, py::arg("global_batch") = py::none(), py::arg("threads") = 1,
+      py::arg("objective") = "time", "plan::search: the top-k parallel layouts (fastest or cheapest).");
+  m.def(
+      "plan_recommend",
+      [](const io::resolved_run& r, const std::optional<std::vector<std::string>>& gpus,
+         const std::map<std::string, double>& prices, std::optional<double> tokens, double epochs,
+         std::optional<double> dataset_tokens, double deadline_seconds, std::optional<double> budget, int max_gpus,
+         const std::string& rank, bool keep_late) {
+        recommend_options o;
+        o.gpus = gpu_list(gpus, "recommend.gpus");
+        for (const auto& [id, p] : prices) {
+          (void)io::find_gpu(id, "recommend.price_per_gpu_hour." + id);
+          o.price_per_gpu_hour.emplace(id, p);
+        }
+        o.tokens = tokens;
+        o.epochs = epochs;
+        o.dataset_tokens = dataset_tokens;
+        o.deadline = seconds(deadline_seconds);
+        o.budget = budget;
+        o.max_gpus = max_gpus;
+        o.keep_late = keep_late;
+        if (rank == "cost") o.rank = recommend_rank::cost;
+        else if (rank == "time") o.rank = recommend_rank::time;
+        else throw config_error("recommend.rank", "must be cost or time (got '" + rank + "')");
+        std::vector<recommendation> rows;
+        {
+          py::gil_scoped_release unlocked;
+          rows = recommend(r.model, r.run, o);
+        }
+        return result(io::recommend_json(rows), io::recommend_table(rows, o.deadline));
+      },
+      py::arg("run"), py::arg("gpus") = py::none(), py::arg("prices") = std::map<std::string, double>{},
+      py::arg("tokens") = py::none(), py::arg("epochs") = 1.0, py::arg("dataset_tokens") = py::none(),
+      py::arg("deadline_seconds") = 86400.0, py::arg("budget") = py::none(), py::arg("max_gpus") = 64,
+      py::arg("rank") = "cost", py::arg("keep_late") = true,
+      "plan::recommend: GPU types x counts ranked by deadline, budget, cost and time, with system sizing.");
+}
+
+}  // namespace gpuplan::python

@@ -1,0 +1,156 @@
+"""The planner from Python: gp.fit, gp.suggest, gp.search, gp.recommend.
+
+Expectations come from the estimators themselves (gp.estimate on the same run),
+never from fixed timing numbers: others may still tune the time model.
+"""
+
+import math
+
+import pytest
+
+import gpuplan as gp
+
+M13 = "llama-2-13b"
+
+
+def test_fit_limits_agree_with_the_estimator():
+    # gpt2 at seq 1024 on an H100: the largest micro-batch b fits and b + 1 does not.
+    r = gp.fit("gpt2", gpu="h100-sxm", seq_len=1024)
+    assert r.fits and r.binding
+    b = r.max_micro_batch
+    assert b >= 1
+    assert gp.estimate("gpt2", gpu="h100-sxm", seq_len=1024, micro_batch=b).fits
+    assert not gp.estimate("gpt2", gpu="h100-sxm", seq_len=1024, micro_batch=b + 1).fits
+    # Learned positions: the longest sequence is capped at max_position_embeddings = 1024.
+    assert r.max_seq_len == 1024
+    assert r.min_gpus[0] == 1
+    assert set(r.min_gpus) == {0, 1, 2, 3}
+    d = r.to_dict()
+    assert d["max_micro_batch"] == b and d["memory"]["device_bytes"] == gp.estimate(
+        "gpt2", gpu="h100-sxm", seq_len=1024).memory.device_bytes
+    assert "Largest micro-batch" in repr(r) and repr(r).startswith("FITS")
+    assert "<table>" in r._repr_html_()
+
+
+def test_fit_13b_full_on_a_4090_does_not_fit():
+    r = gp.fit(M13, gpu="rtx-4090", method="full")
+    assert not r.fits and r.max_micro_batch is None and r.headroom_bytes < 0
+    assert repr(r).startswith("DOES NOT FIT")
+
+
+def test_suggest_has_a_fitting_qlora_row_for_13b_on_a_4090():
+    s = gp.suggest(M13, gpu="rtx-4090", method="full")
+    assert len(s) > 0
+    qlora = [row for row in s if "qlora" in row.changes and row.fits]
+    assert qlora, repr(s)
+    row = qlora[0]
+    # The row's memory is the estimator's for the changed run.
+    est = gp.estimate(row.to_scenario())
+    assert est.memory.device_bytes == row.device_bytes and est.fits
+    assert row.device_bytes <= row.capacity_bytes
+    # Ranked: fitting rows first; among them time_cost ascending (docs/planner.md).
+    fits = [r.fits for r in s]
+    assert fits == sorted(fits, reverse=True)
+    costs = [r.time_cost for r in s if r.fits and r.time_cost is not None]
+    assert costs == sorted(costs)
+    assert [r.rank for r in s] == list(range(1, len(s) + 1))
+    text = repr(s)
+    assert "What would make it fit" in text and "QLoRA" in text and "GiB" in text
+    assert "<table>" in s._repr_html_() and "QLoRA" in s._repr_html_()
+    df = s.to_frame()
+    assert len(df) == len(s) and {"changes", "description", "fits", "device_bytes", "time_cost"} <= set(df.columns)
+    assert s.to_dict()[0]["rank"] == 1
+
+
+def test_suggest_bigger_gpu_from_a_given_list():
+    s = gp.suggest(M13, gpu="rtx-4090", method="lora", gpus=["a100-80gb"], pairs=False)
+    big = [r for r in s if r.changes == ["bigger_gpu"]]
+    assert len(big) == 1 and big[0].gpu == "a100-80gb"
+    assert big[0].device_bytes == gp.estimate(M13, gpu="a100-80gb", method="lora").memory.device_bytes
+
+
+SEARCH = dict(gpu="a100-80gb", num_gpus=8, seq_len=2048)
+
+
+def test_search_rows_equal_estimate_for_the_same_layout():
+    res = gp.search("llama-2-7b", global_batch=16, top_k=4, **SEARCH)
+    assert 1 <= len(res) <= 4 and res.evaluated > 0 and res.seconds >= 0 and res.global_batch == 16
+    steps = [r.step_seconds for r in res]
+    assert steps == sorted(steps)
+    for row in res:
+        l = row.layout
+        assert l["tp"] * l["pp"] * l["dp"] == 8 and l["micro_batch"] * l["grad_accum"] * l["dp"] == 16
+        e = gp.estimate("llama-2-7b", tp=l["tp"], pp=l["pp"], virtual_stages=l["virtual_stages"], sp=l["sp"],
+                        zero=l["zero"], offload_optimizer=l["offload_optimizer"], offload_params=l["offload_params"],
+                        micro_batch=l["micro_batch"], grad_accum=l["grad_accum"], checkpointing=l["checkpointing"],
+                        **SEARCH)
+        assert e.fits
+        assert e.memory.device_bytes == row.device_bytes
+        assert e.time.step_seconds == row.step_seconds
+        assert e.time.mfu == pytest.approx(row.mfu, rel=1e-12)
+    assert "evaluated" in repr(res) and "configurations in" in repr(res)
+    df = res.to_frame()
+    assert {"tp", "pp", "dp", "micro_batch", "grad_accum", "checkpointing", "zero", "step_seconds", "mfu"} <= set(df.columns)
+
+
+def test_search_threads_do_not_change_the_result():
+    one = gp.search("llama-2-7b", global_batch=16, top_k=5, **SEARCH)
+    two = gp.search("llama-2-7b", global_batch=16, top_k=5, threads=2, **SEARCH)
+    assert [r.layout for r in one] == [r.layout for r in two]
+    assert one.evaluated == two.evaluated
+
+
+def recommend_small():
+    return gp.recommend("llama-2-7b", method="qlora", tokens="1B", global_batch=8,
+                        gpus=["rtx-4090", "a100-80gb"], max_gpus=4,
+                        prices={"rtx-4090": 0.4, "a100-80gb": 1.8}, deadline="24h")
+
+
+def test_recommend_order_is_deterministic_and_documented():
+    a, b = recommend_small(), recommend_small()
+    assert a.to_dict() == b.to_dict()
+    assert len(a) > 0 and {r.gpu for r in a} <= {"rtx-4090", "a100-80gb"}
+    met = [r.meets_deadline for r in a]
+    assert met == sorted(met, reverse=True)
+    for flag in (True, False):
+        costs = [r.cost for r in a if r.meets_deadline == flag]
+        assert costs == sorted(costs)
+    price = {"rtx-4090": 0.4, "a100-80gb": 1.8}
+    for r in a:
+        assert r.cost == pytest.approx(r.gpu_hours * price[r.gpu], rel=1e-12)
+        assert r.wall_seconds <= 86400 if r.meets_deadline else r.wall_seconds > 86400
+        assert r.system["cpu_cores_min"] == 10 * r.count
+        assert r.system["cuda_min"] == {"rtx-4090": "11.8", "a100-80gb": "11.0"}[r.gpu]
+    df = a.to_frame()
+    assert {"gpu", "count", "wall_seconds", "cost", "system_cpu_cores", "system_host_ram_bytes",
+            "system_psu_watts", "system_nvlink_present", "system_ecc"} <= set(df.columns)
+    assert "GPU recommendation" in repr(a) and "<table>" in a._repr_html_()
+
+
+def test_recommend_epochs_times_dataset_and_deadline_seconds():
+    r = gp.recommend("llama-2-7b", method="qlora", epochs=2, dataset_tokens="500M", deadline=3600.0,
+                     gpus=["rtx-4090"], max_gpus=1)
+    assert len(r) == 1
+    # Wall-clock: tokens / (global batch x seq) steps x step time of the estimator.
+    row = r[0]
+    assert row.wall_seconds == pytest.approx(1e9 / (1 * 2048) * row.step_seconds, rel=1e-12)
+    assert row.meets_deadline == (row.wall_seconds <= 3600)
+
+
+@pytest.mark.parametrize("call, path", [
+    (lambda: gp.suggest(M13, gpu="rtx-4090", micro_bach=2), "scenario.micro_bach"),
+    (lambda: gp.fit(M13, gpu="rtx-4090", max_gpus=0), "fit.max_gpus"),
+    (lambda: gp.search(M13, num_gpus=8, top_k=0), "search.top_k"),
+    (lambda: gp.search(M13, num_gpus=8, threads="2"), "search.threads"),
+    (lambda: gp.search(M13, num_gpus=8, objective="speed"), "search.objective"),
+    (lambda: gp.suggest(M13, gpu="rtx-4090", gpus=["a100"]), "suggest.gpus"),
+    (lambda: gp.recommend(M13, tokens="1B", deadline="soon"), "recommend.deadline"),
+    (lambda: gp.recommend(M13, tokens="1B", prices={"rtx-409": 1.0}), "recommend.price_per_gpu_hour"),
+    (lambda: gp.recommend(M13, tokens="1B", budget=-1.0, gpus=["rtx-4090"]), "recommend.budget"),
+    (lambda: gp.recommend(M13), "recommend.tokens"),
+])
+def test_errors_are_config_errors_with_a_path(call, path):
+    with pytest.raises(gp.ConfigError) as e:
+        call()
+    assert str(e.value).startswith(path), str(e.value)
+    assert isinstance(e.value, ValueError)
