@@ -199,3 +199,41 @@ TEST_CASE("report: binding component is the largest term") {
   m.kv_cache = gb(50);
   CHECK(io::binding_component(m) == "KV cache");
 }
+
+TEST_CASE("report: planner tables and JSON carry the estimators' numbers") {
+  const io::resolved_run r = read({{"model", "llama-2-13b"}, {"gpu", "a100-80gb"}, {"num_gpus", 8}});
+  search_options o;
+  o.top_k = 3;
+  o.global_batch = 16;
+  const search_result sr = search(r.model, r.run, o);
+  REQUIRE(!sr.rows.empty());
+  const json j = io::search_json(sr, r.model, r.model_spec);
+  CHECK(j["evaluated"].get<std::int64_t>() == sr.evaluated);
+  CHECK(j["rows"].size() == sr.rows.size());
+  // Row 1 = the estimators on its layout, through its own scenario JSON.
+  const io::resolved_run again = io::read_scenario(j["rows"][0]["scenario"]);
+  CHECK(j["rows"][0]["device_bytes"].get<double>() == in_bytes(estimate_memory(again.model, again.run).device));
+  CHECK(j["rows"][0]["step_seconds"].get<double>() == in_seconds(estimate_time(again.model, again.run).step));
+  CHECK(keys_of(j["rows"][0]["layout"]) == std::set<std::string>{"gpus", "tp", "pp", "virtual_stages", "dp",
+                                                                   "micro_batch", "grad_accum", "checkpointing", "zero",
+                                                                   "sp", "offload_optimizer", "offload_params"});
+  const io::table t = io::search_table(sr);
+  CHECK(t.rows.size() == sr.rows.size());
+  CHECK(t.header.size() == t.rows[0].size());
+  CHECK(t.notes.back().rfind("evaluated " + io::format_count(sr.evaluated) + " configurations in ", 0) == 0);
+
+  // Suggestions: QLoRA is among the changes for 13B full fine-tuning on a 24 GB card.
+  const io::resolved_run big = read({{"model", "llama-2-13b"}, {"gpu", "rtx-4090"}});
+  const auto s = suggest(big.model, big.run);
+  const json sj = io::suggestions_json(s, big.model, big.model_spec);
+  bool qlora = false;
+  for (const auto& row : sj)
+    for (const auto& c : row["changes"]) qlora = qlora || c == "qlora";
+  CHECK(qlora);
+  CHECK(io::suggestions_table(s).rows.size() == s.size());
+  // Fit limits: four ZeRO stages; CUDA floors print major.minor.
+  const json fj = io::fit_limits_json(fit(big.model, big.run));
+  CHECK(fj["min_gpus"].size() == 4);
+  CHECK(io::format_cuda(cuda_version{12, 0}) == "12.0");
+  CHECK(io::format_cuda(std::nullopt) == "-");
+}
