@@ -63,6 +63,8 @@ namespace detail {
 // Seconds of one block's work for one micro-batch on one GPU.
 struct block_cost {
   double linear = 0;        // forward block linears (dense / fp8 where eligible)
+  double linear_col_attn = 0;  // forward q,k,v (column-parallel) linears: their dW GEMM hides one backward TP all-reduce
+  double linear_col_mlp = 0;   // forward gate/up (column-parallel) linears: the same for the MLP's
   double core = 0;          // forward attention core
   double core_bwd = 0;      // backward attention core (flash: includes in-kernel recompute)
   double elementwise = 0;   // forward element-wise (norms, activations, residuals, rope, dropout, casts)
@@ -113,7 +115,9 @@ inline block_cost block_seconds(const architecture& a, const scenario& run, cons
       active = k + static_cast<double>(a.shared_experts);
       linear_params += in * out * E / ep + in * out * static_cast<double>(a.shared_experts);
     } else {
-      c.linear += gemm_seconds(m, out, in, 1, count, r.fp8_gemm, ceil, bw, r.fp8 ? 1.0 : eb, e);
+      const double t = gemm_seconds(m, out, in, 1, count, r.fp8_gemm, ceil, bw, r.fp8 ? 1.0 : eb, e);
+      c.linear += t;
+      if (column_parallel(id)) (is_mlp(id) ? c.linear_col_mlp : c.linear_col_attn) += t;
       linear_params += in * out * count;
     }
     if (r.fp8) fp8_cast_elems += tokens * in * active;  // quantize each GEMM input (amax + cast)
@@ -421,8 +425,19 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
       rec += path * (c.core + c.scores);
     }
     // Megatron TP: 2 all-reduces per block forward, 2 backward, 2 more when the forward is
-    // recomputed; with sp each becomes reduce-scatter + all-gather of the same bytes. Exposed.
-    tp_comm += (n_blocks + coll) * c.tp_collectives * all_reduce_seconds(c.tp_bytes, tp, tpl, e);
+    // recomputed; with sp each becomes reduce-scatter + all-gather of the same bytes. Forward
+    // ones are exposed. Backward: the f operator's all-reduce of a column-parallel linear's
+    // input gradient runs asynchronously beside that linear's weight-gradient GEMM (Megatron-LM
+    // tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication, on by default;
+    // with sp the reduce-scatter is overlapped the same way): only the excess over the dW GEMM
+    // (as long as the linear's forward) is exposed. Cross-attention's extra one, and frozen
+    // blocks (no dW GEMM), stay exposed.
+    const double ar = all_reduce_seconds(c.tp_bytes, tp, tpl, e);
+    const double bwd_exposed = tp > 1 ? std::max(0.0, ar - c.linear_col_attn) + std::max(0.0, ar - c.linear_col_mlp) +
+                                            (c.tp_collectives - 2) * ar
+                                      : 0.0;
+    tp_comm += (n_blocks + (coll - path)) * c.tp_collectives * ar + trained * bwd_exposed;
+    if (path > trained) tp_comm += (path - trained) * c.tp_collectives * ar;
     if (a.is_moe() && run.parallel.ep > 1) {
       const double bytes = T * h * eb * static_cast<double>(a.experts_per_token);
       ep_comm += (n_blocks + 2.0 * path) * 2.0 * all_to_all_seconds(bytes, run.parallel.ep, epl, e);

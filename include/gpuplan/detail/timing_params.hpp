@@ -23,9 +23,10 @@ struct efficiency_params {
   double tile_dim = 64;
   double tile_waves = 8;
   // FlashAttention-2 fwd+bwd achieved fraction of the dense peak: 50–73% on A100
-  // (Dao 2023, Fig. 4–6), ≈35–40% on H100 (Shah et al. 2024, FlashAttention-3 Fig. 1).
+  // (Dao 2023, Fig. 4–6); 35% on H100 (Shah et al. 2024, FlashAttention-3 abstract:
+  // "FlashAttention-2 ... achieving only 35% utilization on the H100").
   double flash_fraction_ampere = 0.60;
-  double flash_fraction_hopper = 0.40;
+  double flash_fraction_hopper = 0.35;
   // Element accesses of un-fused (eager PyTorch) element-wise code relative to
   // fused kernels (torch.compile / framework-fused): ~2x (each op reads and
   // writes its whole tensor instead of once per fused chain).
