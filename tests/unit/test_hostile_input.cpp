@@ -420,28 +420,33 @@ TEST_CASE("fixed defect (include/gpuplan/model.hpp): head_dim is unbounded and h
 TEST_CASE("fixed defect (include/gpuplan/model.hpp): ViT image_size/patch_size are unbounded; vit_tokens overflows") {
   CHECK(hf(json{{"model_type", "vit"}, {"hidden_size", 64}, {"num_hidden_layers", 1}, {"num_attention_heads", 1},
                 {"intermediate_size", 64}, {"image_size", 4294967296LL}, {"patch_size", 1}}) ==
-        "error: model.image_size: too large (max 1048576, got 4294967296)");
+        "error: model.image_size: too large (max 16777216, got 4294967296)");
 }
 
 TEST_CASE("fixed defect (include/gpuplan/model.hpp): max_positions + position_offset is unchecked") {
   CHECK(hf(json{{"model_type", "opt"}, {"hidden_size", 64}, {"num_hidden_layers", 1}, {"num_attention_heads", 1},
                 {"ffn_dim", 64}, {"vocab_size", 10}, {"max_position_embeddings", std::numeric_limits<std::int64_t>::max()}}) ==
-        "error: model.max_position_embeddings: too large (max 1099511627776, got 9223372036854775807)");
+        "error: model.max_position_embeddings: too large (max 16777216, got 9223372036854775807)");
 }
 
-TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp, src/hf_config.cpp, src/catalog.cpp, src/safetensors.cpp): "
-          "JSON nested 10^5 deep overflows the stack" * doctest::should_fail()) {
-  // nlohmann parses and destroys iteratively but dump(), copy and == recurse;
-  // the readers dump() a bad value into the message (show()) and the scenario
-  // reader dumps inline models into model_spec. Fix: reject depth > 64 while
-  // parsing (a parser_callback_t that throws config_error) and before dump().
-  check_rejected(scenario_text(R"({"model": "gpt2", "parallel": )" + deep(100000) + "}"), "scenario");
-  check_rejected(scenario_text(R"({"model": {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 10, "x": )" +
-                               deep(100000) + "}}"),
-                 "scenario");
+// nlohmann parses and destroys iteratively but dump(), copy and == recurse; the
+// readers dump a bad value into the message (show()) and the scenario reader
+// dumps inline models into model_spec. Fix: reject depth > 64 while parsing (a
+// parser_callback_t that throws config_error) and before dump().
+TEST_CASE("fixed defect (src/scenario_json.cpp): scenario JSON nested 10^5 deep overflowed the stack") {
+  CHECK(scenario_text(R"({"model": "gpt2", "parallel": )" + deep(100000) + "}") ==
+        "error: scenario: malformed JSON: nested deeper than 256 levels");
+  CHECK(scenario_text(R"({"model": {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 10, "x": )" +
+                      deep(100000) + "}}") == "error: scenario: malformed JSON: nested deeper than 256 levels");
+  CHECK(scenario_text(R"({"model": "gpt2", "seq_len": 1024, "parallel": {"x": )" + deep(200) + "}}") ==
+        "error: scenario.parallel.x: unknown key (expected one of: tp, pp, virtual_stages, sp, cp, ep, zero, offload_optimizer, offload_params)");
+}
+TEST_CASE("KNOWN DEFECT (src/hf_config.cpp): a config.json nested 10^5 deep overflows the stack" * doctest::should_fail()) {
   const std::string cfg = temp_file(deep(100000), "-deep.json");
   check_rejected(isolated([&] { (void)io::read_hf_config_file(cfg, "model"); }), "model");
   std::remove(cfg.c_str());
+}
+TEST_CASE("KNOWN DEFECT (src/safetensors.cpp): a safetensors header nested 10^5 deep overflows the stack" * doctest::should_fail()) {
   const std::string st = temp_file(safetensors(deep(100000), 0, 200000), ".safetensors");
   check_rejected(read_st(st), st);
   std::remove(st.c_str());
