@@ -28,11 +28,11 @@ struct gpu_spec {
 
   FlopRate fp64 = flop_per_s(0);
   FlopRate fp32 = flop_per_s(0);                 // non-tensor FP32
-  std::optional<FlopRate> tf32;                  // dense tensor TF32
-  std::optional<FlopRate> bf16;                  // dense tensor BF16/FP16, FP32 accumulate
-  std::optional<FlopRate> fp16_acc16;            // dense tensor FP16 with FP16 accumulate
-  std::optional<FlopRate> fp8;                   // dense FP8 (sm_89+)
-  std::optional<FlopRate> int8;
+  std::optional<FlopRate> tf32{};                  // dense tensor TF32
+  std::optional<FlopRate> bf16{};                  // dense tensor BF16/FP16, FP32 accumulate
+  std::optional<FlopRate> fp16_acc16{};            // dense tensor FP16 with FP16 accumulate
+  std::optional<FlopRate> fp8{};                   // dense FP8 (sm_89+)
+  std::optional<FlopRate> int8{};
 
   std::string link = "none";                     // "nvlink4", "nvlink3-bridge-2way", "none", ...
   ByteRate link_per_direction = byte_per_s(0);   // GPU-GPU link bandwidth, one direction
@@ -56,9 +56,10 @@ struct gpu_spec {
 // PCIe bandwidth per direction, x16-equivalent scaled by lanes: Gen3 ≈ 16 GB/s,
 // Gen4 ≈ 32 GB/s, Gen5 ≈ 64 GB/s for x16 (PCI-SIG; reference/gpus.md). Effective
 // throughput is lower (~80% after protocol overhead); callers apply efficiency.
+// Integrated GPUs (Jetson: no lanes in the catalog) are taken as x16.
 constexpr ByteRate pcie_per_direction(int gen, int lanes) {
   const double x16 = gen <= 3 ? 16e9 : gen == 4 ? 32e9 : gen == 5 ? 64e9 : 128e9;
-  return byte_per_s(x16 * lanes / 16.0);
+  return byte_per_s(x16 * (lanes > 0 ? lanes : 16) / 16.0);
 }
 
 // The machines GPUs live in: intra-node links come from the GPU, inter-node
@@ -66,7 +67,7 @@ constexpr ByteRate pcie_per_direction(int gen, int lanes) {
 // see internode_per_gpu() below).
 struct cluster_spec {
   int gpus_per_node = 8;
-  std::optional<ByteRate> internode_per_gpu;
+  std::optional<ByteRate> internode_per_gpu{};
   Seconds internode_latency = seconds(5e-6);
   Seconds intranode_latency = seconds(2e-6);
   Bytes host_memory_per_node = gib(1024);  // typical 8-GPU server; warn above it

@@ -72,7 +72,7 @@ struct scenario {
   method meth = method::full;
   lora_config lora{};
   freeze_config freeze{};
-  std::optional<quantization> quant;  // base-weight quantization (qlora default: nf4 + double quant)
+  std::optional<quantization> quant{};  // base-weight quantization (qlora default: nf4 + double quant)
   precision prec = precision::bf16_mixed;
   optimizer opt = optimizer::adamw;
   std::int64_t micro_batch = 1;
@@ -89,8 +89,8 @@ struct scenario {
   cluster_spec cluster{};
   parallel_config parallel{};
   inference_config inference{};
-  std::optional<double> tokens;              // total training tokens
-  std::optional<double> price_per_gpu_hour;  // currency per GPU-hour
+  std::optional<double> tokens{};              // total training tokens
+  std::optional<double> price_per_gpu_hour{};  // currency per GPU-hour
 
   [[nodiscard]] constexpr int model_parallel() const noexcept { return parallel.tp * parallel.pp * parallel.cp; }
   [[nodiscard]] constexpr int dp() const noexcept { return num_gpus / model_parallel(); }

@@ -405,7 +405,7 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
   // Per-stage compute of one micro-batch (stages balanced; the LM head is added to
   // the stage time — Megatron places it on the last stage).
   double fwd = 0, bwd = 0, rec = 0, tp_comm = 0, ep_comm = 0, cp_comm = 0;
-  int kernels = 0;
+  double kernels = 0;  // launches per micro-batch (double: no overflow at 2^24 layers)
   const comm_link tpl = group_link(run, tp, 1);
   const comm_link epl = group_link(run, run.parallel.ep, tp * pp);
   const comm_link cpl = group_link(run, cp, tp);
@@ -448,7 +448,7 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
       const double t = (cp - 1) * p2p_seconds(kv, cpl, e);
       cp_comm += n_blocks * std::max(0.0, t - c.core) + path * std::max(0.0, 2.0 * t - c.core_bwd);
     }
-    kernels += static_cast<int>(n_blocks) * c.kernels * (run.ckpt == checkpointing::full ? 4 : 3);
+    kernels += static_cast<double>(n_blocks) * c.kernels * (run.ckpt == checkpointing::full ? 4 : 3);
   };
   add_blocks(static_cast<double>(a.layers) / pp, false);
   add_blocks(static_cast<double>(a.decoder_layers) / pp, true);

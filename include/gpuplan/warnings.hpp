@@ -15,6 +15,7 @@ enum warning : std::uint32_t {
   warn_flash_unsupported = 1u << 4,    // FlashAttention-2 needs sm_80+; SDPA memory-efficient kernel assumed
   warn_seq_beyond_positions = 1u << 5, // seq_len above the model's max_position_embeddings
   warn_fp32_accumulate_half_rate = 1u << 6,  // GeForce: FP32-accumulate runs at half the FP16-accumulate rate
+  warn_tf32_unsupported = 1u << 7,     // tf32 requested on a GPU without TF32 tensor cores: FP32 rate
 };
 using warning_set = std::uint32_t;
 
@@ -27,6 +28,7 @@ constexpr std::string_view warning_message(warning w) {
     case warn_flash_unsupported: return "FlashAttention-2 needs sm_80+; assuming PyTorch SDPA's memory-efficient kernel";
     case warn_seq_beyond_positions: return "seq_len exceeds the model's max_position_embeddings";
     case warn_fp32_accumulate_half_rate: return "GeForce tensor cores run FP32-accumulate at half the FP16-accumulate rate";
+    case warn_tf32_unsupported: return "tf32 needs TF32 tensor cores (sm_80+); this GPU runs the matmuls in FP32";
   }
   return "";
 }

@@ -48,8 +48,15 @@ inline peak_rates select_peaks(const gpu_spec& g, precision p, warning_set& w) {
       r.act_bytes = 4;
       break;
     case precision::tf32:
-      if (!g.tf32) fail("scenario.precision", "tf32 needs TF32 tensor cores (sm_80+); " + g.id + " is " + sm_name(g));
-      r.gemm = in_flop_per_s(*g.tf32);
+      // Without TF32 tensor cores (pre-Ampere) PyTorch's allow_tf32 has no effect:
+      // the matmuls run in FP32 (torch.backends.cuda.matmul docs). A warning, not an error.
+      if (!g.tf32) {
+        w |= warn_tf32_unsupported;
+        r.gemm = fp32;
+        r.simt = true;
+      } else {
+        r.gemm = in_flop_per_s(*g.tf32);
+      }
       r.act_bytes = 4;
       break;
     case precision::fp16_mixed:
@@ -75,7 +82,8 @@ inline peak_rates select_peaks(const gpu_spec& g, precision p, warning_set& w) {
       }
       break;
     case precision::fp8_mixed:
-      if (!g.fp8 || g.sm() < 89)
+      // FP8 tensor cores: NVIDIA sm_89+ (Ada, Hopper, Blackwell); AMD CDNA3 (MI300X).
+      if (!g.fp8 || (g.vendor == gpu_vendor::nvidia && g.sm() < 89))
         fail("scenario.precision", "fp8-mixed needs FP8 tensor cores (sm_89+); " + g.id + " is " + sm_name(g));
       r.gemm = g.bf16 ? in_flop_per_s(*g.bf16) : fp32;
       half_rate_check();
