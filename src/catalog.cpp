@@ -11,6 +11,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,7 +23,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/hf_config.hpp"
-#include "io_text.hpp"
+#include "json_text.hpp"
 
 namespace gpuplan::io {
 namespace {
@@ -36,8 +37,8 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-using detail_text::clean;
-using detail_text::show;
+std::string show(const json& v) { return detail::quote_json(v); }
+std::string clean(std::string_view s) { return detail::quote_text(s); }
 
 // Levenshtein distance (case-insensitive callers lower-case first).
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -123,8 +124,8 @@ model_catalog build_model_catalog() {
     model_entry e;
     e.name = f.substr(7, f.size() - 12);
     const std::string where = "catalog." + e.name;
-    const json j = json::parse(detail::embedded_file(f), nullptr, false);
-    if (j.is_discarded() || !j.is_object()) fail(where, "embedded model file is not a JSON object");
+    const json j = detail::parse_json_text(detail::embedded_file(f), where);
+    if (!j.is_object()) fail(where, "embedded model file is not a JSON object");
     e.arch = read_hf_config(j, where);
     e.arch.name = e.name;
     if (auto it = j.find("_official_parameters"); it != j.end() && !it->is_null()) {
@@ -217,34 +218,50 @@ enum class field_kind { text, number, integer, mig };
 struct gpu_field {
   std::string_view name;
   field_kind kind;
+  double max = 0;  // numbers: the largest accepted value (documented in docs/robustness.md)
 };
+
+// Upper bounds on GPU figures: finite inputs whose unit conversion would not be
+// (memory_gb = 1e308 -> 1e308 * 2^30 bytes = inf, "fits with inf headroom"),
+// set ~500x above the largest part in the catalog (H200 141 GB, 4.8 TB/s; B200
+// dense FP8 ~4.5 PFLOPS; 1 kW boards), far below double overflow.
+constexpr double kMaxMemoryGB = 1e5;      // memory_gb, usable_gib
+constexpr double kMaxBandwidthGBs = 1e6;  // bandwidth_gb_s, gpu_link_gb_s_bidir
+constexpr double kMaxRate = 1e6;          // *_tflops, int8_tops
+constexpr double kMaxTdpW = 1e5;          // tdp_w
 constexpr gpu_field kGpuFields[] = {
     {"id", field_kind::text},
     {"name", field_kind::text},
     {"arch", field_kind::text},
     {"compute_capability", field_kind::text},
-    {"memory_gb", field_kind::number},
+    {"memory_gb", field_kind::number, kMaxMemoryGB},
     {"memory_type", field_kind::text},
-    {"bandwidth_gb_s", field_kind::number},
-    {"fp64_tflops", field_kind::number},
-    {"fp32_tflops", field_kind::number},
-    {"tf32_tflops", field_kind::number},
-    {"bf16_tflops", field_kind::number},
-    {"fp16_acc16_tflops", field_kind::number},
-    {"fp8_tflops", field_kind::number},
-    {"int8_tops", field_kind::number},
+    {"bandwidth_gb_s", field_kind::number, kMaxBandwidthGBs},
+    {"fp64_tflops", field_kind::number, kMaxRate},
+    {"fp32_tflops", field_kind::number, kMaxRate},
+    {"tf32_tflops", field_kind::number, kMaxRate},
+    {"bf16_tflops", field_kind::number, kMaxRate},
+    {"fp16_acc16_tflops", field_kind::number, kMaxRate},
+    {"fp8_tflops", field_kind::number, kMaxRate},
+    {"int8_tops", field_kind::number, kMaxRate},
     {"gpu_link", field_kind::text},
-    {"gpu_link_gb_s_bidir", field_kind::number},
+    {"gpu_link_gb_s_bidir", field_kind::number, kMaxBandwidthGBs},
     {"pcie_gen", field_kind::integer},
     {"pcie_lanes", field_kind::integer},
-    {"tdp_w", field_kind::number},
+    {"tdp_w", field_kind::number, kMaxTdpW},
     {"ecc", field_kind::text},
     {"mig", field_kind::mig},
     {"year", field_kind::integer},
     {"confidence", field_kind::text},
-    {"usable_gib", field_kind::number},
+    {"usable_gib", field_kind::number, kMaxMemoryGB},
     {"link_group", field_kind::integer},
 };
+
+const gpu_field& field(std::string_view name) {
+  for (const auto& f : kGpuFields)
+    if (f.name == name) return f;
+  throw std::logic_error("gpuplan: no GPU field named " + std::string(name));
+}
 
 std::string known_gpu_keys() {
   std::string s;
@@ -307,6 +324,8 @@ void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_
     if (!it->is_number() || it->is_boolean()) fail(at(k), "must be a positive finite number (got " + show(*it) + ")");
     const double v = it->get<double>();
     if (!std::isfinite(v) || v <= 0) fail(at(k), "must be a positive finite number (got " + show(*it) + ")");
+    const double max = field(k).max;
+    if (v > max) fail(at(k), "must be at most " + detail::num(max) + " (got " + detail::num(v) + ")");
     return std::optional<double>{v};
   };
   auto integer = [&](std::string_view k, std::int64_t lo, std::int64_t hi) -> std::optional<std::optional<int>> {
@@ -610,8 +629,7 @@ gpu_spec read_gpu(const nlohmann::json& value, const std::string& path) {
 
 void load_gpu_file(const std::string& file) {
   const std::string text = read_text_file(file, file);
-  const json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) fail(file, "not valid JSON");
+  const json j = detail::parse_json_text(text, file);
   std::vector<gpu_spec> parsed;
   if (j.is_array()) {
     for (std::size_t i = 0; i < j.size(); ++i) parsed.push_back(read_gpu(j[i], file + "[" + std::to_string(i) + "]"));

@@ -20,7 +20,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/hf_config.hpp"
 #include "gpuplan/model.hpp"
-#include "io_text.hpp"
+#include "json_text.hpp"
 
 namespace gpuplan::io {
 namespace {
@@ -28,8 +28,8 @@ namespace {
 using json = nlohmann::json;
 using detail::fail;
 
-using detail_text::clean;
-using detail_text::show;
+std::string show(const json& v) { return detail::quote_json(v); }
+std::string clean(std::string_view s) { return detail::quote_text(s); }
 
 // Field access with aliases; errors name the alias actually present in the file.
 class fields {
@@ -561,10 +561,8 @@ architecture read_hf_config_file(const std::string& file, const std::string& pat
   if (!in) fail(path, "cannot open config file '" + clean(file) + "'");
   std::stringstream ss;
   ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) fail(path, "'" + clean(file) + "' is not valid JSON");
-  architecture a = read_hf_config(j, path);
-  return a;
+  const json j = detail::parse_json_text(ss.str(), path, "malformed JSON in '" + clean(file) + "'");
+  return read_hf_config(j, path);
 }
 
 }  // namespace gpuplan::io

@@ -1,9 +1,19 @@
-// json_text.hpp — parsing and quoting JSON at the edge, safely: bounded nesting
-// (nlohmann's recursive destructor and dump would exhaust the stack on 10^5
-// levels), one-line parse errors, and quoting of user values that never throws
-// on invalid UTF-8 and never splits a character.
+// json_text.hpp — untrusted JSON at the edge, for every reader in src/
+// (scenario_json.cpp, hf_config.cpp, safetensors.cpp, catalog.cpp):
+//
+//  * parse_json_text: bounded nesting (nlohmann parses and destroys
+//    iteratively, but dump(), copy and == recurse, so a 10^5-deep value would
+//    exhaust the stack the first time a message quotes it) and one-line parse
+//    errors of valid UTF-8 (nlohmann's "last read: '...'" echoes raw bytes);
+//  * quote_json / quote_text: user values inside messages — one line, valid
+//    UTF-8 (invalid bytes replaced by U+FFFD, never throwing), at most
+//    kMaxShown bytes, cut on a character boundary.
+//
+// Together they let every config_error be printed by the CLI, embedded in JSON
+// output and decoded by Python (docs/robustness.md, "What is validated").
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -14,9 +24,17 @@
 
 namespace gpuplan::detail {
 
+// Deepest [ / { nesting accepted in JSON text. Real inputs nest a few levels
+// (config.json: 3; scenario: 3; safetensors header: 3); 256 leaves room and
+// keeps recursive dump()/copy far from the stack limit.
 inline constexpr int kMaxJsonDepth = 256;
 
-// Deepest [ / { nesting outside strings.
+// Longest quoted value in a message, in bytes (before "...").
+inline constexpr std::size_t kMaxShown = 80;
+
+// Deepest [ / { nesting outside strings. A scan of the text, run before the
+// parser: malformed text that nests deeper is reported as too deep, which is
+// as true as any other diagnosis of it.
 inline int json_depth(std::string_view text) {
   int depth = 0, deepest = 0;
   bool in_string = false, escaped = false;
@@ -36,29 +54,65 @@ inline int json_depth(std::string_view text) {
   return deepest;
 }
 
-// Parses text (comments not allowed) or throws config_error(path, one line).
-inline nlohmann::json parse_json_text(std::string_view text, const std::string& path) {
+// Raw bytes made printable on one line: bytes >= 0x80, control characters and
+// DEL become \xNN (upper-case hex), so the result is ASCII whatever the input.
+inline std::string escape_bytes(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x80 || c < 0x20 || c == 0x7F) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0x0F];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+// Parses untrusted JSON text (comments not allowed) or throws
+// config_error(path, "<what>: <reason>") on one line of ASCII, where reason is
+// "nested deeper than 256 levels" or nlohmann's parse error without its
+// exception id and with raw bytes escaped ("parse error at line 1, column 32:
+// syntax error while parsing object - invalid literal; last read: '20\xFF';
+// expected '}'").
+inline nlohmann::json parse_json_text(std::string_view text, const std::string& path,
+                                      const std::string& what = "malformed JSON") {
   if (json_depth(text) > kMaxJsonDepth)
-    fail(path, "malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    fail(path, what + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {
-    std::string what = e.what();
-    for (auto& c : what)
-      if (c == '\n' || c == '\r') c = ' ';
-    fail(path, "malformed JSON: " + what);
+    std::string_view reason = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, ...": the id is noise to a user.
+    if (reason.rfind("[json.exception.", 0) == 0 && reason.find("] ") != std::string_view::npos)
+      reason.remove_prefix(reason.find("] ") + 2);
+    fail(path, what + ": " + escape_bytes(reason));
   }
 }
 
-// A JSON value quoted for an error message: invalid UTF-8 replaced, at most
+// A JSON value quoted for a message: compact JSON (strings in quotes, control
+// characters escaped as JSON does), invalid UTF-8 replaced by U+FFFD, at most
 // `limit` bytes, cut on a character boundary.
-inline std::string quote_json(const nlohmann::json& v, std::size_t limit = 60) {
+inline std::string quote_json(const nlohmann::json& v, std::size_t limit = kMaxShown) {
   std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (s.size() > limit) {
-    std::size_t cut = limit - 3;
-    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    std::size_t cut = limit > 3 ? limit - 3 : 0;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0u) == 0x80u) --cut;  // keep whole code points
     s = s.substr(0, cut) + "...";
   }
+  return s;
+}
+
+// Free text (a name, an id, a key, a file name) without quotes, made safe as
+// quote_json makes a string.
+inline std::string quote_text(std::string_view text, std::size_t limit = kMaxShown) {
+  std::string s = quote_json(nlohmann::json(std::string(text)), limit);
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
+  if (s.size() > 4 && s.front() == '"' && s.compare(s.size() - 3, 3, "...") == 0) return s.substr(1);
   return s;
 }
 

@@ -16,13 +16,14 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/hf_config.hpp"
-#include "io_text.hpp"
+#include "json_text.hpp"
 
 namespace gpuplan::io {
 namespace {
@@ -53,7 +54,7 @@ std::string known_dtypes() {
   return s;
 }
 
-using detail_text::show;
+std::string show(const json& v) { return detail::quote_json(v); }
 
 std::string qstr(std::string_view s) { return show(json(std::string(s))); }
 
@@ -84,8 +85,7 @@ header read_header(const std::string& file) {
   in.read(text.data(), static_cast<std::streamsize>(n));
   if (static_cast<std::uint64_t>(in.gcount()) != n) fail(file, "truncated: the JSON header ends early");
   header h;
-  h.j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (h.j.is_discarded()) fail(file, "header is not valid UTF-8 JSON");
+  h.j = detail::parse_json_text(text, file, "malformed JSON header");
   if (!h.j.is_object()) fail(file, "header must be a JSON object (got " + show(h.j) + ")");
   h.data_size = size - 8 - n;
   return h;
@@ -101,6 +101,11 @@ std::int64_t checked_add(std::int64_t a, std::int64_t b, const std::string& file
 std::vector<std::string> add_file(const std::string& file, checkpoint_info& info) {
   const header h = read_header(file);
   std::vector<std::string> names;
+  struct span {
+    std::uint64_t begin, end;
+    std::string name;
+  };
+  std::vector<span> spans;
   for (const auto& [name, t] : h.j.items()) {
     if (name == "__metadata__") {
       if (!t.is_object() && !t.is_null()) fail(file, "__metadata__ must be an object (got " + show(t) + ")");
@@ -147,7 +152,32 @@ std::vector<std::string> add_file(const std::string& file, checkpoint_info& info
     info.bytes = checked_add(info.bytes, nbytes, file);
     info.tensors += 1;
     names.push_back(name);
+    spans.push_back({begin, end, name});
   }
+  // The reference reader (safetensors Metadata::validate, after sorting by
+  // data_offsets) requires the tensors to tile the data buffer: the first
+  // begins at 0, each begins where the previous ends, the last ends at the
+  // buffer's end. Overlaps would count bytes twice; gaps hide unknown data.
+  std::sort(spans.begin(), spans.end(),
+            [](const span& x, const span& y) { return std::tie(x.begin, x.end, x.name) < std::tie(y.begin, y.end, y.name); });
+  std::uint64_t at = 0;
+  const span* prev = nullptr;
+  for (const auto& sp : spans) {
+    if (sp.begin < at)
+      fail(file, "tensor " + qstr(sp.name) + ": data_offsets [" + std::to_string(sp.begin) + "," + std::to_string(sp.end) +
+                     "] overlap tensor " + qstr(prev->name) + " [" + std::to_string(prev->begin) + "," +
+                     std::to_string(prev->end) + "]");
+    if (sp.begin > at)
+      fail(file, "tensor " + qstr(sp.name) + ": data_offsets begin at byte " + std::to_string(sp.begin) + " but " +
+                     (prev ? "tensor " + qstr(prev->name) + " ends at byte " + std::to_string(at)
+                           : std::string("the data buffer starts at byte 0")) +
+                     " (tensors must cover the data contiguously)");
+    at = sp.end;
+    prev = &sp;
+  }
+  if (at != h.data_size)
+    fail(file, "tensors cover " + std::to_string(at) + " data bytes but the file holds " + std::to_string(h.data_size) +
+                   " data bytes (the data buffer must be covered exactly)");
   return names;
 }
 
@@ -156,9 +186,7 @@ json read_json_file(const std::string& file) {
   if (!in) fail(file, "cannot open the file");
   std::stringstream ss;
   ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded()) fail(file, "not valid UTF-8 JSON");
-  return j;
+  return detail::parse_json_text(ss.str(), file);
 }
 
 checkpoint_info read_index(const fs::path& index_file) {

@@ -48,7 +48,7 @@ void check_keys(const json& obj, const std::string& path, std::initializer_list<
     if (!ok) {
       std::string list;
       for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      fail(path + "." + key, "unknown key (expected one of: " + list + ")");
+      fail(path + "." + detail::quote_text(key), "unknown key (expected one of: " + list + ")");
     }
   }
 }
@@ -329,7 +329,7 @@ resolved_run read_scenario_text(const std::string& text) {
 
 resolved_run read_scenario_file(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail("scenario", "cannot open file '" + file + "'");
+  if (!in) fail("scenario", "cannot open file '" + detail::quote_text(file) + "'");
   std::ostringstream ss;
   ss << in.rdbuf();
   return read_scenario_text(ss.str());

@@ -162,6 +162,14 @@ TEST_CASE("gpus: dense rates, missing formats, and compute capability from the c
   CHECK(mi300x.vendor == gpu_vendor::amd);
   CHECK(mi300x.cc_major == 0);
   CHECK(mi300x.compute_capability == "gfx942");
+  // AMD parts carry no CUDA sm (sm() == 0); FP8 support is the csv's fp8 figure:
+  // MI300X 2615 dense FP8 TFLOPS (AMD CDNA3 datasheet), MI250X none (CDNA2).
+  CHECK(mi300x.sm() == 0);
+  REQUIRE(mi300x.has_fp8());
+  CHECK(in_flop_per_s(*mi300x.fp8) == doctest::Approx(2615e12).epsilon(1e-12));
+  CHECK(in_flop_per_s(*mi300x.bf16) == doctest::Approx(1307.4e12).epsilon(1e-12));
+  CHECK(io::find_gpu("mi250x").vendor == gpu_vendor::amd);
+  CHECK_FALSE(io::find_gpu("mi250x").has_fp8());
   CHECK(io::find_gpu("rtx-5090").cc_major == 12);
 
   // FP8 exists from Ada/Hopper on (sm_89+); every NVIDIA row with an fp8 figure is sm_89+.
@@ -296,7 +304,8 @@ TEST_CASE("gpus: a user file adds and replaces entries") {
                        config_error);
   CHECK_THROWS_AS(io::find_gpu("test-gpu-c"), config_error);
   std::ofstream(file) << "[1,";
-  CHECK_THROWS_WITH_AS(io::load_gpu_file(file), (file + ": not valid JSON").c_str(), config_error);
+  CHECK_THROWS_WITH_AS(io::load_gpu_file(file), (file + ": malformed JSON: parse error at line 1, column 4: syntax error while parsing value - "
+                                                        "unexpected end of input; expected '[', '{', or a literal").c_str(), config_error);
   std::remove(file.c_str());
   CHECK_THROWS_WITH_AS(io::load_gpu_file(file), (file + ": cannot open '" + file + "'").c_str(), config_error);
 }

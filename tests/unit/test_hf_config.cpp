@@ -359,7 +359,8 @@ TEST_CASE("hf_config: files") {
   std::ofstream(bad) << R"({"model_type": "gpt2", )";
   CHECK(total(io::read_hf_config_file(good)) == 124439808LL);
   CHECK(total(io::load_model(good)) == 124439808LL);
-  CHECK_THROWS_WITH_AS(io::read_hf_config_file(bad), ("model: '" + bad + "' is not valid JSON").c_str(), config_error);
+  CHECK_THROWS_WITH_AS(io::read_hf_config_file(bad), ("model: malformed JSON in '" + bad + "': parse error at line 1, column 24: syntax error while parsing object key - "
+                        "unexpected end of input; expected string literal").c_str(), config_error);
   CHECK_THROWS_WITH_AS(io::read_hf_config_file("/nonexistent/config.json"),
                        "model: cannot open config file '/nonexistent/config.json'", config_error);
   std::remove(good.c_str());

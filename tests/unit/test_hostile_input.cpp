@@ -313,9 +313,13 @@ TEST_CASE("hostile: config.json wrong types and shapes, each with its exact mess
 
 TEST_CASE("hostile: config.json files that are not JSON") {
   const std::string bad_utf8 = temp_file("{\"model_type\": \"llama\xff\"}", "-bad-utf8.json");
-  CHECK(isolated([&] { (void)io::read_hf_config_file(bad_utf8, "model"); }) == "error: model: '" + bad_utf8 + "' is not valid JSON");
+  CHECK(isolated([&] { (void)io::read_hf_config_file(bad_utf8, "model"); }) == "error: model: malformed JSON in '" + bad_utf8 +
+            "': parse error at line 1, column 22: syntax error while parsing value - invalid string: ill-formed UTF-8 byte; "
+            "last read: '\"llama\\xFF'");
   const std::string empty = temp_file("", "-empty.json");
-  CHECK(isolated([&] { (void)io::read_hf_config_file(empty, "model"); }) == "error: model: '" + empty + "' is not valid JSON");
+  CHECK(isolated([&] { (void)io::read_hf_config_file(empty, "model"); }) == "error: model: malformed JSON in '" + empty +
+            "': parse error at line 1, column 1: syntax error while parsing value - unexpected end of input; expected '[', "
+            "'{', or a literal");
   CHECK(isolated([] { (void)io::read_hf_config_file("/nonexistent/config.json", "model"); }) ==
         "error: model: cannot open config file '/nonexistent/config.json'");
   // /dev/zero and FIFOs are not regular files: refused without reading.
@@ -347,7 +351,8 @@ TEST_CASE("hostile: safetensors headers that lie, truncate or overflow") {
   expect(safetensors(w, 0, 1000), "header length 1000 exceeds the file size (" + std::to_string(8 + w.size()) + " bytes)");
   expect(safetensors("{", 0, 1), "header length 1 is too short for a JSON object");
   expect(st(w, 5), "truncated: tensor \"w\" ends at data byte 12 but the file holds 5 data bytes");
-  expect(st("{\"w\":\xff}", 0), "header is not valid UTF-8 JSON");
+  expect(st("{\"w\":\xff}", 0), "malformed JSON header: parse error at line 1, column 6: syntax error while parsing value - invalid literal; "
+         "last read: '\"w\":\\xFF'");
   expect(st("[1,2]", 0), "header must be a JSON object (got [1,2])");
   expect(st(R"({"w":{"dtype":"BF16","shape":[1000000,1000000],"data_offsets":[0,2000000000000]}})", 12),
          "truncated: tensor \"w\" ends at data byte 2000000000000 but the file holds 12 data bytes");
@@ -380,8 +385,8 @@ TEST_CASE("hostile: GPU objects with impossible figures") {
   check_rejected(gpu(json::array()), "scenario.gpu: ");
 }
 
-// ----------------------------------------------------------------- known defects
-// Each fails today; see docs/robustness.md for the reproducer and the fix.
+// ----------------------------------------------------------------- defects found by fuzzing and review
+// "fixed defect" cases are regression tests; docs/robustness.md tells each story.
 
 TEST_CASE("fixed defect (src/scenario_json.cpp): global_batch with a huge micro_batch divides by a wrapped zero") {
   // per_step = micro_batch * dp is computed before validate() bounds micro_batch:
@@ -441,15 +446,30 @@ TEST_CASE("fixed defect (src/scenario_json.cpp): scenario JSON nested 10^5 deep 
   CHECK(scenario_text(R"({"model": "gpt2", "seq_len": 1024, "parallel": {"x": )" + deep(200) + "}}") ==
         "error: scenario.parallel.x: unknown key (expected one of: tp, pp, virtual_stages, sp, cp, ep, zero, offload_optimizer, offload_params)");
 }
-TEST_CASE("KNOWN DEFECT (src/hf_config.cpp): a config.json nested 10^5 deep overflows the stack" * doctest::should_fail()) {
+TEST_CASE("fixed defect (src/hf_config.cpp): a config.json nested 10^5 deep overflowed the stack") {
+  // Every reader parses untrusted text through detail::parse_json_text (src/json_text.hpp).
   const std::string cfg = temp_file(deep(100000), "-deep.json");
-  check_rejected(isolated([&] { (void)io::read_hf_config_file(cfg, "model"); }), "model");
+  const std::string outcome = isolated([&] { (void)io::read_hf_config_file(cfg, "model"); });
+  check_rejected(outcome, "model: ");
+  CHECK(outcome == "error: model: malformed JSON in '" + cfg + "': nested deeper than 256 levels");
+  // 256 levels parse (and the value is then rejected as a config, quoting it safely).
+  const std::string ok_depth = temp_file("{\"model_type\": " + deep(255) + "}", "-deep255.json");
+  CHECK(isolated([&] { (void)io::read_hf_config_file(ok_depth, "model"); }) ==
+        "error: model.model_type: must be a string (got " + std::string(77, '[') + "...)");
   std::remove(cfg.c_str());
+  std::remove(ok_depth.c_str());
 }
-TEST_CASE("KNOWN DEFECT (src/safetensors.cpp): a safetensors header nested 10^5 deep overflows the stack" * doctest::should_fail()) {
+TEST_CASE("fixed defect (src/safetensors.cpp): a safetensors header nested 10^5 deep overflowed the stack") {
   const std::string st = temp_file(safetensors(deep(100000), 0, 200000), ".safetensors");
-  check_rejected(read_st(st), st);
+  const std::string outcome = read_st(st);
+  check_rejected(outcome, st + ": ");
+  CHECK(outcome == "error: " + st + ": malformed JSON header: nested deeper than 256 levels");
   std::remove(st.c_str());
+}
+TEST_CASE("fixed defect (src/catalog.cpp): a GPU file nested 10^5 deep") {
+  const std::string f = temp_file(deep(100000), "-gpus.json");
+  CHECK(isolated([&] { io::load_gpu_file(f); }) == "error: " + f + ": malformed JSON: nested deeper than 256 levels");
+  std::remove(f.c_str());
 }
 
 TEST_CASE("fixed defect (src/scenario_json.cpp): invalid UTF-8 in a JSON value escapes as nlohmann::type_error") {
@@ -477,13 +497,23 @@ TEST_CASE("hostile: user strings are escaped in messages (newlines, invalid UTF-
                  "scenario.gpu.ecc: ");
 }
 
-TEST_CASE("KNOWN DEFECT (src/catalog.cpp): GPU figures that overflow to infinity are accepted" * doctest::should_fail()) {
-  // memory_gb = 1e308 is finite, but memory_gb * 1e9 bytes is inf: the run then
-  // "fits with inf headroom". Bound each figure (e.g. memory_gb <= 1e6, tflops <= 1e6).
-  check_rejected(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", {{"base", "a100-80gb"}, {"memory_gb", 1e308}}}}),
-                 "scenario.gpu.memory_gb: ");
-  check_rejected(scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", {{"base", "a100-80gb"}, {"bf16_tflops", 1e308}}}}),
-                 "scenario.gpu.bf16_tflops: ");
+TEST_CASE("fixed defect (src/catalog.cpp): GPU figures that overflow to infinity were accepted") {
+  // memory_gb = 1e308 is finite, but memory_gb * 2^30 bytes is inf: the run then
+  // "fit with inf headroom". Each figure now has an upper bound (catalog.cpp kMax*).
+  auto gpu = [](const char* key, double v) {
+    return scenario_json({{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", {{"base", "a100-80gb"}, {key, v}}}});
+  };
+  CHECK(gpu("memory_gb", 1e308) == "error: scenario.gpu.memory_gb: must be at most 100000 (got 1e+308)");
+  CHECK(gpu("bf16_tflops", 1e308) == "error: scenario.gpu.bf16_tflops: must be at most 1000000 (got 1e+308)");
+  CHECK(gpu("usable_gib", 1e308) == "error: scenario.gpu.usable_gib: must be at most 100000 (got 1e+308)");
+  CHECK(gpu("bandwidth_gb_s", 1e7) == "error: scenario.gpu.bandwidth_gb_s: must be at most 1000000 (got 10000000)");
+  CHECK(gpu("gpu_link_gb_s_bidir", 1e300) == "error: scenario.gpu.gpu_link_gb_s_bidir: must be at most 1000000 (got 1e+300)");
+  CHECK(gpu("tdp_w", 100001) == "error: scenario.gpu.tdp_w: must be at most 100000 (got 100001)");
+  for (const char* rate : {"fp64_tflops", "fp32_tflops", "tf32_tflops", "fp16_acc16_tflops", "fp8_tflops", "int8_tops"})
+    CHECK(gpu(rate, 1e6 * (1 + 1e-15)) == std::string("error: scenario.gpu.") + rate + ": must be at most 1000000 (got 1000000)");
+  // The bounds themselves are accepted.
+  CHECK(gpu("memory_gb", 1e5) == "accepted");
+  CHECK(gpu("bf16_tflops", 1e6) == "accepted");
 }
 
 TEST_CASE("fixed defect (include/gpuplan/error.hpp): detail::num prints 1e308 with 309 digits") {
@@ -491,21 +521,31 @@ TEST_CASE("fixed defect (include/gpuplan/error.hpp): detail::num prints 1e308 wi
         "error: scenario.tokens: must be at most 1e+18 (got 1e+308)");
 }
 
-TEST_CASE("KNOWN DEFECT (src/safetensors.cpp): overlapping data_offsets are counted twice" * doctest::should_fail()) {
-  // The reference implementation (safetensors `validate`) requires offsets to be
-  // contiguous and non-overlapping; here two tensors share bytes [0, 12).
+TEST_CASE("fixed defect (src/safetensors.cpp): overlapping data_offsets were counted twice") {
+  // The reference implementation (safetensors Metadata::validate, after sorting
+  // by offsets) requires the tensors to tile the data buffer exactly; here two
+  // tensors share bytes [0, 12).
   const std::string f = st_file(R"({"a":{"dtype":"BF16","shape":[6],"data_offsets":[0,12]},)"
                                 R"("b":{"dtype":"BF16","shape":[6],"data_offsets":[0,12]}})",
                                 12);
-  check_rejected(read_st(f), f);
+  const std::string outcome = read_st(f);
+  check_rejected(outcome, f);
+  CHECK(outcome == "error: " + f + ": tensor \"b\": data_offsets [0,12] overlap tensor \"a\" [0,12]");
   std::remove(f.c_str());
 }
 
-TEST_CASE("KNOWN DEFECT (src/scenario_json.cpp): the malformed-JSON message echoes raw input bytes (invalid UTF-8)" *
-          doctest::should_fail()) {
+TEST_CASE("fixed defect (src/json_text.hpp): the malformed-JSON message echoed raw input bytes (invalid UTF-8)") {
   // Found by fuzz_scenario: nlohmann's parse_error text quotes "last read: '20\xff'"
-  // verbatim. Fix: escape bytes >= 0x80 and control characters in e.what() (\xNN).
-  check_rejected(scenario_text("{\"model\": \"gpt2\", \"seq_len\": 20\xff}"), "scenario: malformed JSON: ");
+  // verbatim. parse_json_text escapes bytes >= 0x80 and control characters as \xNN.
+  const std::string outcome = scenario_text("{\"model\": \"gpt2\", \"seq_len\": 20\xff}");
+  check_rejected(outcome, "scenario: malformed JSON: ");
+  CHECK(outcome == "error: scenario: malformed JSON: parse error at line 1, column 32: syntax error while parsing object - "
+                   "invalid literal; last read: '20\\xFF'; expected '}'");
+  // The same in every reader: a config.json and a GPU file with a raw 0xFF byte.
+  const std::string cfg = temp_file("{\"model_type\": 1\xff}", "-ff.json");
+  check_rejected(isolated([&] { (void)io::read_hf_config_file(cfg, "model"); }), "model: malformed JSON in '" + cfg + "': ");
+  check_rejected(isolated([&] { io::load_gpu_file(cfg); }), cfg + ": malformed JSON: ");
+  std::remove(cfg.c_str());
 }
 
 TEST_CASE("fixed defect (include/gpuplan/model.hpp): num_decoder_layers is unbounded (2^32 layers accepted, then OOM)") {
@@ -516,8 +556,7 @@ TEST_CASE("fixed defect (include/gpuplan/model.hpp): num_decoder_layers is unbou
         "error: model.num_decoder_layers: too large (max 16777216, got 4294967296)");
 }
 
-TEST_CASE("KNOWN DEFECT (include/gpuplan/timing.hpp): the kernel counter is an int and overflows for 2^24 layers" *
-          doctest::should_fail()) {
+TEST_CASE("fixed defect (include/gpuplan/timing.hpp): the kernel counter was an int and overflowed for 2^24 layers") {
   // Found by fuzz_hf_config_fields: `kernels += static_cast<int>(n_blocks) * c.kernels * 4`
   // (timing.hpp add_blocks) overflows int at 16,777,216 T5 layers. Fix: double or int64.
   const json t5 = {{"model_type", "t5"}, {"d_model", 64}, {"num_layers", 16777216}, {"num_heads", 4}, {"d_kv", 16},
@@ -527,7 +566,4 @@ TEST_CASE("KNOWN DEFECT (include/gpuplan/timing.hpp): the kernel counter is an i
           const time_estimate t = estimate_time(r.model, r.run);
           if (!(in_seconds(t.step) > 0 && std::isfinite(in_seconds(t.step)))) throw std::runtime_error("step not finite and > 0");
         }) == "accepted");
-#if !defined(__SANITIZE_ADDRESS__)
-  FAIL_CHECK("overflow is only observable under UBSan (make test-asan)");
-#endif
 }

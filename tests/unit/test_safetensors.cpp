@@ -113,7 +113,8 @@ TEST_CASE("safetensors: malformed headers") {
                        config_error);
 
   write_st(f, std::string("{\"w\xff\": 1}"), 0);  // invalid UTF-8 in a key
-  CHECK_THROWS_WITH_AS(io::read_safetensors_header(f), (f + ": header is not valid UTF-8 JSON").c_str(), config_error);
+  CHECK_THROWS_WITH_AS(io::read_safetensors_header(f), (f + ": malformed JSON header: parse error at line 1, column 4: syntax error while parsing object key - invalid "
+                              "string: ill-formed UTF-8 byte; last read: '\"w\\xFF'; expected string literal").c_str(), config_error);
 
   write_st(f, R"({"w": {"dtype": "F16", "shape": [-1, 2], "data_offsets": [0, 4]}})", 4);
   CHECK_THROWS_WITH_AS(io::read_safetensors_header(f),
@@ -129,6 +130,50 @@ TEST_CASE("safetensors: malformed headers") {
   CHECK_THROWS_WITH_AS(io::read_safetensors_header(f),
                        (f + ": tensor \"w\": shape [4294967296,4294967296] has more elements than a 64-bit count holds")
                            .c_str(),
+                       config_error);
+}
+
+TEST_CASE("safetensors: tensors must tile the data buffer exactly (reference Metadata::validate)") {
+  // The reference reader sorts tensors by data_offsets and requires the first to
+  // begin at 0, each to begin where the previous ends, and the last to end at the
+  // end of the buffer. Header order is free (a JSON object has none).
+  temp_dir d;
+  const std::string f = d.file("t.safetensors");
+  // Key order b, a; offset order a ([0,4]) then b ([4,12]): accepted, 2 + 4 = 6 parameters.
+  write_st(f, R"({"b": {"dtype": "F16", "shape": [4], "data_offsets": [4, 12]},
+                  "a": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]}})", 12);
+  CHECK(io::read_safetensors_header(f).parameters == 6);
+  // Zero-element tensors occupy [s, s] anywhere in the sequence.
+  write_st(f, R"({"a": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]},
+                  "e": {"dtype": "F32", "shape": [0], "data_offsets": [4, 4]}})", 4);
+  CHECK(io::read_safetensors_header(f).tensors == 2);
+  // No tensors, no data: accepted.
+  write_st(f, R"({"__metadata__": {}})", 0);
+  CHECK(io::read_safetensors_header(f).tensors == 0);
+
+  // Two tensors on the same bytes would count them twice.
+  write_st(f, R"({"a": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]},
+                  "b": {"dtype": "F16", "shape": [1], "data_offsets": [2, 4]}})", 4);
+  CHECK_THROWS_WITH_AS(io::read_safetensors_header(f), (f + ": tensor \"b\": data_offsets [2,4] overlap tensor \"a\" [0,4]").c_str(),
+                       config_error);
+  // A gap between tensors.
+  write_st(f, R"({"a": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]},
+                  "b": {"dtype": "F16", "shape": [2], "data_offsets": [6, 10]}})", 10);
+  CHECK_THROWS_WITH_AS(io::read_safetensors_header(f),
+                       (f + ": tensor \"b\": data_offsets begin at byte 6 but tensor \"a\" ends at byte 4 (tensors must cover "
+                            "the data contiguously)").c_str(),
+                       config_error);
+  // The first tensor does not start the buffer.
+  write_st(f, R"({"a": {"dtype": "F16", "shape": [2], "data_offsets": [2, 6]}})", 6);
+  CHECK_THROWS_WITH_AS(io::read_safetensors_header(f),
+                       (f + ": tensor \"a\": data_offsets begin at byte 2 but the data buffer starts at byte 0 (tensors must "
+                            "cover the data contiguously)").c_str(),
+                       config_error);
+  // Trailing bytes after the last tensor.
+  write_st(f, R"({"a": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]}})", 8);
+  CHECK_THROWS_WITH_AS(io::read_safetensors_header(f),
+                       (f + ": tensors cover 4 data bytes but the file holds 8 data bytes (the data buffer must be covered "
+                            "exactly)").c_str(),
                        config_error);
 }
 
