@@ -232,12 +232,24 @@ inline double trainable_on_stage(const architecture& a, const scenario& r, const
   return 0;
 }
 
-// Largest single trainable tensor on the stage (optimizer-in-backward gradient,
-// per-tensor optimizer temporaries).
-inline double largest_trainable(const architecture& a, const scenario& r, const facts& f) {
-  if (is_lora(r)) return std::max(f.lora_enc.largest, f.lora_dec.largest) / f.tp;
-  (void)a;
-  return d(f.p.largest_layer) / f.tp;
+// Largest single trainable module on the stage, per GPU: the ZeRO-3 gather unit
+// whose gradient exists unsharded before reduce-scatter, the optimizer-in-backward
+// gradient, the per-tensor optimizer temporaries. Full: the stage's largest module;
+// LoRA: the largest adapter matrix; freeze: the head or a trainable block's largest
+// linear (the frozen embedding never has a gradient).
+inline double largest_trainable(const architecture& a, const scenario& r, const facts& f, const stage_params& sp) {
+  switch (r.meth) {
+    case method::full: return sp.largest;
+    case method::lora:
+    case method::qlora:
+      return std::max(sp.enc_blocks > 0 ? f.lora_enc.largest : 0.0, sp.dec_blocks > 0 ? f.lora_dec.largest : 0.0) / f.tp;
+    case method::freeze: {
+      const std::int64_t first_trainable = std::max<std::int64_t>(0, a.total_layers() - r.freeze.trainable_layers);
+      const bool blocks = sp.begin_block + sp.enc_blocks + sp.dec_blocks > first_trainable;
+      return std::max(blocks ? sp.largest_block_matrix : 0.0, sp.head_module);
+    }
+  }
+  return 0;
 }
 
 struct phase_terms {
@@ -289,6 +301,7 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   const bool off_opt = r.parallel.offload_optimizer != offload::none;
   const bool off_par = r.parallel.offload_params != offload::none;
   const double tr = trainable_on_stage(a, r, f, sp);
+  const double big = largest_trainable(a, r, f, sp);
   const double n_gpus_node = std::max(1, std::min(r.num_gpus, r.cluster.gpus_per_node));
   double host = 0;
 
@@ -297,14 +310,16 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   const double lin_b = f.quantized ? bits_per_element(f.q, row) / 8.0 : pb.weight;
   double W = sp.linear * lin_b + sp.other * pb.weight + sp.linear * pb.fp8_copy;
   if (lora) W += tr * pb.weight;
-  // ZeRO-3 / FSDP full shard: each rank keeps 1/N plus the gathered module in use
-  // (DeepSpeed estimate_zero3_model_states_mem_needs: largest_layer in fp16).
-  double gathered = 0;
+  // ZeRO-3 / FSDP full shard: each rank keeps 1/N. A gathered module is a transient
+  // (freed after use), but DeepSpeed's estimator (estimate_zero3_model_states_mem_needs:
+  // 4·largest_layer = fp16 params + fp16 grads of the largest layer) counts the largest
+  // *trainable* module's gathered params and unsharded gradient as model states; we
+  // follow it (E1a/E1b) for the trainable one. A frozen largest module (LoRA/QLoRA base,
+  // a frozen embedding) has no gradient and is counted as the transient it is, below.
   if (zero >= 3) {
     W /= N;
-    gathered = sp.largest * pb.weight;
     if (off_par) { host += W * n_gpus_node; W = 0; }
-    W += gathered;
+    W += big * pb.weight;
   }
 
   // ---- master weights (fp32 copy of the trainable parameters).
@@ -315,13 +330,14 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   if (zero >= 1) {
     // DeepSpeed ZeRO-1/2 (estimate_zero2: 4Ψ + 16Ψ/N): full compute-dtype params
     // and gradients, plus fp32 gradient partition, master partition, moments over N.
-    // ZeRO-3 (estimate_zero3: 4·largest_layer + 18Ψ/N): params shard + gathered
-    // module, its unsharded gradient before reduce-scatter, fp32 gradient shard.
+    // ZeRO-3 (estimate_zero3: 4·largest_layer + 18Ψ/N): params shard + the largest
+    // trainable gathered module, its unsharded gradient before reduce-scatter, and
+    // the fp32 gradient shard (with a master copy) or the compute-dtype gradient shard
+    // (fp32 / bf16-pure: the reduce-scattered partition the optimizer steps on).
     if (pb.master > 0) G_fp32_part = tr * 4 / N;
-    if (zero >= 3) G = sp.largest * pb.grad;  // the gathered module's gradient
-    else if (zero == 2 && pb.master == 0) G = tr * pb.grad;  // no separate fp32 partition
+    if (zero >= 3) G = big * pb.grad + (pb.master > 0 ? 0.0 : tr * pb.grad / N);
   }
-  if (r.optimizer_in_backward) G = largest_trainable(a, r, f) * pb.grad;  // step per tensor in the hook
+  if (r.optimizer_in_backward) G = big * pb.grad;  // step per tensor in the hook
   // ---- optimizer state.
   double O = 0;
   if (r.opt == optimizer::adafactor) {
@@ -350,21 +366,24 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
     stored_enc = block_bytes(f, f.sel_enc);
     stored_dec = block_bytes(f, f.sel_dec);
   } else if (r.ckpt == checkpointing::full) {
-    // Checkpoint boundary: the block input (fp32 residual stream under autocast LayerNorm).
-    const double boundary = f.T * d(a.hidden) * ((pb.mixed && a.norm == norm_kind::layernorm) ? 4 : pb.act) / f.seq_div;
-    stored_enc = stored_dec = boundary;
+    // Checkpoint boundary: the block input (fp32 residual stream under autocast LayerNorm),
+    // the same bytes selective checkpointing keeps as its block input.
+    stored_enc = stored_dec = f.T * checkpoint_boundary_bytes(a, f.ctx) / f.seq_div;
   }
   const double blk_max = std::max(sp.enc_blocks > 0 ? blk_enc : 0.0, sp.dec_blocks > 0 ? blk_dec : 0.0);
+  // What one checkpointed block keeps between forward and its backward.
+  const double kept_max = std::max(sp.enc_blocks > 0 ? stored_enc : 0.0, sp.dec_blocks > 0 ? stored_dec : 0.0);
   double stored = d(sp.enc_blocks) * stored_enc + d(sp.dec_blocks) * stored_dec;
   const double h = d(a.hidden);
   if (sp.first) stored += f.T * (8 + (f.ctx.drop ? h : 0) + (a.embedding_norm ? (pb.mixed ? 4 : pb.act) * h : 0));
   if (sp.last && a.final_norm) stored += f.T * norm_bytes(a, f.ctx) / f.seq_div;
-  // Working set of the block being back-propagated: the recomputed block (full or
-  // selective checkpointing) and the gradients of its largest intermediates.
+  // Working set of the block being back-propagated: what recomputation regenerates
+  // (full or selective checkpointing: the block's activations minus those it kept,
+  // which are already counted in `stored`) and the gradients of its largest intermediates.
   const double fmax = a.is_moe() ? d(a.d_expert()) * d(a.experts_per_token) : d(a.ffn);
   double work = f.T * pb.act * ((a.mlp == mlp_kind::gated ? 3 : 2) * fmax / f.tp + 2 * h / f.seq_div);
   if (r.attn == attention::eager) work += f.T * f.s / f.cp * d(a.heads) * (4 + pb.act) / f.tp;  // d(scores) fp32 + e
-  if (r.ckpt != checkpointing::none) work += blk_max;
+  if (r.ckpt != checkpointing::none) work += std::max(0.0, blk_max - kept_max);
   // 1F1B: stage i holds min(pp - i, micro-batches) micro-batches in flight
   // (Narayanan et al. 2021 §2.2); interleaving adds (pp-1)/(pp·v) on the first
   // stage (Korthikanti et al. 2022 §4.2.3).
@@ -388,11 +407,15 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   double loss_f = 0, loss_b = 0;
   if (sp.last) loss_bytes(a, r, f, loss_f, loss_b);
   double comm = 0;
-  if (zero >= 3) comm += 2 * sp.largest_block * pb.weight;  // FSDP: current block gathered + next prefetched
+  if (zero >= 3) {
+    // FSDP / ZeRO-3 prefetch: the unit in use gathered + the next one prefetched; a
+    // frozen largest module (not in W above) is gathered alongside one block.
+    const double frozen_big = sp.largest > big ? sp.largest * pb.weight : 0.0;
+    comm += std::max(2 * sp.largest_block * pb.weight, frozen_big + sp.largest_block * pb.weight);
+  }
   if ((zero == 1 || zero == 2) && r.num_gpus > 1) comm += std::min(tr, zero_reduce_bucket_elems) * pb.grad;
   // Optimizer step: per-tensor kernels (fused AdamW, bitsandbytes, DeepSpeed
   // FusedAdam) need one fp32 temporary of the largest tensor; Adafactor three.
-  const double big = largest_trainable(a, r, f);
   double opt_tmp = (r.opt == optimizer::adafactor ? 3 : 1) * big * 4;
   if (r.opt == optimizer::sgd) opt_tmp = 0;
 
@@ -412,7 +435,9 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   ph[0] = {W, M, G_pre, O_alloc, stored, loss_f + comm};
   ph[1] = {W, M, G_pre > 0 ? G_pre : G_head, O_alloc, stored, std::max(loss_b, dlogits) + comm};
   ph[2] = {W, M, std::max(G_pre, G_head), O_alloc, stored, work + comm};
-  ph[3] = {W, M, G, O_alloc, std::min(stored, inflight * blk_max), work + comm};
+  // Backward end: the first block's kept activations per in-flight micro-batch; the
+  // rest of that block (recomputed) is in `work`.
+  ph[3] = {W, M, G, O_alloc, std::min(stored, inflight * kept_max), work + comm};
   ph[4] = {W, M, r.optimizer_in_backward ? 0.0 : G, O_alloc, (f.pp > 1 ? 0.0 : 0.0), r.optimizer_in_backward ? 0.0 : opt_tmp};
   int best = 0;
   for (int i = 1; i < 5; ++i)

@@ -112,6 +112,8 @@ struct stage_params {
   double linear = 0;       // block linears (quantizable, tp-sharded; experts ep-sharded)
   double other = 0;        // embeddings, norms, biases, head (not quantized)
   double largest = 0;      // largest single module on the stage (ZeRO-3 gather unit)
+  double largest_block_matrix = 0;  // largest linear of the stage's blocks (per GPU)
+  double head_module = 0;  // the last stage's head as one module (LM: vocab x hidden), per GPU
   double largest_block = 0;// one transformer block (FSDP wrap unit)
   std::int64_t begin_block = 0;
   std::int64_t enc_blocks = 0;
@@ -184,7 +186,20 @@ inline stage_params params_of_stage(const architecture& a, const parameter_break
     // (Megatron-LM `share_embeddings_and_output_weights` on the last stage).
     if (pp > 1 && a.head == head_kind::lm && a.tied_embeddings) s.other += static_cast<double>(a.vocab * a.hidden) / tp;
   }
-  s.largest = static_cast<double>(p.largest_layer) / tp;
+  // Largest single module on this stage (the unit ZeRO-3 gathers whole). One stage:
+  // DeepSpeed's largest_layer_params (estimate_zero3_model_states_mem_needs). Several:
+  // the stage's own — the token embedding (first), the LM head or its tied copy (last),
+  // else the largest block linear — so a middle stage never gathers the embedding.
+  const double blk_big = std::max(s.enc_blocks > 0 ? be.biggest : 0.0, s.dec_blocks > 0 ? bd.biggest : 0.0);
+  s.largest_block_matrix = blk_big / tp;
+  const double token = a.is_vit() ? static_cast<double>(a.channels * a.patch_size * a.patch_size * a.hidden + a.hidden)
+                                  : static_cast<double>(a.vocab) * static_cast<double>(a.hidden);
+  const double lm = static_cast<double>(a.vocab) * static_cast<double>(a.hidden);
+  if (s.last) s.head_module = (a.head == head_kind::lm ? lm : static_cast<double>(p.head)) / tp;
+  double big = blk_big;
+  if (s.first) big = std::max(big, token);
+  if (s.last && a.head == head_kind::lm) big = std::max(big, lm);
+  s.largest = (pp == 1 ? static_cast<double>(p.largest_layer) : big) / tp;
   s.largest_block = std::max(static_cast<double>(p.per_layer), static_cast<double>(p.per_decoder_layer)) / tp;
   return s;
 }
@@ -297,6 +312,14 @@ inline layer_act block_activations(const architecture& a, const act_context& c, 
   return r;
 }
 
+// The block input kept at a checkpoint boundary, bytes per token (full and
+// selective checkpointing alike): under autocast a LayerNorm model's residual
+// stream is fp32 (layer_norm is on autocast's fp32 list and returns fp32, so the
+// residual adds are fp32); otherwise the activation dtype.
+inline double checkpoint_boundary_bytes(const architecture& a, const act_context& c) {
+  return static_cast<double>(a.hidden) * ((c.mixed && a.norm == norm_kind::layernorm) ? 4.0 : c.e);
+}
+
 // Activations kept per block under selective recomputation: PyTorch op-level
 // selective activation checkpointing as torchtitan implements it
 // (torchtitan/parallelisms/parallelize_llama.py `_save_list` + `_custom_policy`):
@@ -312,13 +335,18 @@ inline layer_act block_activations_selective(const architecture& a, const act_co
   const double qd = static_cast<double>(a.q_dim()), kvd = static_cast<double>(a.kv_dim());
   const double f = a.is_moe() ? static_cast<double>(a.d_expert()) : static_cast<double>(a.ffn);
   const double copies = a.is_moe() ? static_cast<double>(a.experts_per_token + a.shared_experts) : 1.0;
-  r.seq += h * c.e;  // the block input (checkpoint boundary)
+  r.seq += checkpoint_boundary_bytes(a, c);  // the block input (checkpoint boundary)
   double mm[12];
   int n = 0;
   const int attn_blocks = dec ? 2 : 1;
   for (int i = 0; i < attn_blocks; ++i) {
     mm[n++] = qd; mm[n++] = kvd; mm[n++] = kvd; mm[n++] = h;
     r.tp += c.e * qd;  // attention kernel output
+    // torchtitan's _save_list holds aten._scaled_dot_product_flash_attention, whose
+    // outputs include the fp32 logsumexp: it is saved, not recomputed. Eager attention
+    // (bmm/softmax, not in the list) is recomputed and saves no statistics, so under
+    // selective a flash block saves 4·heads B/token more than an eager one; eager pays
+    // its recomputed s² scores as a backward transient instead (see docs/memory-model.md).
     if (c.flash) r.lse += 4.0 * static_cast<double>(a.heads);
   }
   if (a.mlp == mlp_kind::gated) mm[n++] = copies * f;
