@@ -163,6 +163,29 @@ add({"workload": "infer", "inference": {"batch": 0}}, "scenario.inference.batch:
 add({"workload": "infer", "inference": {"prompt_len": 0}}, "scenario.inference.prompt_len: must be at least 1 (got 0)")
 add({"workload": "infer", "inference": {"gen_len": -5}}, "scenario.inference.gen_len: must be at least 0 (got -5)")
 add({"workload": "infer", "inference": {"batch": "8"}}, 'scenario.inference.batch: must be an integer (got string "8")')
+# Hostile values (issue 8; tests/unit/test_hostile_input.cpp has the cases that
+# cannot be a JSON line, e.g. a 10^5-deep array: json.dumps itself would recurse).
+add({"model": "gpt2", "seq_len": 1024, "tokens": 1e308}, "scenario.tokens: must be at most 1e+18 (got 1e+308)")
+add({"model": "gpt2", "seq_len": 1024, "micro_batch": 4611686018427387904, "num_gpus": 4, "global_batch": 8},
+    "scenario.micro_batch: must be at most 16777216 (got 4611686018427387904)")
+deep = []
+for _ in range(199):
+    deep = [deep]
+add({"parallel": deep}, "scenario.parallel: must be a JSON object (got array " + "[" * 77 + "...)")
+# GPU objects: every figure has an upper bound (src/catalog.cpp; finite values whose
+# unit conversion overflowed used to give "fits with inf headroom").
+for key, bad, what in [
+    ("memory_gb", 1e308, "must be at most 100000 (got 1e+308)"),
+    ("usable_gib", 1e6, "must be at most 100000 (got 1000000)"),
+    ("bandwidth_gb_s", 1e7, "must be at most 1000000 (got 10000000)"),
+    ("gpu_link_gb_s_bidir", 1e300, "must be at most 1000000 (got 1e+300)"),
+    ("bf16_tflops", 1e308, "must be at most 1000000 (got 1e+308)"),
+    ("fp8_tflops", 2e6, "must be at most 1000000 (got 2000000)"),
+    ("int8_tops", 1e9, "must be at most 1000000 (got 1000000000)"),
+    ("tdp_w", 1e6, "must be at most 100000 (got 1000000)"),
+    ("memory_gb", -24, "must be a positive finite number (got -24)"),
+]:
+    add({"gpu": {"base": "rtx-4090", key: bad}}, f"scenario.gpu.{key}: {what}")
 
 for r in R:
     print(json.dumps(r))
