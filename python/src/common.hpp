@@ -10,6 +10,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "gpuplan/io/report.hpp"
+
 namespace gpuplan::python {
 namespace py = pybind11;
 
@@ -20,8 +22,8 @@ nlohmann::json to_json(py::handle obj, const std::string& path);
 // JSON -> plain Python (dict/list/str/int/float/bool/None).
 py::object from_json(const nlohmann::json& j);
 
-// Messages of every warning bit set in `w`, in bit order.
-py::list warning_messages(unsigned w);
+// Messages of every warning bit set in `w`, in bit order (the CLI's formatter).
+inline py::list warning_messages(unsigned w) { return py::cast(io::warning_messages(w)); }
 
 void register_errors(py::module_& m);
 void register_units(py::module_& m);

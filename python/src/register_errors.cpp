@@ -83,16 +83,6 @@ py::object from_json(const nlohmann::json& j) {
   }
 }
 
-py::list warning_messages(unsigned w) {
-  py::list out;
-  for (unsigned bit = 0; bit < 32; ++bit) {
-    if ((w & (1u << bit)) == 0) continue;
-    const auto msg = warning_message(static_cast<warning>(1u << bit));
-    if (!msg.empty()) out.append(py::str(std::string(msg)));
-  }
-  return out;
-}
-
 void register_errors(py::module_& m) {
   static py::exception<config_error> exc(m, "ConfigError", PyExc_ValueError);
   exc.attr("__doc__") =

@@ -30,6 +30,7 @@
 #include "gpuplan/timing.hpp"
 #include "gpuplan/version.hpp"
 #include "hooks.hpp"
+#include "json_text.hpp"
 
 namespace {
 
@@ -197,11 +198,8 @@ json read_json_file(const std::string& file, const std::string& path) {
   if (!in) throw config_error(path, "cannot open file '" + file + "'");
   std::ostringstream ss;
   ss << in.rdbuf();
-  try {
-    return json::parse(ss.str());
-  } catch (const json::parse_error& e) {
-    throw config_error(path, "malformed JSON in '" + file + "': " + one_line(e.what()));
-  }
+  // Bounded nesting and escaped bytes: the readers' shared parser (src/json_text.hpp).
+  return gpuplan::detail::parse_json_text(ss.str(), path, "malformed JSON in '" + gpuplan::detail::quote_text(file) + "'");
 }
 
 bool is_file(const std::string& s) {
