@@ -311,15 +311,19 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   double W = sp.linear * lin_b + sp.other * pb.weight + sp.linear * pb.fp8_copy;
   if (lora) W += tr * pb.weight;
   // ZeRO-3 / FSDP full shard: each rank keeps 1/N. A gathered module is a transient
-  // (freed after use), but DeepSpeed's estimator (estimate_zero3_model_states_mem_needs:
-  // 4·largest_layer = fp16 params + fp16 grads of the largest layer) counts the largest
-  // *trainable* module's gathered params and unsharded gradient as model states; we
-  // follow it (E1a/E1b) for the trainable one. A frozen largest module (LoRA/QLoRA base,
-  // a frozen embedding) has no gradient and is counted as the transient it is, below.
+  // (freed after use), but DeepSpeed's estimator for its mixed-precision engine
+  // (estimate_zero3_model_states_mem_needs: 4·largest_layer = fp16 params + fp16 grads
+  // of the largest layer) counts the largest *trainable* module's gathered params and
+  // unsharded gradient as model states; with a master copy (DeepSpeed's setting) we
+  // follow it (E1a/E1b). Otherwise (fp32, bf16-pure: FSDP-style) and for a frozen
+  // largest module (LoRA/QLoRA base, a frozen embedding: no gradient) the gathered
+  // module is counted as the transient it is, below. So persistent model states never
+  // grow from ZeRO-2 to ZeRO-3 except by DeepSpeed's 4·largest_layer term.
+  const bool ds_gathered = zero >= 3 && pb.master > 0;
   if (zero >= 3) {
     W /= N;
     if (off_par) { host += W * n_gpus_node; W = 0; }
-    W += big * pb.weight;
+    if (ds_gathered) W += big * pb.weight;
   }
 
   // ---- master weights (fp32 copy of the trainable parameters).
@@ -335,7 +339,7 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
     // the fp32 gradient shard (with a master copy) or the compute-dtype gradient shard
     // (fp32 / bf16-pure: the reduce-scattered partition the optimizer steps on).
     if (pb.master > 0) G_fp32_part = tr * 4 / N;
-    if (zero >= 3) G = big * pb.grad + (pb.master > 0 ? 0.0 : tr * pb.grad / N);
+    if (zero >= 3) G = ds_gathered ? big * pb.grad : tr * pb.grad / N;
   }
   if (r.optimizer_in_backward) G = big * pb.grad;  // step per tensor in the hook
   // ---- optimizer state.
@@ -377,13 +381,15 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   const double h = d(a.hidden);
   if (sp.first) stored += f.T * (8 + (f.ctx.drop ? h : 0) + (a.embedding_norm ? (pb.mixed ? 4 : pb.act) * h : 0));
   if (sp.last && a.final_norm) stored += f.T * norm_bytes(a, f.ctx) / f.seq_div;
-  // Working set of the block being back-propagated: what recomputation regenerates
-  // (full or selective checkpointing: the block's activations minus those it kept,
-  // which are already counted in `stored`) and the gradients of its largest intermediates.
+  // Working set of the block being back-propagated: the gradients of its largest
+  // intermediates (transient) and, under full or selective checkpointing, what
+  // recomputation regenerates — the block's activations minus those it kept (already
+  // in `stored`). The recomputed tensors are saved activations of that block's
+  // backward, so they are reported under activations in the backward phases.
   const double fmax = a.is_moe() ? d(a.d_expert()) * d(a.experts_per_token) : d(a.ffn);
   double work = f.T * pb.act * ((a.mlp == mlp_kind::gated ? 3 : 2) * fmax / f.tp + 2 * h / f.seq_div);
   if (r.attn == attention::eager) work += f.T * f.s / f.cp * d(a.heads) * (4 + pb.act) / f.tp;  // d(scores) fp32 + e
-  if (r.ckpt != checkpointing::none) work += std::max(0.0, blk_max - kept_max);
+  const double recomputed = r.ckpt != checkpointing::none ? std::max(0.0, blk_max - kept_max) : 0.0;
   // 1F1B: stage i holds min(pp - i, micro-batches) micro-batches in flight
   // (Narayanan et al. 2021 §2.2); interleaving adds (pp-1)/(pp·v) on the first
   // stage (Korthikanti et al. 2022 §4.2.3).
@@ -407,11 +413,14 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   double loss_f = 0, loss_b = 0;
   if (sp.last) loss_bytes(a, r, f, loss_f, loss_b);
   double comm = 0;
+  double comm_bwd = 0;  // backward only: the gathered module's unsharded gradient
   if (zero >= 3) {
     // FSDP / ZeRO-3 prefetch: the unit in use gathered + the next one prefetched; a
-    // frozen largest module (not in W above) is gathered alongside one block.
-    const double frozen_big = sp.largest > big ? sp.largest * pb.weight : 0.0;
-    comm += std::max(2 * sp.largest_block * pb.weight, frozen_big + sp.largest_block * pb.weight);
+    // largest module not counted in W above is gathered alongside one block, and in
+    // backward its unsharded gradient exists until the reduce-scatter.
+    const double extra_big = ds_gathered && sp.largest <= big ? 0.0 : sp.largest * pb.weight;
+    comm += std::max(2 * sp.largest_block * pb.weight, extra_big + sp.largest_block * pb.weight);
+    if (!ds_gathered && !r.optimizer_in_backward) comm_bwd = big * pb.grad;
   }
   if ((zero == 1 || zero == 2) && r.num_gpus > 1) comm += std::min(tr, zero_reduce_bucket_elems) * pb.grad;
   // Optimizer step: per-tensor kernels (fused AdamW, bitsandbytes, DeepSpeed
@@ -433,11 +442,11 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   phase_terms ph[5];
   using P = memory_breakdown::phase;
   ph[0] = {W, M, G_pre, O_alloc, stored, loss_f + comm};
-  ph[1] = {W, M, G_pre > 0 ? G_pre : G_head, O_alloc, stored, std::max(loss_b, dlogits) + comm};
-  ph[2] = {W, M, std::max(G_pre, G_head), O_alloc, stored, work + comm};
-  // Backward end: the first block's kept activations per in-flight micro-batch; the
-  // rest of that block (recomputed) is in `work`.
-  ph[3] = {W, M, G, O_alloc, std::min(stored, inflight * kept_max), work + comm};
+  ph[1] = {W, M, G_pre > 0 ? G_pre : G_head, O_alloc, stored, std::max(loss_b, dlogits) + comm + comm_bwd};
+  ph[2] = {W, M, std::max(G_pre, G_head), O_alloc, stored + recomputed, work + comm + comm_bwd};
+  // Backward end: the first block's kept activations per in-flight micro-batch plus
+  // the rest of that block, recomputed.
+  ph[3] = {W, M, G, O_alloc, std::min(stored, inflight * kept_max) + recomputed, work + comm + comm_bwd};
   ph[4] = {W, M, r.optimizer_in_backward ? 0.0 : G, O_alloc, (f.pp > 1 ? 0.0 : 0.0), r.optimizer_in_backward ? 0.0 : opt_tmp};
   int best = 0;
   for (int i = 1; i < 5; ++i)

@@ -323,12 +323,13 @@ inline double checkpoint_boundary_bytes(const architecture& a, const act_context
 // Activations kept per block under selective recomputation: PyTorch op-level
 // selective activation checkpointing as torchtitan implements it
 // (torchtitan/parallelisms/parallelize_llama.py `_save_list` + `_custom_policy`):
-// the outputs of the attention kernel are saved, and of the block's matmuls in
+// the block input and the attention output are kept, and of the block's matmuls in
 // execution order (q, k, v, o, [gate], up, down) the 1st, 3rd, 5th, ... are saved
 // while every second one is recomputed; everything pointwise (norms, rotary,
 // activation functions, dropout, softmax) is recomputed from the block input.
-// The s² terms of eager attention are recomputed, which is Korthikanti et al.'s
-// selective recomputation (§5) for that part.
+// The attention core is recomputed with either kernel — eager's s² terms and
+// flash's logsumexp — which is Korthikanti et al.'s selective recomputation (§5)
+// for that part (torchtitan itself keeps the SDPA outputs; see below).
 inline layer_act block_activations_selective(const architecture& a, const act_context& c, bool dec) {
   layer_act r;
   const double h = static_cast<double>(a.hidden);
@@ -341,13 +342,13 @@ inline layer_act block_activations_selective(const architecture& a, const act_co
   const int attn_blocks = dec ? 2 : 1;
   for (int i = 0; i < attn_blocks; ++i) {
     mm[n++] = qd; mm[n++] = kvd; mm[n++] = kvd; mm[n++] = h;
-    r.tp += c.e * qd;  // attention kernel output
-    // torchtitan's _save_list holds aten._scaled_dot_product_flash_attention, whose
-    // outputs include the fp32 logsumexp: it is saved, not recomputed. Eager attention
-    // (bmm/softmax, not in the list) is recomputed and saves no statistics, so under
-    // selective a flash block saves 4·heads B/token more than an eager one; eager pays
-    // its recomputed s² scores as a backward transient instead (see docs/memory-model.md).
-    if (c.flash) r.lse += 4.0 * static_cast<double>(a.heads);
+    r.tp += c.e * qd;  // attention output (o_proj's input, saved by that linear)
+    // The attention core is recomputed (Korthikanti et al. 2022 §5, and what the time
+    // model charges: timing_model "selective = attention core forward again"), for
+    // flash as for eager: its softmax statistics — flash's fp32 logsumexp, eager's s²
+    // probabilities — are regenerated in the block's backward, not kept. (torchtitan's
+    // op-level policy saves the SDPA outputs instead, logsumexp included: +4·heads
+    // B/token per block, 0.1% of TT1.)
   }
   if (a.mlp == mlp_kind::gated) mm[n++] = copies * f;
   mm[n++] = copies * f;
