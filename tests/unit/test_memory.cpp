@@ -475,3 +475,72 @@ TEST_CASE("memory: activation formula vs PyTorch autograd (recorded measurements
     CHECK(in_bytes(activation_bytes_per_layer(a, run(r.b, r.s, precision::fp32))) == doctest::Approx(r.measured).epsilon(0.005));
   }
 }
+
+// ---------------------------------------------------------------------------
+// Regressions for the property-test violations (tests/unit/test_properties.cpp).
+
+TEST_CASE("memory: ZeRO-3 gathers and reduces the largest TRAINABLE module (LoRA never above full)") {
+  // llama-2-7b, fp16-mixed, LoRA r8 on q,v, ZeRO-3 over 8 GPUs. The largest trainable
+  // module is one adapter matrix, r x 4096 = 32,768 params: its unsharded fp16 gradient
+  // (2 B) + the fp32 gradient partition 4 x 4,194,304 / 8 — not the 131M-param frozen
+  // embedding that DeepSpeed's 4·largest_layer names for a full fine-tune.
+  scenario s; s.meth = method::lora; s.prec = precision::fp16_mixed; s.opt = optimizer::adamw; s.gpu = a100_80();
+  s.num_gpus = 8; s.parallel.zero = 3; s.lora.rank = 8; s.lora.targets = lora_q | lora_v;
+  const auto a = llama2_7b();
+  const auto lora = estimate_memory(a, s);
+  CHECK(in_bytes(lora.gradients) == doctest::Approx(2.0 * 8 * 4096 + 4.0 * 4194304 / 8));
+  // weights: fp16 base shard + adapters / 8, + the gathered adapter matrix (2 B).
+  CHECK(in_bytes(lora.weights) == doctest::Approx(2.0 * (6738415616.0 + 4194304) / 8 + 2.0 * 8 * 4096));
+  // The frozen embedding gathered for the forward is a transient (with one block).
+  CHECK(in_bytes(lora.transient) >= 2.0 * 32000 * 4096);
+  s.meth = method::full;
+  const auto full = estimate_memory(a, s);
+  auto states = [](const memory_breakdown& m) { return in_bytes(m.weights + m.master_weights + m.gradients + m.optimizer); };
+  CHECK(states(lora) < states(full));
+}
+
+TEST_CASE("memory: ZeRO-2 -> ZeRO-3 never adds model states for QLoRA or FSDP-style pure bf16") {
+  // QLoRA keeps a 4-bit base: at ZeRO-3 its frozen bf16 embedding, gathered for the
+  // forward, is a transient, so sharding only removes bytes (was +54% for t5-small).
+  architecture t5s = t5(512, 2048, 8, 64, 32128, false, true);
+  t5s.layers = t5s.decoder_layers = 6;
+  scenario s; s.meth = method::qlora; s.prec = precision::bf16_mixed; s.opt = optimizer::adamw; s.gpu = a100_80();
+  s.num_gpus = 2; s.lora.rank = 8; s.lora.targets = lora_q | lora_v;
+  auto states = [&](const architecture& a, int z, precision p, method me) {
+    scenario t = s; t.parallel.zero = z; t.prec = p; t.meth = me;
+    const auto m = estimate_memory(a, t);
+    return in_bytes(m.weights + m.master_weights + m.gradients + m.optimizer);
+  };
+  CHECK(states(t5s, 3, precision::bf16_mixed, method::qlora) < states(t5s, 2, precision::bf16_mixed, method::qlora));
+  // bf16-pure full fine-tune (no master copy): ZeRO-3 = (2 + 2 + 4) B x Ψ / N exactly:
+  // bf16 param shard, bf16 gradient shard, two bf16 Adam moments (the gathered module
+  // and its unsharded gradient are transients here; DeepSpeed's 4·largest_layer is the
+  // mixed-precision engine's accounting, kept for E1a/E1b).
+  const double P = static_cast<double>(count_parameters(t5s).total);
+  CHECK(states(t5s, 3, precision::bf16_pure, method::full) == doctest::Approx(8 * P / 2));
+  CHECK(states(t5s, 3, precision::bf16_pure, method::full) < states(t5s, 2, precision::bf16_pure, method::full));
+}
+
+TEST_CASE("memory: checkpointing keeps one boundary definition; flash and eager keep the same under selective") {
+  // bert-large, fp16-mixed (autocast LayerNorm: fp32 residual stream), tp 8 without
+  // sequence parallelism. Full keeps the 4h-byte block input; selective keeps that
+  // same input plus tp-split matmul outputs, so full <= selective (was reversed:
+  // selective counted the input in fp16).
+  auto B = bert_large_cls();
+  scenario s; s.meth = method::full; s.prec = precision::fp16_mixed; s.opt = optimizer::adamw; s.gpu = a100_80();
+  s.num_gpus = 8; s.parallel.tp = 8; s.seq_len = 256; s.micro_batch = 1; s.attn = attention::flash;
+  auto at = [&](checkpointing c, attention k) { scenario t = s; t.ckpt = c; t.attn = k; return estimate_memory(B, t); };
+  const auto full = at(checkpointing::full, attention::flash), sel = at(checkpointing::selective, attention::flash);
+  CHECK(in_bytes(full.peak_allocated) <= in_bytes(sel.peak_allocated));
+  // The attention core (and flash's logsumexp) is recomputed under selective, as the
+  // time model charges it, so the kernel does not change what a block keeps.
+  const auto sel_eager = at(checkpointing::selective, attention::eager);
+  CHECK(in_bytes(sel.activations) <= in_bytes(sel_eager.activations));
+  // selective <= none for the peak: the recomputed block adds only what it did not
+  // keep (llama-2-70b, eager, bf16-mixed, seq 128: was +130 MB over none).
+  scenario l; l.meth = method::full; l.prec = precision::bf16_mixed; l.opt = optimizer::sgd; l.gpu = a100_80();
+  l.seq_len = 128; l.micro_batch = 2; l.attn = attention::eager;
+  auto peak = [&](checkpointing c) { scenario t = l; t.ckpt = c; return in_bytes(estimate_memory(llama2_70b(), t).peak_allocated); };
+  CHECK(peak(checkpointing::full) <= peak(checkpointing::selective));
+  CHECK(peak(checkpointing::selective) <= peak(checkpointing::none));
+}
