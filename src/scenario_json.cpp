@@ -14,6 +14,7 @@
 
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/validate.hpp"
+#include "amount.hpp"
 #include "json_text.hpp"
 
 namespace gpuplan::io {
@@ -84,29 +85,8 @@ double get_number(const json& v, const std::string& path) {
 // Numbers may be written with suffixes in strings for convenience: "1T", "300B", "2e9".
 double get_amount(const json& v, const std::string& path) {
   if (!v.is_string()) return get_number(v, path);
-  const std::string s = v.get<std::string>();
-  double scale = 1;
-  std::string digits = s;
-  if (!s.empty()) {
-    switch (s.back()) {
-      case 'K': case 'k': scale = 1e3; break;
-      case 'M': scale = 1e6; break;
-      case 'B': case 'G': scale = 1e9; break;
-      case 'T': scale = 1e12; break;
-      default: break;
-    }
-    if (scale != 1) digits = s.substr(0, s.size() - 1);
-  }
-  std::size_t used = 0;
-  double d = 0;
-  try {
-    d = std::stod(digits, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != digits.size() || !std::isfinite(d))
-    fail(path, "must be a number such as 2e9, \"300B\" or \"1T\" (got " + show(v) + ")");
-  return d * scale;
+  if (const auto d = detail::parse_count(v.get<std::string>())) return *d;
+  fail(path, "must be a number such as 2e9, \"300B\" or \"1T\" (got " + show(v) + ")");
 }
 
 bool get_bool(const json& v, const std::string& path) {

@@ -1,6 +1,8 @@
 // hooks.cpp — the planner behind the CLI (plan.hpp through io/report.hpp's tables).
 #include "hooks.hpp"
 
+#include "amount.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -31,16 +33,8 @@ std::vector<std::string> split_list(const std::string& s, const std::string& fla
 }
 
 double parse_number(const std::string& digits, const std::string& flag, const std::string& whole, const char* expected) {
-  std::size_t used = 0;
-  double d = 0;
-  try {
-    d = std::stod(digits, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != digits.size() || !std::isfinite(d))
-    throw config_error(flag, std::string("must be ") + expected + " (got '" + whole + "')");
-  return d;
+  if (const auto d = detail::parse_finite(digits)) return *d;
+  throw config_error(flag, std::string("must be ") + expected + " (got '" + whole + "')");
 }
 
 std::vector<gpu_spec> catalog_gpus() {
@@ -70,21 +64,10 @@ double parse_duration(const std::string& text, const std::string& flag) {
 }
 
 double parse_amount(const std::string& text, const std::string& flag) {
-  double scale = 1;
-  std::string digits = text;
-  if (!text.empty()) {
-    switch (text.back()) {
-      case 'K': case 'k': scale = 1e3; break;
-      case 'M': scale = 1e6; break;
-      case 'B': case 'G': scale = 1e9; break;
-      case 'T': scale = 1e12; break;
-      default: break;
-    }
-    if (scale != 1) digits = text.substr(0, text.size() - 1);
-  }
-  const double v = parse_number(digits, flag, text, "a number such as 2e9, 300B or 1T");
-  if (!(v > 0)) throw config_error(flag, "must be positive (got '" + text + "')");
-  return v * scale;
+  const auto v = detail::parse_count(text);
+  if (!v) throw config_error(flag, "must be a number such as 2e9, 300B or 1T (got '" + text + "')");
+  if (!(*v > 0)) throw config_error(flag, "must be positive (got '" + text + "')");
+  return *v;
 }
 
 std::map<std::string, double, std::less<>> parse_prices(const std::string& text, const std::string& flag) {
