@@ -141,6 +141,11 @@ inline void validate(const architecture& m, const scenario& s) {
                                    (s.gpu.cc_major > 0 ? " is sm_" + i2s(s.gpu.sm()) : std::string(" has none")));
   if (!(in_bytes(s.gpu.usable_memory) > 0))
     fail("scenario.gpu", "has no usable memory (got " + detail::num(in_bytes(s.gpu.usable_memory)) + " bytes)");
+  // The estimators divide by these: a GPU object without them cannot be estimated.
+  if (!(in_flop_per_s(s.gpu.fp32) > 0))
+    fail("scenario.gpu.fp32_tflops", "must be positive (got " + detail::num(in_tflop_per_s(s.gpu.fp32)) + ")");
+  if (!(in_byte_per_s(s.gpu.bandwidth) > 0))
+    fail("scenario.gpu.bandwidth_gb_s", "must be positive (got " + detail::num(in_gb_per_s(s.gpu.bandwidth)) + ")");
 
   // Totals.
   if (s.tokens) detail::require_finite(*s.tokens, 1, 1e18, "scenario.tokens");
