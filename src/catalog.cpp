@@ -627,6 +627,52 @@ gpu_spec read_gpu(const nlohmann::json& value, const std::string& path) {
   return g;
 }
 
+namespace {
+// The value v whose scaled reading fl(v * scale) is exactly x: x / scale, nudged
+// by an ulp or two where the division and the multiplication round differently.
+double unscale(double x, double scale) {
+  double v = x / scale;
+  for (int i = 0; i < 8 && v * scale != x; ++i) v = std::nextafter(v, v * scale < x ? INFINITY : -INFINITY);
+  return v;
+}
+}  // namespace
+
+json write_gpu(const gpu_spec& g) {
+  json j;
+  auto text = [&](const char* k, const std::string& v) {
+    if (!v.empty()) j[k] = v;
+  };
+  auto rate = [&](const char* k, const std::optional<FlopRate>& r) {
+    j[k] = r && r->value() > 0 ? json(unscale(in_flop_per_s(*r), 1e12)) : json(nullptr);
+  };
+  text("id", g.id);
+  text("name", g.name);
+  text("arch", g.arch);
+  text("compute_capability", g.compute_capability);
+  j["memory_gb"] = unscale(in_bytes(g.memory), kGiB);
+  j["usable_gib"] = unscale(in_bytes(g.usable_memory), kGiB);
+  j["bandwidth_gb_s"] = unscale(in_byte_per_s(g.bandwidth), 1e9);
+  rate("fp64_tflops", g.fp64);
+  rate("fp32_tflops", g.fp32);
+  rate("tf32_tflops", g.tf32);
+  rate("bf16_tflops", g.bf16);
+  rate("fp16_acc16_tflops", g.fp16_acc16);
+  rate("fp8_tflops", g.fp8);
+  rate("int8_tops", g.int8);
+  text("gpu_link", g.link);
+  const double per_direction = in_byte_per_s(g.link_per_direction);
+  j["gpu_link_gb_s_bidir"] = per_direction > 0 ? json(2.0 * unscale(per_direction, 1e9)) : json(nullptr);
+  j["link_group"] = g.link_group;
+  j["pcie_gen"] = g.pcie_gen;
+  j["pcie_lanes"] = g.pcie_lanes;
+  j["tdp_w"] = g.tdp_watts > 0 ? json(g.tdp_watts) : json(nullptr);
+  text("ecc", g.ecc);
+  j["mig"] = g.mig;
+  if (g.year > 0) j["year"] = g.year;
+  text("confidence", g.confidence);
+  return j;
+}
+
 void load_gpu_file(const std::string& file) {
   const std::string text = read_text_file(file, file);
   const json j = detail::parse_json_text(text, file);

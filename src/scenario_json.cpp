@@ -344,7 +344,15 @@ json write_scenario(const resolved_run& r) {
   j["chunked_loss"] = s.chunked_loss;
   j["activation_offload"] = s.activation_offload;
   j["optimizer_in_backward"] = s.optimizer_in_backward;
-  j["gpu"] = s.gpu.id;
+  // A catalog GPU by its id; anything else (a custom or overridden GPU) in full.
+  bool catalog_gpu = false;
+  try {
+    catalog_gpu = !s.gpu.id.empty() && find_gpu(s.gpu.id) == s.gpu;
+  } catch (const config_error&) {
+    catalog_gpu = false;
+  }
+  if (catalog_gpu) j["gpu"] = s.gpu.id;
+  else j["gpu"] = write_gpu(s.gpu);
   j["num_gpus"] = s.num_gpus;
   j["gpus_per_node"] = s.cluster.gpus_per_node;
   j["network"] = {{"latency_us", std::round(in_seconds(s.cluster.internode_latency) * 1e9) / 1e3},  // ns resolution: exact round trip

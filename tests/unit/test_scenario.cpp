@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 
 using namespace gpuplan;
@@ -129,4 +130,26 @@ TEST_CASE("scenario: each rule rejects with its exact message (tests/data/bad_sc
     ++rows;
   }
   CHECK(rows >= 100);
+}
+
+TEST_CASE("scenario: a custom or overridden GPU round-trips in full") {
+  // Found by fuzz_scenario: the writer used to emit only the id, dropping the override.
+  const json j = json::parse(R"({"model": "llama-3-8b", "gpu": {"base": "rtx-4090", "memory_gb": 48},
+    "method": "freeze", "freeze": {"trainable_layers": 2}})");
+  const auto a = io::read_scenario(j);
+  const json written = io::write_scenario(a);
+  REQUIRE(written["gpu"].is_object());
+  CHECK(written["gpu"]["memory_gb"].get<double>() == 48.0);
+  const auto b = io::read_scenario(written);
+  CHECK(a.run == b.run);
+  // Catalog GPUs stay ids.
+  CHECK(io::write_scenario(io::read_scenario(json{{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", "h100-sxm"}}))["gpu"] == "h100-sxm");
+}
+
+TEST_CASE("gpu: write_gpu is the exact inverse of read_gpu for every catalog GPU") {
+  for (const auto& id : io::gpu_ids()) {
+    CAPTURE(id);
+    const gpu_spec& g = io::find_gpu(id);
+    CHECK(io::read_gpu(io::write_gpu(g)) == g);
+  }
 }

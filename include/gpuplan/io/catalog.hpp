@@ -34,6 +34,9 @@ std::vector<std::string> gpu_ids();
 // A GPU from a JSON object (inline or a user file). With "base": "<id>", the
 // object overrides that catalog entry's fields.
 gpu_spec read_gpu(const nlohmann::json& value, const std::string& path = "gpu");
+// The inverse of read_gpu: a GPU object (csv column names) that reads back to
+// exactly `g` (bit for bit). Used to write scenarios with a custom GPU.
+nlohmann::json write_gpu(const gpu_spec& g);
 // Adds or replaces catalog GPUs from a JSON file (an array of GPU objects).
 void load_gpu_file(const std::string& file);
 
