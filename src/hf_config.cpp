@@ -390,7 +390,7 @@ void mpt(architecture& a, const fields& f) {
     if (!er->is_number()) fail(f.at("expansion_ratio"), "must be a number (got " + show(*er) + ")");
     const double r = er->get<double>();
     const double ffn = r * static_cast<double>(a.hidden);
-    if (!(r > 0) || !std::isfinite(r) || ffn != std::trunc(ffn) || ffn > 9.0e15)
+    if (!(r > 0) || !std::isfinite(r) || !(ffn > 0) || ffn != std::trunc(ffn) || ffn > 9.0e15)
       fail(f.at("expansion_ratio"), "must make expansion_ratio * d_model a positive integer (got " + show(*er) + ")");
     a.ffn = static_cast<std::int64_t>(ffn);
   } else {

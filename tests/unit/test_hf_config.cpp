@@ -366,3 +366,10 @@ TEST_CASE("hf_config: files") {
   std::remove(good.c_str());
   std::remove(bad.c_str());
 }
+
+TEST_CASE("hf_config: mpt expansion_ratio with a negative d_model is an error, not a wrapped cast") {
+  // Found by fuzz_hf_config_fields (UBSan: double outside the range of int64).
+  const auto j = nlohmann::json::parse(R"({"model_type": "mpt", "d_model": -1099511627776, "n_layers": 2,
+    "n_heads": 2, "vocab_size": 100, "expansion_ratio": 1e8})");
+  CHECK_THROWS_AS(io::read_hf_config(j), config_error);
+}
