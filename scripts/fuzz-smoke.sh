@@ -3,7 +3,8 @@
 # run each for a bounded time; exits non-zero on the first crash, leak, timeout
 # or violated invariant (issue 8).
 #
-#   scripts/fuzz-smoke.sh                  # CI smoke: FUZZ_SECONDS=20 per target
+#   scripts/fuzz-smoke.sh                  # FUZZ_SECONDS=20 per target
+#   FUZZ_RUNS=4000 FUZZ_SEED=1 scripts/fuzz-smoke.sh   # CI (make test): deterministic
 #   FUZZ_SECONDS=3600 FUZZ_JOBS=2 scripts/fuzz-smoke.sh   # the documented long run
 #   FUZZ_TARGETS="fuzz_hf_config_fields" scripts/fuzz-smoke.sh
 #
@@ -58,8 +59,16 @@ for t in $targets; do
   # Structured fuzzers read their input as choices, not JSON: seeds only for the byte fuzzers.
   case "$t" in *_fields) seeds="" ;; esac
   log="$build/$t.log"
-  echo "== $t: ${seconds}s x ${jobs} job(s)"
-  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1
+  if [ -n "${FUZZ_RUNS:-}" ]; then label="${FUZZ_RUNS} runs, seed ${FUZZ_SEED:-1}"; else label="${seconds}s"; fi
+  echo "== $t: $label x ${jobs} job(s)"
+  # FUZZ_RUNS (with FUZZ_SEED) makes the run deterministic: the same inputs on every
+  # machine, which is what CI uses; FUZZ_SECONDS is for exploratory runs.
+  if [ -n "${FUZZ_RUNS:-}" ]; then
+    budget=(-runs="$FUZZ_RUNS" -seed="${FUZZ_SEED:-1}")
+  else
+    budget=(-max_total_time="$seconds")
+  fi
+  args=("${budget[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1
         -artifact_prefix="$artifacts/" -dict=tests/fuzz/json.dict)
   [ "$jobs" -gt 1 ] && args+=(-fork="$jobs")
   if "$build/fuzz/$t" "${args[@]}" "$corpus" $seeds >"$log" 2>&1; then
