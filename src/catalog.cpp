@@ -645,6 +645,10 @@ json write_gpu(const gpu_spec& g) {
   auto rate = [&](const char* k, const std::optional<FlopRate>& r) {
     j[k] = r && r->value() > 0 ? json(unscale(in_flop_per_s(*r), 1e12)) : json(nullptr);
   };
+  // fp64/fp32 are plain figures (0 = not given): write them only when set.
+  auto plain_rate = [&](const char* k, FlopRate r) {
+    if (r.value() > 0) j[k] = unscale(in_flop_per_s(r), 1e12);
+  };
   text("id", g.id);
   text("name", g.name);
   text("arch", g.arch);
@@ -652,8 +656,8 @@ json write_gpu(const gpu_spec& g) {
   j["memory_gb"] = unscale(in_bytes(g.memory), kGiB);
   j["usable_gib"] = unscale(in_bytes(g.usable_memory), kGiB);
   j["bandwidth_gb_s"] = unscale(in_byte_per_s(g.bandwidth), 1e9);
-  rate("fp64_tflops", g.fp64);
-  rate("fp32_tflops", g.fp32);
+  plain_rate("fp64_tflops", g.fp64);
+  plain_rate("fp32_tflops", g.fp32);
   rate("tf32_tflops", g.tf32);
   rate("bf16_tflops", g.bf16);
   rate("fp16_acc16_tflops", g.fp16_acc16);
