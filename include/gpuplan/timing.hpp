@@ -261,7 +261,9 @@ inline void check_run(const architecture& a, const scenario& run) {
   if (run.work == workload::infer) {
     pos(static_cast<double>(run.inference.batch), "scenario.inference.batch");
     pos(static_cast<double>(run.inference.prompt_len), "scenario.inference.prompt_len");
-    pos(static_cast<double>(run.inference.gen_len), "scenario.inference.gen_len");
+    // gen_len 0 is prefill only (time to first token), as validate.hpp allows.
+    if (run.inference.gen_len < 0)
+      fail("scenario.inference.gen_len", "must be at least 0 (got " + std::to_string(run.inference.gen_len) + ")");
   }
 }
 

@@ -357,3 +357,16 @@ TEST_CASE("time: overlap, ZeRO and offload move time where they should") {
   r.meth = method::lora;
   CHECK(estimate_time(a, r).breakdown.optimizer < 0.01 * z3.breakdown.optimizer);
 }
+
+TEST_CASE("time: serving with gen_len 0 is prefill only") {
+  // Found by fuzz_scenario_fields: validation accepts gen_len 0, the time model rejected it.
+  const architecture a = test::llama2_7b();
+  scenario r = test::train(test::v100_16(), 1, precision::fp16_mixed, 1, 512, 1, checkpointing::none, attention::eager, 0);
+  r.work = workload::infer;
+  r.inference.gen_len = 0;
+  const time_estimate t = estimate_time(a, r);
+  CHECK(in_seconds(t.step) == doctest::Approx(in_seconds(t.time_to_first_token)));
+  CHECK(t.tokens_per_second == 0);
+  r.inference.gen_len = 64;
+  CHECK(in_seconds(estimate_time(a, r).step) > in_seconds(t.step));
+}
