@@ -7,20 +7,12 @@
 
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/plan.hpp"
+#include "support/models.hpp"
 
 using namespace gpuplan;
+using test::gpt3_175b;
 
 namespace {
-
-// GPT-3 175B (Brown et al. 2020, Table 2.1), vocabulary padded to 51200 (Megatron-LM).
-architecture gpt3_175b() {
-  architecture a;
-  a.name = "gpt3-175b";
-  a.family = "gpt2";
-  a.hidden = 12288; a.layers = 96; a.heads = 96; a.ffn = 4 * 12288; a.vocab = 51200; a.max_positions = 2048;
-  a.q_bias = a.out_bias = a.mlp_bias = true;
-  return a;
-}
 
 scenario qlora_13b_4090() {
   scenario s;

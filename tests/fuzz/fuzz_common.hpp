@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "gpuplan/error.hpp"
+#include "support/utf8.hpp"
 
 namespace gpuplan::fuzz {
 
@@ -24,31 +25,6 @@ namespace gpuplan::fuzz {
 }
 inline void expect(bool ok, const char* what, std::string_view detail = {}) {
   if (!ok) die(what, detail);
-}
-
-// Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
-inline bool valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if (c >= 0xC2 && c <= 0xDF) { n = 1; cp = c & 0x1Fu; }
-    else if (c >= 0xE0 && c <= 0xEF) { n = 2; cp = c & 0x0Fu; }
-    else if (c >= 0xF0 && c <= 0xF4) { n = 3; cp = c & 0x07u; }
-    else return false;
-    if (i + n >= s.size()) return false;  // truncated sequence
-    for (std::size_t k = 1; k <= n; ++k) {
-      const auto d = static_cast<unsigned char>(s[i + k]);
-      if ((d & 0xC0u) != 0x80u) return false;
-      cp = (cp << 6) | (d & 0x3Fu);
-    }
-    if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
-      return false;
-    i += n + 1;
-  }
-  return true;
 }
 
 // GPUPLAN_FUZZ_PRINT=1: print each structured input (to replay a crash artifact readably).
@@ -62,7 +38,7 @@ inline void check_error(const config_error& e) {
   expect(!msg.empty(), "empty error message");
   expect(msg.find('\n') == std::string_view::npos && msg.find('\r') == std::string_view::npos,
          "error message spans several lines", msg);
-  expect(valid_utf8(msg), "error message is not valid UTF-8", msg);
+  expect(test::valid_utf8(msg), "error message is not valid UTF-8", msg);
   expect(!e.path().empty() && msg.substr(0, e.path().size()) == e.path(), "error message does not start with its path", msg);
   expect(msg.size() < 4096, "error message longer than 4 KiB", msg.substr(0, 200));
 }

@@ -37,33 +37,12 @@
 #include "gpuplan/model.hpp"
 #include "gpuplan/timing.hpp"
 
+#include "support/utf8.hpp"
+
 using namespace gpuplan;
 using json = nlohmann::json;
 
 namespace {
-
-bool valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if (c >= 0xC2 && c <= 0xDF) { n = 1; cp = c & 0x1Fu; }
-    else if (c >= 0xE0 && c <= 0xEF) { n = 2; cp = c & 0x0Fu; }
-    else if (c >= 0xF0 && c <= 0xF4) { n = 3; cp = c & 0x07u; }
-    else return false;
-    if (i + n >= s.size()) return false;
-    for (std::size_t k = 1; k <= n; ++k) {
-      const auto d = static_cast<unsigned char>(s[i + k]);
-      if ((d & 0xC0u) != 0x80u) return false;
-      cp = (cp << 6) | (d & 0x3Fu);
-    }
-    if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += n + 1;
-  }
-  return true;
-}
 
 // The outcome of running `f` in a child process, as one string:
 //   "error: <message>"        f threw gpuplan::config_error
@@ -136,7 +115,7 @@ void check_rejected(const std::string& outcome, const std::string& path) {
   const std::string msg = outcome.substr(7);
   CHECK(msg.rfind(path, 0) == 0);
   CHECK(msg.find('\n') == std::string::npos);
-  CHECK(valid_utf8(msg));
+  CHECK(test::valid_utf8(msg));
   CHECK(msg.size() < 400);
 }
 
