@@ -212,7 +212,7 @@ std::vector<std::vector<std::string>> read_csv(std::string_view text) {
   return rows;
 }
 
-// GPU fields, named like reference/gpus.csv's columns, plus usable_gib and
+// GPU fields, named like src/data/gpus.csv's columns, plus usable_gib and
 // link_group (overrides of the derived values) and base (JSON only).
 enum class field_kind { text, number, integer, mig };
 struct gpu_field {
@@ -383,7 +383,7 @@ void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_
   bool memory_set = false;
   if (auto v = number("memory_gb")) {
     if (!*v) fail(at("memory_gb"), "must be a positive finite number (got null)");
-    g.memory = gib(**v);  // datasheet "GB" of GPU memory is binary (reference/gpus.md)
+    g.memory = gib(**v);  // datasheet "GB" of GPU memory is binary (src/data/gpus.md)
     memory_set = true;
   } else if (fresh) {
     fail(at("memory_gb"), "missing required field");

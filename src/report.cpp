@@ -215,19 +215,19 @@ json describe_json(const architecture& a) {
 }
 
 json estimate_json(const resolved_run& r) {
-  const architecture& a = r.model;
-  const scenario& run = r.run;
+  const architecture& a = r.model();
+  const scenario& run = r.settings();
   const parameter_breakdown p = count_parameters(a);
-  const std::vector<memory_breakdown> stages = estimate_memory_stages(a, run);
-  const memory_breakdown mem = estimate_memory(a, run);
-  const time_estimate t = estimate_time(a, run);
+  const std::vector<memory_breakdown> stages = estimate_memory_stages(r.run);
+  const memory_breakdown mem = estimate_memory(r.run);
+  const time_estimate t = estimate_time(r.run);
 
   json j;
   j["model"] = {{"name", a.name},
                 {"spec", r.model_spec},
                 {"family", a.family},
                 {"parameters", p.total},
-                {"trainable_parameters", trainable_parameters(a, run)},
+                {"trainable_parameters", trainable_parameters(r.run)},
                 {"components", components_json(p)},
                 {"largest_layer_parameters", p.largest_layer}};
   j["scenario"] = write_scenario(r);
@@ -476,15 +476,15 @@ std::string describe_report(const architecture& a, const style& s) {
 }
 
 std::string estimate_report(const resolved_run& r, const style& s) {
-  const architecture& a = r.model;
-  const scenario& run = r.run;
-  const memory_breakdown mem = estimate_memory(a, run);
-  const time_estimate t = estimate_time(a, run);
+  const architecture& a = r.model();
+  const scenario& run = r.settings();
+  const memory_breakdown mem = estimate_memory(r.run);
+  const time_estimate t = estimate_time(r.run);
   const std::int64_t params = count_parameters(a).total;
   const bool md = s.format == report_format::markdown;
   std::string out;
   out += std::string(md ? "### " : "") + a.name + ": " + format_params(params) + " parameters, " +
-         format_params(trainable_parameters(a, run)) + " trainable\n";
+         format_params(trainable_parameters(r.run)) + " trainable\n";
   out += run_summary(run) + "\n\n";
   out += render(memory_table({{"per GPU", mem}}, run.work), s);
   out += verdict_line(mem, s) + "\n\n";
@@ -556,7 +556,7 @@ const std::vector<term_info>& time_terms() {
       {"compute_seconds", "Compute",
        "Σ GEMMs max(FLOPs / (peak · ceiling · shape), bytes / bandwidth) + flash attention at its fraction "
        "of peak + element-wise traffic / bandwidth, at least the kernel-launch floor",
-       "dense peaks and best-shape fractions: reference/gpus.md; FA2/FA3 papers; docs/time-model.md"},
+       "dense peaks and best-shape fractions: src/data/gpus.md; FA2/FA3 papers; docs/time-model.md"},
       {"communication_seconds", "Communication (exposed)",
        "ring all-reduce 2(n−1)/n·S, reduce-scatter/all-gather (n−1)/n·S over link × 0.8 + latency, "
        "for DP, ZeRO/FSDP, TP, PP, EP, CP; minus what overlaps",
@@ -623,8 +623,8 @@ std::string explain_report(const resolved_run& r, const style& s) {
   for (const auto& t : time_terms())
     if (!value_of(t.key).empty()) terms.push_back(&t);
 
-  std::string out = (s.format == report_format::markdown ? "### " : "") + r.model.name + ": " +
-                    run_summary(r.run) + "\n\n";
+  std::string out = (s.format == report_format::markdown ? "### " : "") + r.model().name + ": " +
+                    run_summary(r.settings()) + "\n\n";
   if (s.format == report_format::markdown) {
     table t;
     t.header = {"Term", "Value", "Formula", "Source"};
@@ -696,7 +696,7 @@ std::string layout_text(const scenario& s) {
 }
 
 json scenario_of(const architecture& a, const scenario& s, const std::string& spec) {
-  return write_scenario(resolved_run{a, s, spec});
+  return write_scenario(resolved_run{run(a, s), spec});
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <initializer_list>
 #include <sstream>
 #include <string_view>
@@ -184,13 +185,11 @@ resolved_run read_scenario(const json& j) {
     "seq_len", "grad_accum", "global_batch", "checkpointing", "attention", "compile", "chunked_loss",
     "activation_offload", "optimizer_in_backward", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
     "inference", "tokens", "price_per_gpu_hour"});
-  resolved_run r;
-  scenario& s = r.run;
-
+  scenario s;
   if (!j.contains("model")) fail("scenario.model", "is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)");
-  r.model = load_model(j["model"], "scenario.model");
-  r.model_spec = j["model"].is_string() ? j["model"].get<std::string>()
-                                        : j["model"].dump(-1, ' ', false, json::error_handler_t::replace);
+  auto model = std::make_shared<const architecture>(load_model(j["model"], "scenario.model"));
+  std::string model_spec = j["model"].is_string() ? j["model"].get<std::string>()
+                                                  : j["model"].dump(-1, ' ', false, json::error_handler_t::replace);
 
   if (j.contains("workload")) s.work = get_enum(j["workload"], "scenario.workload", kWorkloads);
   if (j.contains("method")) s.meth = get_enum(j["method"], "scenario.method", kMethods);
@@ -229,7 +228,7 @@ resolved_run read_scenario(const json& j) {
   if (j.contains("precision")) s.prec = get_enum(j["precision"], "scenario.precision", kPrecisions);
   if (j.contains("optimizer")) s.opt = get_enum(j["optimizer"], "scenario.optimizer", kOptimizers);
   if (j.contains("micro_batch")) s.micro_batch = get_int(j["micro_batch"], "scenario.micro_batch");
-  if (r.model.is_vit()) s.seq_len = r.model.vit_tokens();
+  if (model->is_vit()) s.seq_len = model->vit_tokens();
   if (j.contains("seq_len")) s.seq_len = get_int(j["seq_len"], "scenario.seq_len");
   if (j.contains("grad_accum")) s.grad_accum = get_int(j["grad_accum"], "scenario.grad_accum");
   if (j.contains("checkpointing")) s.ckpt = get_enum(j["checkpointing"], "scenario.checkpointing", kCheckpointing);
@@ -286,7 +285,7 @@ resolved_run read_scenario(const json& j) {
   if (j.contains("global_batch")) {
     const std::int64_t gbatch = get_int(j["global_batch"], "scenario.global_batch");
     detail::require_range(gbatch, 1, kMaxBatch * 1024, "scenario.global_batch");
-    validate(r.model, s);
+    validate(*model, s);
     const std::int64_t per_step = s.micro_batch * s.dp();
     if (per_step > gbatch)
       fail("scenario.micro_batch", "micro_batch*dp=" + std::to_string(per_step) + " exceeds global_batch=" + std::to_string(gbatch) +
@@ -299,8 +298,7 @@ resolved_run read_scenario(const json& j) {
     s.grad_accum = gbatch / per_step;
   }
 
-  validate(r.model, s);
-  return r;
+  return resolved_run{run(std::move(model), std::move(s)), std::move(model_spec)};
 }
 
 resolved_run read_scenario_text(const std::string& text) {
@@ -316,10 +314,10 @@ resolved_run read_scenario_file(const std::string& file) {
 }
 
 json write_scenario(const resolved_run& r) {
-  const scenario& s = r.run;
+  const scenario& s = r.settings();
   json j;
   if (!r.model_spec.empty() && r.model_spec.front() == '{') j["model"] = json::parse(r.model_spec);
-  else j["model"] = r.model_spec.empty() ? r.model.name : r.model_spec;
+  else j["model"] = r.model_spec.empty() ? r.model().name : r.model_spec;
   j["workload"] = name_of(s.work, kWorkloads);
   j["method"] = name_of(s.meth, kMethods);
   if (s.meth == method::lora || s.meth == method::qlora) {

@@ -1,6 +1,6 @@
 // hardware.hpp — GPU, link and node descriptions. All tensor rates are DENSE
 // (no 2:4 sparsity) and `bf16` is tensor-core BF16/FP16 with FP32 accumulate
-// (reference/gpus.md in this repo's data; NVIDIA datasheets halved where sparse).
+// (src/data/gpus.md; NVIDIA datasheets halved where sparse).
 #pragma once
 
 #include <cstdint>
@@ -54,7 +54,7 @@ struct gpu_spec {
 };
 
 // PCIe bandwidth per direction, x16-equivalent scaled by lanes: Gen3 ≈ 16 GB/s,
-// Gen4 ≈ 32 GB/s, Gen5 ≈ 64 GB/s for x16 (PCI-SIG; reference/gpus.md). Effective
+// Gen4 ≈ 32 GB/s, Gen5 ≈ 64 GB/s for x16 (PCI-SIG; src/data/gpus.md). Effective
 // throughput is lower (~80% after protocol overhead); callers apply efficiency.
 // Integrated GPUs (Jetson: no lanes in the catalog) are taken as x16.
 constexpr ByteRate pcie_per_direction(int gen, int lanes) {

@@ -10,6 +10,7 @@
 
 #include "gpuplan/detail/memory_terms.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/run.hpp"
 #include "gpuplan/scenario.hpp"
 #include "gpuplan/units.hpp"
 #include "gpuplan/warnings.hpp"
@@ -53,25 +54,31 @@ struct memory_breakdown {
 };
 
 // One breakdown per pipeline stage (size pp); estimate_memory reports the most loaded.
-inline std::vector<memory_breakdown> estimate_memory_stages(const architecture& model, const scenario& run);
-inline memory_breakdown estimate_memory(const architecture& model, const scenario& run);
-
-// Parameters that receive gradients under the run's method (full, freeze, LoRA adapters).
-inline std::int64_t trainable_parameters(const architecture& model, const scenario& run);
+inline std::vector<memory_breakdown> estimate_memory_stages(const run& r);
+inline memory_breakdown estimate_memory(const run& r);
+// Convenience: validate (config_error on a broken rule), then estimate.
+inline memory_breakdown estimate_memory(const architecture& model, const scenario& s) { return estimate_memory(run(model, s)); }
+inline std::vector<memory_breakdown> estimate_memory_stages(const architecture& model, const scenario& s) {
+  return estimate_memory_stages(run(model, s));
+}
 
 // Activations one transformer block saves for backward (no checkpointing), per
-// GPU, for one micro-batch of run.micro_batch x run.seq_len (tp/sp/cp applied).
+// GPU, for one micro-batch of micro_batch x seq_len (tp/sp/cp applied).
 // For encoder-decoder models this is an encoder block. Exposed so the formula can
 // be compared with what PyTorch autograd saves (tests/python/test_torch_ground_truth.py).
-inline Bytes activation_bytes_per_layer(const architecture& model, const scenario& run);
+inline Bytes activation_bytes_per_layer(const run& r);
 
 // KV cache per token of one sequence, per GPU: 2 (K and V) x layers x kv heads x
 // head_dim x kv_cache_dtype bytes, kv heads split by tp (never below one head).
-inline Bytes kv_cache_bytes_per_token(const architecture& model, const scenario& run);
+inline Bytes kv_cache_bytes_per_token(const run& r);
 
 // Optimizer state bytes per trainable parameter (element-wise optimizers; for
 // Adafactor the factored state divided by the parameter count of a full fine-tune).
-inline double optimizer_bytes_per_parameter(const architecture& model, const scenario& run);
+inline double optimizer_bytes_per_parameter(const run& r);
+
+inline Bytes activation_bytes_per_layer(const architecture& m, const scenario& s) { return activation_bytes_per_layer(run(m, s)); }
+inline Bytes kv_cache_bytes_per_token(const architecture& m, const scenario& s) { return kv_cache_bytes_per_token(run(m, s)); }
+inline double optimizer_bytes_per_parameter(const architecture& m, const scenario& s) { return optimizer_bytes_per_parameter(run(m, s)); }
 
 // ---------------------------------------------------------------------------
 // Documented defaults (docs/memory-model.md § Overheads).
@@ -541,52 +548,42 @@ inline memory_breakdown stage_estimate(const architecture& a, const scenario& r,
 
 }  // namespace detail::mem
 
-inline std::int64_t trainable_parameters(const architecture& model, const scenario& run) {
-  const detail::mem::facts f = detail::mem::facts_of(model, run);
-  double t = 0;
-  scenario one = run;
-  one.parallel.tp = 1;
-  const detail::mem::facts f1 = detail::mem::facts_of(model, one);
-  for (int s = 0; s < f.pp; ++s) {
-    const auto sp = detail::mem::params_of_stage(model, f1, one, s);
-    t += detail::mem::trainable_on_stage(model, one, f1, sp);
-  }
-  if (run.meth == method::full) return f.p.total;  // exact, no stage-copy of a tied head
-  return static_cast<std::int64_t>(std::llround(t));
-}
-
-inline memory_breakdown estimate_memory(const architecture& model, const scenario& run) {
-  const detail::mem::facts f = detail::mem::facts_with_acts(model, run);
-  memory_breakdown worst = detail::mem::stage_estimate(model, run, f, 0);
-  for (int s = 1; s < f.pp; ++s) {
-    const memory_breakdown m = detail::mem::stage_estimate(model, run, f, s);
+inline memory_breakdown estimate_memory(const run& r) {
+  detail::require_valid(r);
+  const architecture& model = r.model();
+  const scenario& s = r.settings();
+  const detail::mem::facts f = detail::mem::facts_with_acts(model, s);
+  memory_breakdown worst = detail::mem::stage_estimate(model, s, f, 0);
+  for (int st = 1; st < f.pp; ++st) {
+    const memory_breakdown m = detail::mem::stage_estimate(model, s, f, st);
     if (in_bytes(m.device) > in_bytes(worst.device)) worst = m;
   }
   return worst;
 }
 
-inline std::vector<memory_breakdown> estimate_memory_stages(const architecture& model, const scenario& run) {
-  const detail::mem::facts f = detail::mem::facts_with_acts(model, run);
+inline std::vector<memory_breakdown> estimate_memory_stages(const run& r) {
+  detail::require_valid(r);
+  const detail::mem::facts f = detail::mem::facts_with_acts(r.model(), r.settings());
   std::vector<memory_breakdown> out;
   out.reserve(static_cast<std::size_t>(f.pp));
-  for (int s = 0; s < f.pp; ++s) out.push_back(detail::mem::stage_estimate(model, run, f, s));
+  for (int st = 0; st < f.pp; ++st) out.push_back(detail::mem::stage_estimate(r.model(), r.settings(), f, st));
   return out;
 }
 
-inline Bytes activation_bytes_per_layer(const architecture& model, const scenario& run) {
-  const detail::mem::facts f = detail::mem::facts_of(model, run);
-  return bytes(detail::mem::block_bytes(f, detail::mem::acts_for(model, f, false, false)));
+inline Bytes activation_bytes_per_layer(const run& r) {
+  const detail::mem::facts f = detail::mem::facts_of(r.model(), r.settings());
+  return bytes(detail::mem::block_bytes(f, detail::mem::acts_for(r.model(), f, false, false)));
 }
 
-inline Bytes kv_cache_bytes_per_token(const architecture& model, const scenario& run) {
-  return bytes(detail::mem::kv_per_token(model, run));
-}
+inline Bytes kv_cache_bytes_per_token(const run& r) { return bytes(detail::mem::kv_per_token(r.model(), r.settings())); }
 
-inline double optimizer_bytes_per_parameter(const architecture& model, const scenario& run) {
-  const auto pb = detail::mem::bytes_of(run.prec);
-  if (run.opt == optimizer::adafactor)
-    return detail::mem::adafactor_state_elements(model) * pb.state / std::max(1.0, static_cast<double>(count_parameters(model).total));
-  return detail::mem::optimizer_bytes_per_param(run.opt, pb.state);
+inline double optimizer_bytes_per_parameter(const run& r) {
+  const scenario& s = r.settings();
+  const auto pb = detail::mem::bytes_of(s.prec);
+  if (s.opt == optimizer::adafactor)
+    return detail::mem::adafactor_state_elements(r.model()) * pb.state /
+           std::max(1.0, static_cast<double>(count_parameters(r.model()).total));
+  return detail::mem::optimizer_bytes_per_param(s.opt, pb.state);
 }
 
 }  // namespace gpuplan

@@ -356,7 +356,7 @@ inline search_plan plan_space(const architecture& m, const scenario& t, const se
 inline void search_worker(const architecture& m, const scenario& tmpl, const search_options& o,
                           const search_plan& p, std::atomic<std::size_t>& next, shared_cutoff& cut,
                           top_k_list& best, search_counters& c) {
-  scenario s = tmpl;  // one mutable copy per thread; the inner loops only assign fields
+  run s(m, tmpl);  // one mutable run per thread; the inner loops edit its layout fields
   const bool bounds = o.pruning == search_pruning::bounds;
   const std::size_t nc = p.ckpts.size();
   const std::size_t nv = p.variants.size();
@@ -381,10 +381,10 @@ inline void search_worker(const architecture& m, const scenario& tmpl, const sea
       l.ckpt = p.ckpts[ci];
       l.zero = z.zero; l.offload_optimizer = z.opt; l.offload_params = z.params;
       set_mb(k);
-      apply_layout(s, l);
       try {
+        s.edit([&](scenario& x) { apply_layout(x, l); });
         ++c.memory_calls;
-        return estimate_memory(m, s).fits ? 1 : 0;
+        return estimate_memory(s).fits ? 1 : 0;
       } catch (const config_error&) {
         return -1;
       }
@@ -421,10 +421,10 @@ inline void search_worker(const architecture& m, const scenario& tmpl, const sea
           const bool dp1_valid = tmpl.parallel.ep == 1;
           if (dp1_valid) l1.gpus = g.tp * g.pp;
           l1.zero = 0; l1.offload_optimizer = offload::none; l1.offload_params = offload::none;
-          apply_layout(s, l1);
           try {
+            s.edit([&](scenario& x) { apply_layout(x, l1); });
             ++c.time_calls;
-            t_dp1 = estimate_time(m, s);
+            t_dp1 = estimate_time(s);
             const double compute = in_seconds(t_dp1.breakdown.compute);
             lb_step = dp1_valid ? compute + in_seconds(t_dp1.breakdown.communication) + in_seconds(t_dp1.breakdown.bubble)
                                 : compute;
@@ -458,10 +458,10 @@ inline void search_worker(const architecture& m, const scenario& tmpl, const sea
           if (vi == 0 && dp1_is_variant0) {
             step = in_seconds(t_dp1.step);
           } else {
-            apply_layout(s, l);
             try {
+              s.edit([&](scenario& x) { apply_layout(x, l); });
               ++c.time_calls;
-              step = in_seconds(estimate_time(m, s).step);
+              step = in_seconds(estimate_time(s).step);
             } catch (const config_error&) {
               ++c.rejected;
               continue;

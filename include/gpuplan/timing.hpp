@@ -15,6 +15,7 @@
 #include "gpuplan/detail/timing_params.hpp"
 #include "gpuplan/flops.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/run.hpp"
 #include "gpuplan/scenario.hpp"
 #include "gpuplan/units.hpp"
 #include "gpuplan/warnings.hpp"
@@ -53,9 +54,10 @@ struct time_estimate {
   double peak_flop_per_s = 0;                // dense peak MFU/HFU are measured against (per GPU)
 };
 
-inline time_estimate estimate_time(const architecture& model, const scenario& run, const efficiency_params& eff);
-inline time_estimate estimate_time(const architecture& model, const scenario& run) {
-  return estimate_time(model, run, efficiency_params{});
+inline time_estimate estimate_time(const run& r, const efficiency_params& eff = {});
+// Convenience: validate (config_error on a broken rule), then estimate.
+inline time_estimate estimate_time(const architecture& model, const scenario& s, const efficiency_params& eff = {}) {
+  return estimate_time(run(model, s), eff);
 }
 
 namespace detail {
@@ -210,63 +212,6 @@ inline double optimizer_traffic_per_param(const scenario& run, bool& fused) {
   return 2.0 * wb + gb + 2.0 * states + (mixed ? 2.0 : 0.0) + gb;  // + gradient-norm read for clipping
 }
 
-// Parameters that receive gradients: all (full), the adapters (lora/qlora: r·(in+out)
-// per targeted linear instance), or the top blocks plus head and final norm (freeze).
-inline std::int64_t trained_parameters(const architecture& a, const scenario& run) {
-  const parameter_breakdown p = count_parameters(a);
-  switch (run.meth) {
-    case method::full: return p.total;
-    case method::lora:
-    case method::qlora: {
-      std::int64_t n = 0;
-      for (int i = 0; i < kLinearKinds; ++i) {
-        if ((run.lora.targets & (1u << i)) == 0) continue;
-        const linear_shape e = linear_of(a, static_cast<linear_id>(i));
-        const linear_shape d = linear_of(a, static_cast<linear_id>(i), true);
-        n += a.layers * run.lora.rank * (e.in + e.out) * e.count + a.decoder_layers * run.lora.rank * (d.in + d.out) * d.count;
-      }
-      return n;
-    }
-    case method::freeze: {
-      const std::int64_t k = std::clamp<std::int64_t>(run.freeze.trainable_layers, 0, a.total_layers());
-      return k * p.per_layer + p.head + (a.final_norm ? norm_params(a) : 0);
-    }
-  }
-  return p.total;
-}
-
-inline void check_run(const architecture& a, const scenario& run) {
-  auto pos = [](double v, const char* path) {
-    if (!(v > 0)) fail(path, "must be positive (got " + num(v) + ")");
-  };
-  pos(static_cast<double>(run.micro_batch), "scenario.micro_batch");
-  pos(static_cast<double>(run.seq_len), "scenario.seq_len");
-  pos(static_cast<double>(run.grad_accum), "scenario.grad_accum");
-  pos(run.num_gpus, "scenario.num_gpus");
-  pos(run.parallel.tp, "scenario.parallel.tp");
-  pos(run.parallel.pp, "scenario.parallel.pp");
-  pos(run.parallel.cp, "scenario.parallel.cp");
-  pos(run.parallel.ep, "scenario.parallel.ep");
-  pos(run.parallel.virtual_stages, "scenario.parallel.virtual_stages");
-  pos(in_byte_per_s(run.gpu.bandwidth), "gpu.bandwidth_gb_s");
-  pos(in_flop_per_s(run.gpu.fp32), "gpu.fp32_tflops");
-  if (run.num_gpus % run.model_parallel() != 0)
-    fail("scenario.num_gpus", "must be a multiple of tp*pp*cp=" + std::to_string(run.model_parallel()) + " (got " +
-                                  std::to_string(run.num_gpus) + ")");
-  if (a.heads % run.parallel.tp != 0)
-    fail("scenario.parallel.tp", "must divide num_attention_heads=" + std::to_string(a.heads) + " (got " +
-                                     std::to_string(run.parallel.tp) + ")");
-  if (run.parallel.zero < 0 || run.parallel.zero > 3)
-    fail("scenario.parallel.zero", "must be 0, 1, 2 or 3 (got " + std::to_string(run.parallel.zero) + ")");
-  if (run.work == workload::infer) {
-    pos(static_cast<double>(run.inference.batch), "scenario.inference.batch");
-    pos(static_cast<double>(run.inference.prompt_len), "scenario.inference.prompt_len");
-    // gen_len 0 is prefill only (time to first token), as validate.hpp allows.
-    if (run.inference.gen_len < 0)
-      fail("scenario.inference.gen_len", "must be at least 0 (got " + std::to_string(run.inference.gen_len) + ")");
-  }
-}
-
 // Bytes that stay on the GPU besides the optimizer state (for paged optimizers,
 // whose state bitsandbytes pages to host memory when the device is full). A coarse
 // stand-in for the memory model: weights, gradients, activations (Korthikanti 2022
@@ -292,9 +237,8 @@ inline double resident_bytes(const architecture& a, const scenario& run, std::in
 
 }  // namespace detail
 
-inline time_estimate estimate_time(const architecture& a, const scenario& run, const efficiency_params& e) {
-  using namespace detail;
-  detail::check_run(a, run);
+namespace detail {
+inline time_estimate estimate_time_of(const architecture& a, const scenario& run, const efficiency_params& e) {
   time_estimate out;
   warning_set w = 0;
   const peak_rates r = select_peaks(run.gpu, run.prec, w);
@@ -482,7 +426,7 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
   const double bwd_share = (fwd + bwd + rec) > 0 ? bwd / (fwd + bwd + rec) : 0.67;
 
   // Parameters per GPU before data-parallel sharding.
-  const std::int64_t trainable_total = trained_parameters(a, run);
+  const std::int64_t trainable_total = trainable_parameters(a, run);
   const double stage_params = static_cast<double>(P.total) / (tp * pp);
   const double stage_trainable = static_cast<double>(trainable_total) / (tp * pp);
   const bool pure = run.prec == precision::bf16_pure;
@@ -596,6 +540,13 @@ inline time_estimate estimate_time(const architecture& a, const scenario& run, c
   }
   out.warnings = w;
   return out;
+}
+
+}  // namespace detail
+
+inline time_estimate estimate_time(const run& r, const efficiency_params& e) {
+  detail::require_valid(r);
+  return detail::estimate_time_of(r.model(), r.settings(), e);
 }
 
 }  // namespace gpuplan

@@ -32,11 +32,12 @@ inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 24;
 inline constexpr std::int64_t kMaxSeq = std::int64_t{1} << 24;
 inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;
 
-inline void validate(const architecture& m, const scenario& s) {
+// The scenario's rules against an architecture that was already validated
+// (run::edit re-checks only these).
+inline void validate_scenario(const architecture& m, const scenario& s) {
   using detail::fail;
   using detail::i2s;
   using detail::require_range;
-  validate(m, "scenario.model");
   const auto& p = s.parallel;
 
   require_range(s.micro_batch, 1, kMaxBatch, "scenario.micro_batch");
@@ -152,6 +153,12 @@ inline void validate(const architecture& m, const scenario& s) {
   if (s.price_per_gpu_hour) detail::require_finite(*s.price_per_gpu_hour, 0, 1e6, "scenario.price_per_gpu_hour");
   if (s.cluster.internode_per_gpu)
     detail::require_finite(in_gb_per_s(*s.cluster.internode_per_gpu), 1e-3, 1e6, "scenario.network.internode_gb_s");
+}
+
+// Every rule: the architecture's, then the scenario's.
+inline void validate(const architecture& m, const scenario& s) {
+  validate(m, "scenario.model");
+  validate_scenario(m, s);
 }
 
 }  // namespace gpuplan

@@ -32,11 +32,11 @@ void register_memory(py::module_& m) {
       .def_readonly("warning_bits", &M::warnings, "Warning bit set (gpuplan/warnings.hpp).")
       .def_property_readonly("warnings", [](const M& b) { return warning_messages(b.warnings); }, "Warning messages.");
 
-  m.def("estimate_memory", [](const io::resolved_run& r) { return estimate_memory(r.model, r.run); }, py::arg("run"),
+  m.def("estimate_memory", [](const io::resolved_run& r) { return estimate_memory(r.run); }, py::arg("run"),
         "Per-GPU memory of the most loaded pipeline stage.");
-  m.def("estimate_memory_stages", [](const io::resolved_run& r) { return estimate_memory_stages(r.model, r.run); },
+  m.def("estimate_memory_stages", [](const io::resolved_run& r) { return estimate_memory_stages(r.run); },
         py::arg("run"), "One breakdown per pipeline stage.");
-  m.def("activation_bytes_per_layer", [](const io::resolved_run& r) { return in_bytes(activation_bytes_per_layer(r.model, r.run)); },
+  m.def("activation_bytes_per_layer", [](const io::resolved_run& r) { return in_bytes(activation_bytes_per_layer(r.run)); },
         py::arg("run"), "Activation bytes one transformer block saves for backward under the run (bytes).");
 }
 

@@ -49,12 +49,12 @@ void register_plan(py::module_& m) {
       [](const io::resolved_run& r, int max_gpus) {
         fit_options o;
         o.max_gpus = max_gpus;
-        const fit_report f = fit(r.model, r.run, o);
+        const fit_report f = fit(r.model(), r.settings(), o);
         nlohmann::json j = io::fit_limits_json(f);
         j["fits"] = f.fits;
         j["headroom_bytes"] = in_bytes(f.headroom);
-        j["memory"] = io::memory_json(f.memory, r.run.work);
-        return result(j, io::fit_limits_table(f, r.run));
+        j["memory"] = io::memory_json(f.memory, r.settings().work);
+        return result(j, io::fit_limits_table(f, r.settings()));
       },
       py::arg("run"), py::arg("max_gpus") = 4096,
       "plan::fit: verdict, binding term, largest micro-batch, longest sequence, min GPUs per ZeRO stage.");
@@ -66,8 +66,8 @@ void register_plan(py::module_& m) {
         o.max_gpus = max_gpus;
         o.pairs = pairs;
         if (max_gpus < 1) throw config_error("suggest.max_gpus", "must be at least 1 (got " + std::to_string(max_gpus) + ")");
-        const auto s = suggest(r.model, r.run, o);
-        return result(io::suggestions_json(s, r.model, r.model_spec), io::suggestions_table(s));
+        const auto s = suggest(r.model(), r.settings(), o);
+        return result(io::suggestions_json(s, r.model(), r.model_spec), io::suggestions_table(s));
       },
       py::arg("run"), py::arg("gpus") = py::none(), py::arg("max_gpus") = 1024, py::arg("pairs") = true,
       "plan::suggest: what would make the run fit, cheapest first. gpus=None: the catalog.");
@@ -85,9 +85,9 @@ void register_plan(py::module_& m) {
         search_result sr;
         {
           py::gil_scoped_release unlocked;
-          sr = search(r.model, r.run, o);
+          sr = search(r.model(), r.settings(), o);
         }
-        return result(io::search_json(sr, r.model, r.model_spec, o.objective), io::search_table(sr, o.objective));
+        return result(io::search_json(sr, r.model(), r.model_spec, o.objective), io::search_table(sr, o.objective));
       },
       py::arg("run"), py::arg("top_k") = 10, py::arg("global_batch") = py::none(), py::arg("threads") = 1,
       py::arg("objective") = "time", "plan::search: the top-k parallel layouts (fastest or cheapest).");
@@ -116,7 +116,7 @@ void register_plan(py::module_& m) {
         std::vector<recommendation> rows;
         {
           py::gil_scoped_release unlocked;
-          rows = recommend(r.model, r.run, o);
+          rows = recommend(r.model(), r.settings(), o);
         }
         return result(io::recommend_json(rows), io::recommend_table(rows, o.deadline));
       },

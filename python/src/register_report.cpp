@@ -42,13 +42,13 @@ void register_report(py::module_& m) {
         },
         py::arg("columns"), py::arg("workload") = "train",
         "The CLI's memory table over labelled breakdowns: {title, header, rows, notes, right_align}.");
-  m.def("time_table", [](const time_estimate& t, const io::resolved_run& r) { return table_dict(io::time_table(t, r.run)); },
+  m.def("time_table", [](const time_estimate& t, const io::resolved_run& r) { return table_dict(io::time_table(t, r.settings())); },
         py::arg("time"), py::arg("run"), "The CLI's time table: {title, header, rows, notes, right_align}.");
   m.def("verdict_line", [](const memory_breakdown& mem) { return io::verdict_line(mem, style_of("text")); },
         py::arg("memory"), "'FITS with ... headroom' / 'DOES NOT FIT: short by ...'.");
   m.def("binding_component", [](const memory_breakdown& mem) { return io::binding_component(mem); }, py::arg("memory"),
         "The component with the most bytes.");
-  m.def("run_summary", [](const io::resolved_run& r) { return io::run_summary(r.run); }, py::arg("run"),
+  m.def("run_summary", [](const io::resolved_run& r) { return io::run_summary(r.settings()); }, py::arg("run"),
         "One line describing the run.");
 }
 

@@ -10,24 +10,25 @@ namespace gpuplan::python {
 void register_scenario(py::module_& m) {
   using R = io::resolved_run;
   py::class_<R>(m, "Run", "A validated (model, scenario) pair: what io::read_scenario returns.")
-      .def_readonly("model", &R::model, "The resolved architecture.")
+      .def_property_readonly("model", [](const R& r) -> const architecture& { return r.model(); },
+                             py::return_value_policy::reference_internal, "The resolved architecture.")
       .def_readonly("model_spec", &R::model_spec, "What the scenario said: a catalog name, a path, or 'inline'.")
-      .def_property_readonly("gpu", [](const R& r) { return r.run.gpu; }, "The GPU (a copy).")
-      .def_property_readonly("workload", [](const R& r) { return std::string(to_string(r.run.work)); }, "'train' or 'infer'.")
-      .def_property_readonly("method", [](const R& r) { return std::string(to_string(r.run.meth)); },
+      .def_property_readonly("gpu", [](const R& r) { return r.settings().gpu; }, "The GPU (a copy).")
+      .def_property_readonly("workload", [](const R& r) { return std::string(to_string(r.settings().work)); }, "'train' or 'infer'.")
+      .def_property_readonly("method", [](const R& r) { return std::string(to_string(r.settings().meth)); },
                              "'full', 'lora', 'qlora' or 'freeze'.")
-      .def_property_readonly("precision", [](const R& r) { return std::string(to_string(r.run.prec)); }, "Precision policy.")
-      .def_property_readonly("optimizer", [](const R& r) { return std::string(to_string(r.run.opt)); }, "Optimizer.")
-      .def_property_readonly("micro_batch", [](const R& r) { return r.run.micro_batch; }, "Sequences per micro-batch per GPU.")
-      .def_property_readonly("seq_len", [](const R& r) { return r.run.seq_len; }, "Tokens per sequence.")
-      .def_property_readonly("grad_accum", [](const R& r) { return r.run.grad_accum; }, "Micro-batches per optimizer step.")
-      .def_property_readonly("num_gpus", [](const R& r) { return r.run.num_gpus; }, "GPUs in the job.")
-      .def_property_readonly("global_batch", [](const R& r) { return r.run.global_batch(); },
+      .def_property_readonly("precision", [](const R& r) { return std::string(to_string(r.settings().prec)); }, "Precision policy.")
+      .def_property_readonly("optimizer", [](const R& r) { return std::string(to_string(r.settings().opt)); }, "Optimizer.")
+      .def_property_readonly("micro_batch", [](const R& r) { return r.settings().micro_batch; }, "Sequences per micro-batch per GPU.")
+      .def_property_readonly("seq_len", [](const R& r) { return r.settings().seq_len; }, "Tokens per sequence.")
+      .def_property_readonly("grad_accum", [](const R& r) { return r.settings().grad_accum; }, "Micro-batches per optimizer step.")
+      .def_property_readonly("num_gpus", [](const R& r) { return r.settings().num_gpus; }, "GPUs in the job.")
+      .def_property_readonly("global_batch", [](const R& r) { return r.settings().global_batch(); },
                              "Sequences per optimizer step over all data-parallel replicas.")
-      .def_property_readonly("tokens", [](const R& r) { return r.run.tokens; }, "Training tokens, or None.")
-      .def_property_readonly("price_per_gpu_hour", [](const R& r) { return r.run.price_per_gpu_hour; },
+      .def_property_readonly("tokens", [](const R& r) { return r.settings().tokens; }, "Training tokens, or None.")
+      .def_property_readonly("price_per_gpu_hour", [](const R& r) { return r.settings().price_per_gpu_hour; },
                              "Price per GPU-hour, or None.")
-      .def("trainable_parameters", [](const R& r) { return trainable_parameters(r.model, r.run); },
+      .def("trainable_parameters", [](const R& r) { return trainable_parameters(r.run); },
            "Parameters that receive gradients under the run's method.")
       .def("to_dict", [](const R& r) { return from_json(io::write_scenario(r)); },
            "The scenario as the CLI's JSON schema (all keys, canonical names).");

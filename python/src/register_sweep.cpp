@@ -92,11 +92,11 @@ void register_sweep(py::module_& m) {
                   outer.push_back(io::read_scenario(j));
                   outer_gpu.push_back(static_cast<std::int32_t>(g));
                   outer_method.push_back(static_cast<std::int32_t>(me));
-                  if (gpu_labels.size() == g) gpu_labels.push_back(outer.back().run.gpu.id);
-                  if (method_labels.size() == me) method_labels.emplace_back(to_string(outer.back().run.meth));
+                  if (gpu_labels.size() == g) gpu_labels.push_back(outer.back().settings().gpu.id);
+                  if (method_labels.size() == me) method_labels.emplace_back(to_string(outer.back().settings().meth));
                 }
           if (mb_outer || mbs.empty()) inner_mb.clear(); else inner_mb = mbs;
-          inner_seq = seqs.empty() ? std::vector<std::int64_t>{outer[0].run.seq_len} : seqs;
+          inner_seq = seqs.empty() ? std::vector<std::int64_t>{outer[0].settings().seq_len} : seqs;
         }
         // An empty inner_mb means "each outer run's own micro_batch".
         const std::size_t n_mb = inner_mb.empty() ? 1 : inner_mb.size();
@@ -143,17 +143,19 @@ void register_sweep(py::module_& m) {
             io::resolved_run& r = outer[o];
             for (std::size_t k = 0; k < n_mb; ++k)
               for (const auto seq : inner_seq) {
-                const std::int64_t mb = inner_mb.empty() ? r.run.micro_batch : inner_mb[k];
-                r.run.micro_batch = mb;
-                r.run.seq_len = seq;
-                const memory_breakdown mem = estimate_memory(r.model, r.run);
-                const time_estimate t = estimate_time(r.model, r.run);
+                const std::int64_t mb = inner_mb.empty() ? r.settings().micro_batch : inner_mb[k];
+                r.run.edit([&](scenario& s) {
+                  s.micro_batch = mb;
+                  s.seq_len = seq;
+                });
+                const memory_breakdown mem = estimate_memory(r.run);
+                const time_estimate t = estimate_time(r.run);
                 c_gpu[row] = outer_gpu[o];
                 c_method[row] = outer_method[o];
-                c_num_gpus[row] = r.run.num_gpus;
+                c_num_gpus[row] = r.settings().num_gpus;
                 c_mb[row] = mb;
                 c_seq[row] = seq;
-                c_global[row] = r.run.global_batch();
+                c_global[row] = r.settings().global_batch();
                 c_fits[row] = mem.fits;
                 const Bytes b[kBytes] = {mem.device, mem.peak_allocated, mem.peak_reserved, mem.capacity,
                                          mem.headroom, mem.weights, mem.master_weights, mem.gradients,

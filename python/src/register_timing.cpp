@@ -36,7 +36,7 @@ void register_timing(py::module_& m) {
       .def_readonly("warning_bits", &T::warnings, "Warning bit set (gpuplan/warnings.hpp).")
       .def_property_readonly("warnings", [](const T& t) { return warning_messages(t.warnings); }, "Warning messages.");
 
-  m.def("estimate_time", [](const io::resolved_run& r) { return estimate_time(r.model, r.run); }, py::arg("run"),
+  m.def("estimate_time", [](const io::resolved_run& r) { return estimate_time(r.run); }, py::arg("run"),
         "Step time, throughput, time-to-train and cost.");
 }
 

@@ -88,13 +88,13 @@ std::map<std::string, double, std::less<>> parse_prices(const std::string& text,
 std::optional<fit_suggestions> what_would_make_it_fit(const io::resolved_run& run) {
   suggest_options o;
   o.gpus = catalog_gpus();
-  const std::vector<suggestion> s = suggest(run.model, run.run, o);
-  return fit_suggestions{io::suggestions_table(s), io::suggestions_json(s, run.model, run.model_spec)};
+  const std::vector<suggestion> s = suggest(run.model(), run.settings(), o);
+  return fit_suggestions{io::suggestions_table(s), io::suggestions_json(s, run.model(), run.model_spec)};
 }
 
 fit_limits limits_of(const io::resolved_run& run) {
-  const fit_report f = fit(run.model, run.run);
-  return {io::fit_limits_table(f, run.run), io::fit_limits_json(f)};
+  const fit_report f = fit(run.model(), run.settings());
+  return {io::fit_limits_table(f, run.settings()), io::fit_limits_json(f)};
 }
 
 int run_search(const io::resolved_run& run, const search_request& request, const io::style& style) {
@@ -113,7 +113,7 @@ int run_search(const io::resolved_run& run, const search_request& request, const
     throw config_error("--global-batch", "must be at least 1 (got " + std::to_string(*request.global_batch) + ")");
   search_result r;
   try {
-    r = search(run.model, run.run, o);
+    r = search(run.model(), run.settings(), o);
   } catch (const config_error& e) {
     // search.global_batch etc. -> the flag the user typed.
     const std::string path = e.path();
@@ -123,16 +123,16 @@ int run_search(const io::resolved_run& run, const search_request& request, const
     throw;
   }
   if (style.format == io::report_format::json) {
-    nlohmann::json j = io::search_json(r, run.model, run.model_spec, o.objective);
-    j["model"] = run.model.name;
-    j["gpu"] = run.run.gpu.id;
-    j["num_gpus"] = run.run.num_gpus;
+    nlohmann::json j = io::search_json(r, run.model(), run.model_spec, o.objective);
+    j["model"] = run.model().name;
+    j["gpu"] = run.settings().gpu.id;
+    j["num_gpus"] = run.settings().num_gpus;
     print_json(j);
     return 0;
   }
   const bool md = style.format == io::report_format::markdown;
-  std::string text = std::string(md ? "### " : "") + run.model.name + " on " + std::to_string(run.run.num_gpus) +
-                     " × " + run.run.gpu.name + "\n" + io::run_summary(run.run) + " (template)\n\n";
+  std::string text = std::string(md ? "### " : "") + run.model().name + " on " + std::to_string(run.settings().num_gpus) +
+                     " × " + run.settings().gpu.name + "\n" + io::run_summary(run.settings()) + " (template)\n\n";
   text += io::render(io::search_table(r, o.objective), style);
   print(text);
   return 0;
@@ -147,7 +147,7 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
   }
   if (!request.prices.empty()) o.price_per_gpu_hour = parse_prices(request.prices, "--price");
   if (request.dataset_tokens) {
-    if (run.run.tokens) throw config_error("--dataset-tokens", "give either --tokens or --dataset-tokens (with --epochs), not both");
+    if (run.settings().tokens) throw config_error("--dataset-tokens", "give either --tokens or --dataset-tokens (with --epochs), not both");
     o.dataset_tokens = parse_amount(*request.dataset_tokens, "--dataset-tokens");
   }
   if (request.epochs) {
@@ -168,15 +168,15 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
   else throw config_error("--rank", "must be cost or time (got '" + request.rank + "')");
   if (request.top_k < 1 || request.top_k > 100000)
     throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
-  if (!run.run.tokens && !o.dataset_tokens) throw config_error("--tokens", "recommend needs --tokens (or --epochs with --dataset-tokens)");
+  if (!run.settings().tokens && !o.dataset_tokens) throw config_error("--tokens", "recommend needs --tokens (or --epochs with --dataset-tokens)");
 
-  std::vector<recommendation> rows = recommend(run.model, run.run, o);
+  std::vector<recommendation> rows = recommend(run.model(), run.settings(), o);
   const std::size_t total = rows.size();
   if (rows.size() > request.top_k) rows.resize(request.top_k);
-  const double tokens = o.dataset_tokens ? o.epochs * *o.dataset_tokens : run.run.tokens.value_or(0);
+  const double tokens = o.dataset_tokens ? o.epochs * *o.dataset_tokens : run.settings().tokens.value_or(0);
   if (style.format == io::report_format::json) {
-    nlohmann::json j = {{"model", run.model.name},
-                        {"method", to_string(run.run.meth)},
+    nlohmann::json j = {{"model", run.model().name},
+                        {"method", to_string(run.settings().meth)},
                         {"tokens", tokens},
                         {"deadline_seconds", in_seconds(o.deadline)},
                         {"budget", o.budget ? nlohmann::json(*o.budget) : nlohmann::json(nullptr)},
@@ -187,10 +187,10 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
     return 0;
   }
   const bool md = style.format == io::report_format::markdown;
-  std::string text = std::string(md ? "### " : "") + run.model.name + ": " + io::format_number(tokens) +
+  std::string text = std::string(md ? "### " : "") + run.model().name + ": " + io::format_number(tokens) +
                      " tokens, global batch " +
-                     std::to_string(run.run.global_batch()) + " (set --global-batch or --batch/--grad-accum), " +
-                     io::run_summary(run.run, true) + " (template)\n";
+                     std::to_string(run.settings().global_batch()) + " (set --global-batch or --batch/--grad-accum), " +
+                     io::run_summary(run.settings(), true) + " (template)\n";
   if (o.budget) text += "budget " + io::format_number(*o.budget) + "\n";
   text += "\n";
   io::table t = io::recommend_table(rows, o.deadline);

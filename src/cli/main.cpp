@@ -429,12 +429,12 @@ int cmd_fit(run_args& a, const output_args& out) {
   bool all_fit = true;
   json results = json::array();
   for (const auto& r : runs) {
-    const gpuplan::memory_breakdown mem = gpuplan::estimate_memory(r.model, r.run);
+    const gpuplan::memory_breakdown mem = gpuplan::estimate_memory(r.run);
     all_fit = all_fit && mem.fits;
-    cols.push_back({std::string(gpuplan::to_string(r.run.meth)), mem});
+    cols.push_back({std::string(gpuplan::to_string(r.settings().meth)), mem});
     if (st.format == io::report_format::json) {
       json j = io::estimate_json(r);
-      json item = {{"method", gpuplan::to_string(r.run.meth)},
+      json item = {{"method", gpuplan::to_string(r.settings().meth)},
                    {"model", j["model"]},
                    {"scenario", j["scenario"]},
                    {"memory", j["memory"]},
@@ -455,11 +455,11 @@ int cmd_fit(run_args& a, const output_args& out) {
 
   const auto& first = runs.front();
   const bool md = st.format == io::report_format::markdown;
-  std::string text = std::string(md ? "### " : "") + first.model.name + " (" +
-                     io::format_params(gpuplan::count_parameters(first.model).total) + " parameters) on " +
-                     std::to_string(first.run.num_gpus) + " × " + first.run.gpu.name + "\n";
-  text += io::run_summary(first.run, runs.size() == 1) + "\n\n";
-  io::table t = io::memory_table(cols, first.run.work);
+  std::string text = std::string(md ? "### " : "") + first.model().name + " (" +
+                     io::format_params(gpuplan::count_parameters(first.model()).total) + " parameters) on " +
+                     std::to_string(first.settings().num_gpus) + " × " + first.settings().gpu.name + "\n";
+  text += io::run_summary(first.settings(), runs.size() == 1) + "\n\n";
+  io::table t = io::memory_table(cols, first.settings().work);
   text += io::render(t, st) + "\n";
   gpuplan::warning_set warnings = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -492,12 +492,12 @@ int cmd_time(run_args& a, const output_args& out) {
     print_json(io::estimate_json(r));
     return kExitOk;
   }
-  const gpuplan::time_estimate t = gpuplan::estimate_time(r.model, r.run);
-  const gpuplan::memory_breakdown mem = gpuplan::estimate_memory(r.model, r.run);
+  const gpuplan::time_estimate t = gpuplan::estimate_time(r.run);
+  const gpuplan::memory_breakdown mem = gpuplan::estimate_memory(r.run);
   const bool md = st.format == io::report_format::markdown;
-  std::string text = std::string(md ? "### " : "") + r.model.name + " on " + std::to_string(r.run.num_gpus) +
-                     " × " + r.run.gpu.name + "\n" + io::run_summary(r.run) + "\n\n";
-  text += io::time_report(t, r.run, st);
+  std::string text = std::string(md ? "### " : "") + r.model().name + " on " + std::to_string(r.settings().num_gpus) +
+                     " × " + r.settings().gpu.name + "\n" + io::run_summary(r.settings()) + "\n\n";
+  text += io::time_report(t, r.settings(), st);
   text += "\nmemory: " + io::verdict_line(mem, st) + "\n";
   for (const auto& w : io::warning_messages(t.warnings | mem.warnings)) text += "warning: " + w + "\n";
   print(text);

@@ -93,8 +93,8 @@ inline void check_time(const time_estimate& t) {
 // read(write(run)) must give the same run, bit for bit.
 inline void check_run(const io::resolved_run& r) {
   try {
-    check_memory(estimate_memory(r.model, r.run));
-    check_time(estimate_time(r.model, r.run));
+    check_memory(estimate_memory(r.run));
+    check_time(estimate_time(r.run));
   } catch (const std::exception& e) {
     die("a validated scenario failed to estimate", e.what());
   }
@@ -110,8 +110,8 @@ inline void check_run(const io::resolved_run& r) {
   } catch (const std::exception& e) {
     die("write_scenario output rejected by read_scenario", std::string(e.what()) + "\n" + written.dump());
   }
-  expect(back.model == r.model, "round trip changed the model", written.dump());
-  expect(back.run == r.run, "round trip changed the run", written.dump());
+  expect(back.model() == r.model(), "round trip changed the model", written.dump());
+  expect(back.settings() == r.settings(), "round trip changed the run", written.dump());
   expect(io::write_scenario(back) == written, "write(read(write(x))) != write(x)", written.dump());
 }
 

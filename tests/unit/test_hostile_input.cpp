@@ -174,7 +174,7 @@ TEST_CASE("hostile: a 10^15-parameter model is counted exactly and estimated wit
   CHECK(count_parameters(a).total == expected);
 
   const auto r = io::read_scenario(json{{"model", cfg}, {"gpu", "h100-sxm"}, {"seq_len", 4096}});
-  const memory_breakdown m = estimate_memory(r.model, r.run);
+  const memory_breakdown m = estimate_memory(r.run);
   CHECK(std::isfinite(in_bytes(m.device)));
   CHECK_FALSE(m.fits);
   // bf16-mixed full fine-tuning: at least the bf16 weights, 2 bytes per parameter.
@@ -234,7 +234,7 @@ TEST_CASE("hostile: scenario integers at and beyond every limit") {
 TEST_CASE("hostile: -0.0 behaves exactly like 0.0") {
   const auto a = io::read_scenario(json{{"model", "llama-2-7b"}, {"method", "lora"}, {"lora", {{"dropout", 0.0}}}});
   const auto b = io::read_scenario(json{{"model", "llama-2-7b"}, {"method", "lora"}, {"lora", {{"dropout", -0.0}}}});
-  const memory_breakdown ma = estimate_memory(a.model, a.run), mb = estimate_memory(b.model, b.run);
+  const memory_breakdown ma = estimate_memory(a.run), mb = estimate_memory(b.run);
   CHECK(in_bytes(ma.device) == in_bytes(mb.device));
   CHECK(in_bytes(ma.activations) == in_bytes(mb.activations));
 }
@@ -542,7 +542,7 @@ TEST_CASE("fixed defect (include/gpuplan/timing.hpp): the kernel counter was an 
                    {"d_ff", 256}, {"vocab_size", 100}};
   const auto r = io::read_scenario(json{{"model", t5}, {"seq_len", 128}, {"checkpointing", "full"}});
   CHECK(isolated([&] {
-          const time_estimate t = estimate_time(r.model, r.run);
+          const time_estimate t = estimate_time(r.run);
           if (!(in_seconds(t.step) > 0 && std::isfinite(in_seconds(t.step)))) throw std::runtime_error("step not finite and > 0");
         }) == "accepted");
 }

@@ -1,5 +1,5 @@
 // Memory model tests: hand derivations, invariants, and the published memory
-// cases of ../shared/validation/cases.jsonl rebuilt in C++ (sources kept per
+// cases of tests/data/validation/cases.jsonl rebuilt in C++ (sources kept per
 // row) until the scenario reader and case harness land.
 #include <doctest/doctest.h>
 
@@ -60,20 +60,27 @@ architecture bloomz_7b1() {
   return a;
 }
 
-// ---- GPUs (usable = nvidia-smi total; shared/reference/gpus.md)
+// ---- GPUs (usable = nvidia-smi total; src/data/gpus.md)
 gpu_spec gpu(const char* id, double usable_mib, int major, int minor) {
   gpu_spec g;
   g.id = id;
   g.usable_memory = mib(usable_mib);
   g.memory = g.usable_memory;
   g.cc_major = major; g.cc_minor = minor;
+  // Rates are not used by the memory model; validation needs them positive.
+  g.fp32 = tflop_per_s(1);
+  g.bandwidth = gb_per_s(1000);
   return g;
 }
 gpu_spec rtx4090() { return gpu("rtx-4090", 24564, 8, 9); }
 gpu_spec v100_16() { return gpu("v100-sxm2-16gb", 16160, 7, 0); }
 gpu_spec a100_80() { return gpu("a100-80gb", 81920, 8, 0); }
 gpu_spec a10g() { return gpu("a10g", 23028, 8, 6); }
-gpu_spec h100_96() { return gpu("h100-sxm (96GB)", 97871, 9, 0); }
+gpu_spec h100_96() {
+  gpu_spec g = gpu("h100-sxm (96GB)", 97871, 9, 0);
+  g.fp8 = tflop_per_s(1);
+  return g;
+}
 
 std::uint8_t targets(std::initializer_list<linear_id> ids) {
   std::uint8_t t = 0;
@@ -103,7 +110,7 @@ double value_of(const memory_breakdown& m, metric w) {
   return 0;
 }
 
-// Every memory row of ../shared/validation/cases.jsonl (55 rows; the memory.* ones).
+// Every memory row of tests/data/validation/cases.jsonl (55 rows; the memory.* ones).
 std::vector<vcase> memory_cases() {
   std::vector<vcase> v;
   const char* tt30 = "pytorch/torchtune README @30b8519e";
@@ -309,12 +316,12 @@ TEST_CASE("memory: LoRA trainable parameters (PEFT print_trainable_parameters)")
 }
 
 TEST_CASE("memory: KV cache of llama-2-70b (GQA, 8 kv heads)") {
-  scenario s; s.work = workload::infer; s.inference.kv_cache_dtype = dtype::bf16;
+  scenario s; s.work = workload::infer; s.inference.kv_cache_dtype = dtype::bf16; s.gpu = a100_80();
   // 2 (K,V) x 80 layers x 8 kv heads x 128 head_dim x 2 bytes = 327,680 B per token
   CHECK(in_bytes(kv_cache_bytes_per_token(llama2_70b(), s)) == 2.0 * 80 * 8 * 128 * 2);
   s.inference.kv_cache_dtype = dtype::fp8_e4m3;
   CHECK(in_bytes(kv_cache_bytes_per_token(llama2_70b(), s)) == 2.0 * 80 * 8 * 128 * 1);
-  s.parallel.tp = 16;  // fewer kv heads than ranks: one head per rank
+  s.parallel.tp = 16; s.num_gpus = 16;  // fewer kv heads than ranks: one head per rank
   CHECK(in_bytes(kv_cache_bytes_per_token(llama2_70b(), s)) == 2.0 * 80 * 1 * 128 * 1);
 }
 
@@ -373,6 +380,7 @@ TEST_CASE("memory: invariants — checkpointing, attention kernel, the three pea
   for (auto p : {precision::fp32, precision::bf16_mixed, precision::bf16_pure, precision::fp8_mixed})
     for (auto o : {optimizer::adamw, optimizer::paged_adamw_8bit, optimizer::sgd, optimizer::adafactor}) {
       scenario t = s; t.prec = p; t.opt = o;
+      if (p == precision::fp8_mixed) t.gpu = h100_96();  // FP8 tensor cores
       const auto m = estimate_memory(a, t);
       CHECK(in_bytes(m.peak_allocated) <= in_bytes(m.peak_reserved));
       CHECK(in_bytes(m.peak_reserved) <= in_bytes(m.device));
@@ -404,7 +412,7 @@ TEST_CASE("memory: optimizer-in-backward never holds a full gradient buffer") {
 }
 
 TEST_CASE("memory: optimizer state per parameter") {
-  scenario s; s.prec = precision::fp32;
+  scenario s; s.prec = precision::fp32; s.seq_len = 512; s.gpu = a100_80();
   const auto a = bert_large_cls();
   s.opt = optimizer::adamw; CHECK(optimizer_bytes_per_parameter(a, s) == 8);
   s.opt = optimizer::sgd_momentum; CHECK(optimizer_bytes_per_parameter(a, s) == 4);
@@ -451,7 +459,7 @@ TEST_CASE("memory: activation formula vs PyTorch autograd (recorded measurements
     return a;
   };
   auto run = [](std::int64_t b, std::int64_t s, precision p) {
-    scenario r; r.micro_batch = b; r.seq_len = s; r.prec = p; r.attn = attention::eager; return r;
+    scenario r; r.micro_batch = b; r.seq_len = s; r.prec = p; r.attn = attention::eager; r.gpu = a100_80(); return r;
   };
   struct row { std::int64_t b, s, h, heads, ffn; precision p; double measured; };
   const row rows[] = {

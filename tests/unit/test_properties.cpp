@@ -141,10 +141,10 @@ struct violations {
 
 // r with one change, if it is still a valid run.
 std::optional<scenario> variant(const io::resolved_run& r, const std::function<void(scenario&)>& change) {
-  scenario s = r.run;
+  scenario s = r.settings();
   change(s);
   try {
-    validate(r.model, s);
+    validate(r.model(), s);
   } catch (const config_error&) {
     return std::nullopt;
   }
@@ -170,11 +170,11 @@ std::vector<generated> sample(int n, std::uint64_t seed, int* rejected) {
 
 bool memory_model_is_placeholder() {
   const auto r = io::read_scenario(json{{"model", "gpt2"}, {"seq_len", 1024}});
-  return in_bytes(estimate_memory(r.model, r.run).weights) == 0;
+  return in_bytes(estimate_memory(r.run).weights) == 0;
 }
 bool time_model_is_placeholder() {
   const auto r = io::read_scenario(json{{"model", "gpt2"}, {"seq_len", 1024}});
-  return in_seconds(estimate_time(r.model, r.run).step) == 0;
+  return in_seconds(estimate_time(r.run).step) == 0;
 }
 
 // Every double of the estimates, for bit-for-bit comparison.
@@ -210,7 +210,7 @@ TEST_CASE("properties: the random scenarios are mostly valid and round-trip thro
   for (const auto& g : runs) {
     const json written = io::write_scenario(g.r);
     const auto back = io::read_scenario(written);
-    if (!(back.run == g.r.run) || !(back.model == g.r.model) || io::write_scenario(back) != written) {
+    if (!(back.settings() == g.r.settings()) || !(back.model() == g.r.model()) || io::write_scenario(back) != written) {
       if (++bad <= 3) FAIL_CHECK("round trip changed the run: " << g.j.dump() << "\n  written: " << written.dump());
     }
   }
@@ -228,7 +228,7 @@ TEST_CASE("properties: a scenario with any network latency round-trips exactly")
     const double us = static_cast<double>(std::uniform_int_distribution<int>(1, 999'999)(rng)) / 1000.0;
     const auto r = io::read_scenario(json{{"model", "gpt2"}, {"seq_len", 1024}, {"network", {{"latency_us", us}}}});
     const auto back = io::read_scenario(io::write_scenario(r));
-    if (!(back.run == r.run)) {
+    if (!(back.settings() == r.settings())) {
       if (++bad == 1) first = json{{"latency_us", us}}.dump();
     }
   }
@@ -248,7 +248,7 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
     const io::resolved_run& r = g.r;
     memory_breakdown m;
     try {
-      m = estimate_memory(r.model, r.run);
+      m = estimate_memory(r.run);
     } catch (const std::exception& e) {
       bad.add(std::string("a validated scenario estimates without throwing: ") + e.what(), r, "estimate_memory", 0, 0);
       continue;
@@ -265,17 +265,17 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
     for (double v : {in_bytes(m.weights), in_bytes(m.master_weights), in_bytes(m.gradients), in_bytes(m.optimizer),
                      in_bytes(m.activations), in_bytes(m.transient), in_bytes(m.overhead), in_bytes(m.host), in_bytes(m.kv_cache)})
       if (!(std::isfinite(v) && v >= 0)) bad.add("every component finite and >= 0", r, "component", v, 0);
-    if (r.run.work != workload::train) continue;
+    if (r.settings().work != workload::train) continue;
 
     // More ZeRO sharding never increases per-GPU model states. Only with dp >= 2:
     // at dp = 1 nothing is sharded and ZeRO-1/2 add DeepSpeed's fp32 gradient
     // partition (estimate_zero2: 4Ψ + 16Ψ/N), which is more than plain AMP.
-    if (r.run.parallel.offload_optimizer == offload::none && r.run.parallel.offload_params == offload::none && r.run.dp() >= 2) {
+    if (r.settings().parallel.offload_optimizer == offload::none && r.settings().parallel.offload_params == offload::none && r.settings().dp() >= 2) {
       double prev = -1;
       for (int z = 0; z <= 3; ++z) {
         auto s = variant(r, [z](scenario& x) { x.parallel.zero = z; });
         if (!s) continue;
-        const double now = max_states(r.model, *s);
+        const double now = max_states(r.model(), *s);
         if (prev >= 0 && now > prev)
           bad.add("more ZeRO sharding never increases per-GPU model states", r,
                   "zero=" + std::to_string(z - 1) + " vs zero=" + std::to_string(z), prev, now);
@@ -286,8 +286,8 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
     // More GPUs (x2 data parallel, x2 tensor parallel, x2 pipeline stages) never increase them.
     // From dp >= 2 up: going from dp 1 to 2 legitimately adds DDP's gradient buckets
     // (torch DDP gradient_as_bucket_view=False keeps a copy of the gradients).
-    if (r.run.dp() >= 2) {
-      const double base = max_states(r.model, r.run);
+    if (r.settings().dp() >= 2) {
+      const double base = max_states(r.model(), r.settings());
       const std::pair<const char*, std::function<void(scenario&)>> more[] = {
           {"num_gpus x2 (dp x2)", [](scenario& x) { x.num_gpus *= 2; }},
           {"tp x2 (num_gpus x2)", [](scenario& x) { x.parallel.tp *= 2; x.num_gpus *= 2; }},
@@ -295,7 +295,7 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
       for (const auto& [what, change] : more) {
         auto s = variant(r, change);
         if (!s) continue;
-        const double now = max_states(r.model, *s);
+        const double now = max_states(r.model(), *s);
         if (now > base) bad.add("more GPUs never increase per-GPU model states", r, std::string("as is vs ") + what, base, now);
         ++checked_gpus;
       }
@@ -306,7 +306,7 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
       for (int c = 0; c < 3; ++c) {
         auto s = variant(r, [c](scenario& x) { x.ckpt = static_cast<checkpointing>(c); });
         if (!s) continue;
-        const memory_breakdown mc = estimate_memory(r.model, *s);
+        const memory_breakdown mc = estimate_memory(r.model(), *s);
         act[c] = in_bytes(mc.activations);
         peak[c] = in_bytes(mc.peak_allocated);
       }
@@ -321,8 +321,8 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
       auto f = variant(r, [](scenario& x) { x.attn = attention::flash; });
       auto e = variant(r, [](scenario& x) { x.attn = attention::eager; });
       if (f && e) {
-        const double af = in_bytes(estimate_memory(r.model, *f).activations);
-        const double ae = in_bytes(estimate_memory(r.model, *e).activations);
+        const double af = in_bytes(estimate_memory(r.model(), *f).activations);
+        const double ae = in_bytes(estimate_memory(r.model(), *e).activations);
         if (af > ae) bad.add("activations: flash <= eager", r, "flash vs eager", af, ae);
         ++checked_attn;
       }
@@ -331,7 +331,7 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
     {
       auto s = variant(r, [](scenario& x) { x.micro_batch *= 2; });
       if (s) {
-        const double a2 = in_bytes(estimate_memory(r.model, *s).activations);
+        const double a2 = in_bytes(estimate_memory(r.model(), *s).activations);
         if (a2 < in_bytes(m.activations)) bad.add("doubling micro_batch never decreases activations", r, "micro_batch vs 2x", in_bytes(m.activations), a2);
         ++checked_mb;
       }
@@ -342,10 +342,10 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
     {
       std::int64_t width = INT64_MAX;
       for (int i = 0; i < kLinearKinds; ++i) {
-        const linear_shape sh = linear_of(r.model, static_cast<linear_id>(i));
+        const linear_shape sh = linear_of(r.model(), static_cast<linear_id>(i));
         if (sh.count > 0) width = std::min(width, std::min(sh.in, sh.out));
       }
-      const std::int64_t rank = std::max<std::int64_t>(1, std::min<std::int64_t>(r.run.lora.rank, width / 16));
+      const std::int64_t rank = std::max<std::int64_t>(1, std::min<std::int64_t>(r.settings().lora.rank, width / 16));
       auto with = [&](method me) {
         return variant(r, [&](scenario& x) {
           x.meth = me;
@@ -356,10 +356,10 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
       };
       auto q = with(method::qlora), l = with(method::lora), f = with(method::full);
       if (q && l && f) {
-        const double sq = max_states(r.model, *q), sl = max_states(r.model, *l), sf = max_states(r.model, *f);
+        const double sq = max_states(r.model(), *q), sl = max_states(r.model(), *l), sf = max_states(r.model(), *f);
         if (!(sq < sl)) bad.add("model states: qlora < lora", r, "qlora vs lora (rank " + std::to_string(rank) + ")", sq, sl);
         if (!(sl < sf)) bad.add("model states: lora < full", r, "lora (rank " + std::to_string(rank) + ") vs full", sl, sf);
-        const double wq = in_bytes(estimate_memory(r.model, *q).weights), wl = in_bytes(estimate_memory(r.model, *l).weights);
+        const double wq = in_bytes(estimate_memory(r.model(), *q).weights), wl = in_bytes(estimate_memory(r.model(), *l).weights);
         if (!(wq < wl)) bad.add("weights: qlora < lora", r, "qlora vs lora weights", wq, wl);
         ++checked_method;
       }
@@ -385,12 +385,12 @@ TEST_CASE("properties: time invariants over random valid scenarios") {
     const io::resolved_run& r = g.r;
     time_estimate t;
     try {
-      t = estimate_time(r.model, r.run);
+      t = estimate_time(r.run);
     } catch (const std::exception& e) {
       bad.add(std::string("a validated scenario estimates without throwing: ") + e.what(), r, "estimate_time", 0, 0);
       continue;
     }
-    if (r.run.work != workload::train) continue;
+    if (r.settings().work != workload::train) continue;
     if (!(in_seconds(t.step) > 0 && std::isfinite(in_seconds(t.step)))) bad.add("step time finite and > 0", r, "step", in_seconds(t.step), 0);
     if (!(t.mfu > 0 && t.mfu <= 1)) bad.add("0 < MFU <= 1", r, "mfu", t.mfu, 1);
     if (!(t.hfu >= t.mfu)) bad.add("HFU >= MFU (recompute only adds)", r, "hfu vs mfu", t.hfu, t.mfu);
@@ -401,12 +401,12 @@ TEST_CASE("properties: time invariants over random valid scenarios") {
     // (bitsandbytes pages state out only under memory pressure).
     auto none = variant(r, [](scenario& x) { x.ckpt = checkpointing::none; });
     auto full = variant(r, [](scenario& x) { x.ckpt = checkpointing::full; });
-    const bool paged = r.run.opt == optimizer::paged_adamw_8bit || r.run.opt == optimizer::paged_adamw_32bit;
+    const bool paged = r.settings().opt == optimizer::paged_adamw_8bit || r.settings().opt == optimizer::paged_adamw_32bit;
     if (none && full && !paged) {
       double tn = 0, tf = 0;
       try {
-        tn = in_seconds(estimate_time(r.model, *none).step);
-        tf = in_seconds(estimate_time(r.model, *full).step);
+        tn = in_seconds(estimate_time(r.model(), *none).step);
+        tf = in_seconds(estimate_time(r.model(), *full).step);
       } catch (const std::exception&) {
         continue;  // reported above for the base scenario
       }
@@ -428,7 +428,7 @@ TEST_CASE("properties: estimates are deterministic, independent of order and thr
       const std::size_t i = reverse ? runs.size() - 1 - k : k;
       const auto& r = runs[i].r;
       try {
-        out[i] = bits_of(estimate_memory(r.model, r.run), estimate_time(r.model, r.run));
+        out[i] = bits_of(estimate_memory(r.run), estimate_time(r.run));
       } catch (const std::exception& e) {
         out[i] = {0xdeadULL, std::hash<std::string>{}(e.what())};  // same error both times is still deterministic
       }

@@ -178,7 +178,7 @@ TEST_CASE("report: text reports name every term once, with units") {
                             "Device (nvidia-smi)", "Usable capacity", "Headroom", "Step time", "MFU"})
     CHECK_MESSAGE(text.find(label) != std::string::npos, label);
   CHECK(text.find(" GiB)") != std::string::npos);
-  const memory_breakdown m = estimate_memory(r.model, r.run);
+  const memory_breakdown m = estimate_memory(r.run);
   const std::string verdict = io::verdict_line(m, {});
   CHECK(verdict.rfind(m.fits ? "FITS: needs " : "DOES NOT FIT: needs ", 0) == 0);
 
@@ -205,15 +205,15 @@ TEST_CASE("report: planner tables and JSON carry the estimators' numbers") {
   search_options o;
   o.top_k = 3;
   o.global_batch = 16;
-  const search_result sr = search(r.model, r.run, o);
+  const search_result sr = search(r.model(), r.settings(), o);
   REQUIRE(!sr.rows.empty());
-  const json j = io::search_json(sr, r.model, r.model_spec);
+  const json j = io::search_json(sr, r.model(), r.model_spec);
   CHECK(j["evaluated"].get<std::int64_t>() == sr.evaluated);
   CHECK(j["rows"].size() == sr.rows.size());
   // Row 1 = the estimators on its layout, through its own scenario JSON.
   const io::resolved_run again = io::read_scenario(j["rows"][0]["scenario"]);
-  CHECK(j["rows"][0]["device_bytes"].get<double>() == in_bytes(estimate_memory(again.model, again.run).device));
-  CHECK(j["rows"][0]["step_seconds"].get<double>() == in_seconds(estimate_time(again.model, again.run).step));
+  CHECK(j["rows"][0]["device_bytes"].get<double>() == in_bytes(estimate_memory(again.run).device));
+  CHECK(j["rows"][0]["step_seconds"].get<double>() == in_seconds(estimate_time(again.run).step));
   CHECK(keys_of(j["rows"][0]["layout"]) == std::set<std::string>{"gpus", "tp", "pp", "virtual_stages", "dp",
                                                                    "micro_batch", "grad_accum", "checkpointing", "zero",
                                                                    "sp", "offload_optimizer", "offload_params"});
@@ -224,15 +224,15 @@ TEST_CASE("report: planner tables and JSON carry the estimators' numbers") {
 
   // Suggestions: QLoRA is among the changes for 13B full fine-tuning on a 24 GB card.
   const io::resolved_run big = read({{"model", "llama-2-13b"}, {"gpu", "rtx-4090"}});
-  const auto s = suggest(big.model, big.run);
-  const json sj = io::suggestions_json(s, big.model, big.model_spec);
+  const auto s = suggest(big.model(), big.settings());
+  const json sj = io::suggestions_json(s, big.model(), big.model_spec);
   bool qlora = false;
   for (const auto& row : sj)
     for (const auto& c : row["changes"]) qlora = qlora || c == "qlora";
   CHECK(qlora);
   CHECK(io::suggestions_table(s).rows.size() == s.size());
   // Fit limits: four ZeRO stages; CUDA floors print major.minor.
-  const json fj = io::fit_limits_json(fit(big.model, big.run));
+  const json fj = io::fit_limits_json(fit(big.model(), big.settings()));
   CHECK(fj["min_gpus"].size() == 4);
   CHECK(io::format_cuda(cuda_version{12, 0}) == "12.0");
   CHECK(io::format_cuda(std::nullopt) == "-");

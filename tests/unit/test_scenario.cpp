@@ -25,7 +25,7 @@ std::string message_of(const json& j) {
 
 TEST_CASE("scenario: defaults documented in docs/scenario.md") {
   const auto r = io::read_scenario(json{{"model", "llama-2-13b"}});
-  const scenario& s = r.run;
+  const scenario& s = r.settings();
   CHECK(s.work == workload::train);
   CHECK(s.meth == method::full);
   CHECK(s.prec == precision::bf16_mixed);
@@ -39,18 +39,18 @@ TEST_CASE("scenario: defaults documented in docs/scenario.md") {
   CHECK(s.num_gpus == 1);
   CHECK(s.cluster.gpus_per_node == 8);
   CHECK(s.dp() == 1);
-  CHECK(r.model.hidden == 5120);
+  CHECK(r.model().hidden == 5120);
 }
 
 TEST_CASE("scenario: qlora defaults to NF4 with double quantization") {
   const auto r = io::read_scenario(json{{"model", "llama-2-13b"}, {"method", "qlora"}, {"gpu", "rtx-4090"}});
-  const quantization q = base_quantization(r.run);
+  const quantization q = base_quantization(r.settings());
   CHECK(q.weights == dtype::nf4);
   CHECK(q.double_quant);
   CHECK(bits_per_element(q) == doctest::Approx(4.127).epsilon(1e-3));
   const auto fp4 = io::read_scenario(json{{"model", "llama-2-13b"}, {"method", "qlora"}, {"quantization", {{"weights", "fp4"}}}});
-  CHECK(base_quantization(fp4.run).weights == dtype::fp4);
-  CHECK(base_quantization(fp4.run).double_quant);
+  CHECK(base_quantization(fp4.settings()).weights == dtype::fp4);
+  CHECK(base_quantization(fp4.settings()).double_quant);
 }
 
 TEST_CASE("scenario: every key parsed, data-parallel degree derived") {
@@ -66,7 +66,7 @@ TEST_CASE("scenario: every key parsed, data-parallel degree derived") {
                  "offload_optimizer": "cpu", "offload_params": "none"},
     "tokens": "1T", "price_per_gpu_hour": 2.5})");
   const auto r = io::read_scenario(j);
-  const scenario& s = r.run;
+  const scenario& s = r.settings();
   CHECK(s.lora.rank == 16);
   CHECK(s.lora.targets == lora_all_linear);
   CHECK(s.dp() == 4);
@@ -83,8 +83,8 @@ TEST_CASE("scenario: write then read gives the same run") {
     "gpu": "a100-40gb", "num_gpus": 8, "parallel": {"ep": 4, "zero": 2}, "seq_len": 1024, "micro_batch": 3, "tokens": 5e9})");
   const auto a = io::read_scenario(j);
   const auto b = io::read_scenario(io::write_scenario(a));
-  CHECK(a.run == b.run);
-  CHECK(a.model == b.model);
+  CHECK(a.settings() == b.settings());
+  CHECK(a.model() == b.model());
   CHECK(io::write_scenario(b) == io::write_scenario(a));
 }
 
@@ -93,10 +93,10 @@ TEST_CASE("scenario: inline model objects and the infer workload") {
     "vocab_size": 1000, "n_positions": 256}, "workload": "infer", "seq_len": 128,
     "inference": {"batch": 4, "prompt_len": 100, "gen_len": 28, "kv_cache_dtype": "fp8"}})");
   const auto r = io::read_scenario(j);
-  CHECK(r.model.layers == 2);
-  CHECK(r.run.inference.kv_cache_dtype == dtype::fp8_e4m3);
+  CHECK(r.model().layers == 2);
+  CHECK(r.settings().inference.kv_cache_dtype == dtype::fp8_e4m3);
   const auto back = io::read_scenario(io::write_scenario(r));
-  CHECK(back.model == r.model);
+  CHECK(back.model() == r.model());
 }
 
 TEST_CASE("scenario: malformed JSON is one line naming the position") {
@@ -141,7 +141,7 @@ TEST_CASE("scenario: a custom or overridden GPU round-trips in full") {
   REQUIRE(written["gpu"].is_object());
   CHECK(written["gpu"]["memory_gb"].get<double>() == 48.0);
   const auto b = io::read_scenario(written);
-  CHECK(a.run == b.run);
+  CHECK(a.settings() == b.settings());
   // Catalog GPUs stay ids.
   CHECK(io::write_scenario(io::read_scenario(json{{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", "h100-sxm"}}))["gpu"] == "h100-sxm");
 }

@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-// test_timing.cpp — time model tests and the time rows of ../shared/validation/cases.jsonl, built in C++
+// test_timing.cpp — time model tests and the time rows of tests/data/validation/cases.jsonl, built in C++
 // until the JSON scenario reader and the accuracy harness land. Architecture fields
-// come from reference/models/*.json or the inline objects in cases.jsonl; GPU figures
-// from reference/gpus.csv. Each row keeps its source.
+// come from src/data/models/*.json or the inline objects in cases.jsonl; GPU figures
+// from src/data/gpus.csv. Each row keeps its source.
 
 #include <string>
 #include <vector>
 
+#include "gpuplan/memory.hpp"
 #include "gpuplan/timing.hpp"
 
 namespace gpuplan::test {
@@ -230,9 +231,15 @@ TEST_CASE("time: peak selection, impossible precisions and warnings") {
   // Bad layouts name the field.
   scenario t = test::train(test::a100_80(), 8, precision::bf16_mixed, 1, 512, 1, checkpointing::none, attention::flash, 0);
   t.parallel.tp = 3;
-  CHECK_THROWS_WITH_AS(estimate_time(a, t), "scenario.num_gpus: must be a multiple of tp*pp*cp=3 (got 8)", config_error);
-  t.num_gpus = 6;
   CHECK_THROWS_WITH_AS(estimate_time(a, t), "scenario.parallel.tp: must divide num_attention_heads=32 (got 3)", config_error);
+  t.parallel.tp = 4;
+  t.num_gpus = 6;
+  CHECK_THROWS_WITH_AS(estimate_time(a, t), "scenario.num_gpus: must be a multiple of tp*pp*cp=4 (got 6)", config_error);
+  // An unvalidated scenario never reaches the arithmetic: seq_len 0 is an error, not a number.
+  t.num_gpus = 8;
+  t.seq_len = 0;
+  CHECK_THROWS_WITH_AS(estimate_time(a, t), "scenario.seq_len: must be at least 1 (got 0)", config_error);
+  CHECK_THROWS_WITH_AS(estimate_memory(a, t), "scenario.seq_len: must be at least 1 (got 0)", config_error);
 }
 
 TEST_CASE("time: collectives follow the ring formulas") {

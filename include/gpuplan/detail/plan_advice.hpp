@@ -395,7 +395,7 @@ struct cuda_version {
 
 // The first CUDA toolkit that compiles for the GPU's compute capability
 // (NVIDIA CUDA Toolkit release notes, first release listing each sm_XX target;
-// reference/gpus.md: sm_89 ≥ 11.8, sm_90 ≥ 12.0, sm_120 ≥ 12.8). sm_100 (B200)
+// src/data/gpus.md: sm_89 ≥ 11.8, sm_90 ≥ 12.0, sm_120 ≥ 12.8). sm_100 (B200)
 // first shipped in 12.8 too. nullopt for non-NVIDIA or unknown capabilities.
 constexpr std::optional<cuda_version> cuda_floor(const gpu_spec& g) {
   if (g.vendor != gpu_vendor::nvidia || g.cc_major <= 0) return std::nullopt;

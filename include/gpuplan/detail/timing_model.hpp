@@ -25,7 +25,7 @@ struct peak_rates {
 
 inline std::string sm_name(const gpu_spec& g) { return "sm_" + std::to_string(g.sm()); }
 
-// Peak selection (reference/gpus.md conventions):
+// Peak selection (src/data/gpus.md conventions):
 //   fp32 -> non-tensor FP32 (PyTorch leaves TF32 off for matmuls by default);
 //   tf32 -> tensor TF32 (sm_80+);
 //   fp16/bf16 mixed or pure -> tensor BF16/FP16 with FP32 accumulate (`bf16`);
@@ -96,7 +96,7 @@ inline peak_rates select_peaks(const gpu_spec& g, precision p, warning_set& w) {
 }
 
 // Dense GEMM ceiling as a fraction of the dense peak: the LOW end of the measured
-// best-shape range (reference/gpus.md, "measured best-shape dense matmul"): A100
+// best-shape range (src/data/gpus.md, "measured best-shape dense matmul"): A100
 // 81–87%, H100/H200 71–80% (FP8 on H100: 1403 of 1979 TFLOP/s = 71%, the same),
 // B200 ≈77%, MI300X 51–60%. The high end is a short benchmark on a cool GPU; a
 // training step runs its GEMMs back to back on real (random-like) data at the

@@ -28,7 +28,7 @@ architecture load_model(const char* spec, const std::string& path = "model");
 // A model from a JSON value: a string (as load_model) or an inline config.json object.
 architecture load_model(const nlohmann::json& value, const std::string& path = "model");
 
-// GPUs by catalog id (reference/gpus.csv). Unknown ids suggest the nearest.
+// GPUs by catalog id (src/data/gpus.csv). Unknown ids suggest the nearest.
 const gpu_spec& find_gpu(std::string_view id, const std::string& path = "gpu");
 std::vector<std::string> gpu_ids();
 // A GPU from a JSON object (inline or a user file). With "base": "<id>", the

@@ -6,14 +6,18 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "gpuplan/model.hpp"
+#include "gpuplan/run.hpp"
 #include "gpuplan/scenario.hpp"
 
 namespace gpuplan::io {
 
+// A validated run read from a scenario file, with the model as the file named it.
 struct resolved_run {
-  architecture model;
-  scenario run;
-  std::string model_spec;  // what the file said ("llama-2-13b", a path, or "inline")
+  gpuplan::run run;        // validated; owns its architecture
+  std::string model_spec;  // what the file said ("llama-2-13b", a path, or an inline object)
+
+  [[nodiscard]] const architecture& model() const noexcept { return run.model(); }
+  [[nodiscard]] const scenario& settings() const noexcept { return run.settings(); }
 };
 
 // Parses and validates (unknown keys, enums, ranges, divisibility). Errors

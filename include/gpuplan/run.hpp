@@ -1,0 +1,107 @@
+// run.hpp — a validated run: the one input every estimator, the planner, the CLI
+// and Python accept. A `run` exists only after validate() accepted its scenario
+// against its architecture, and it carries every default resolved (the base-weight
+// quantization of QLoRA, the data-parallel degree, the global batch), so the
+// arithmetic never sees an unchecked or half-specified scenario.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "gpuplan/model.hpp"
+#include "gpuplan/scenario.hpp"
+#include "gpuplan/validate.hpp"
+
+namespace gpuplan {
+
+class run {
+ public:
+  // Validates `s` against `m` (config_error naming the field on the first broken
+  // rule) and resolves its defaults. This form does not own `m`, which must
+  // outlive the run (catalog entries do); the shared_ptr form owns it.
+  run(const architecture& m, scenario s) : run(std::shared_ptr<const architecture>(std::shared_ptr<void>{}, &m), std::move(s)) {}
+  run(std::shared_ptr<const architecture> m, scenario s) : model_(std::move(m)), s_(std::move(s)) {
+    if (!model_) detail::fail("scenario.model", "is missing");
+    validate(*model_, s_);
+    resolve();
+  }
+
+  // The planner's fast path: change settings in place and re-check them. Only the
+  // scenario rules run again (the architecture was checked when the run was made);
+  // nothing is parsed and no string is built unless a rule fails.
+  // If a rule fails, config_error propagates and the run stays unusable (the
+  // estimators refuse it) until an edit succeeds; copy the run first to keep it.
+  template <class Edit>
+  void edit(Edit&& change) {
+    valid_ = false;
+    std::forward<Edit>(change)(s_);
+    validate_scenario(*model_, s_);
+    resolve();
+    valid_ = true;
+  }
+  // False only after a failed edit.
+  [[nodiscard]] bool valid() const noexcept { return valid_; }
+
+  [[nodiscard]] const architecture& model() const noexcept { return *model_; }
+  // The scenario with every default resolved (quant is set whenever the method needs one).
+  [[nodiscard]] const scenario& settings() const noexcept { return s_; }
+  [[nodiscard]] const gpu_spec& gpu() const noexcept { return s_.gpu; }
+  [[nodiscard]] bool training() const noexcept { return s_.work == workload::train; }
+  [[nodiscard]] quantization base_weights() const noexcept { return s_.quant.value_or(quantization{}); }
+  [[nodiscard]] int dp() const noexcept { return s_.dp(); }
+  [[nodiscard]] std::int64_t global_batch() const noexcept { return s_.global_batch(); }
+
+ private:
+  void resolve() {
+    if (!s_.quant && s_.meth == method::qlora) s_.quant = base_quantization(s_);
+  }
+
+  std::shared_ptr<const architecture> model_;
+  scenario s_;
+  bool valid_ = true;
+};
+
+// Parameters that receive gradients under the run's method — the one count the
+// memory and time models share (PEFT LoraLayer: A r×in + B out×r per targeted
+// linear; freeze: the top N blocks plus final norm(s) and head, a tied LM head
+// being the embedding matrix).
+inline std::int64_t trainable_parameters(const architecture& a, const scenario& s) {
+  const parameter_breakdown p = count_parameters(a);
+  switch (s.meth) {
+    case method::full: return p.total;
+    case method::lora:
+    case method::qlora: {
+      std::int64_t n = 0;
+      for (int i = 0; i < kLinearKinds; ++i) {
+        if ((s.lora.targets & (1u << i)) == 0) continue;
+        const linear_shape e = linear_of(a, static_cast<linear_id>(i));
+        const linear_shape d = linear_of(a, static_cast<linear_id>(i), true);
+        n += a.layers * s.lora.rank * (e.in + e.out) * e.count + a.decoder_layers * s.lora.rank * (d.in + d.out) * d.count;
+      }
+      return n;
+    }
+    case method::freeze: {
+      // Execution order: encoder blocks, then decoder blocks; the top N train.
+      const std::int64_t k = std::clamp<std::int64_t>(s.freeze.trainable_layers, 0, a.total_layers());
+      const std::int64_t dec = std::min(k, a.decoder_layers);
+      std::int64_t n = dec * p.per_decoder_layer + (k - dec) * p.per_layer;
+      const std::int64_t final_norms = a.final_norm ? detail::norm_params(a) * (a.kind == model_kind::encoder_decoder ? 2 : 1) : 0;
+      n += final_norms + p.head;
+      if (a.head == head_kind::lm && a.tied_embeddings) n += a.vocab * a.hidden;
+      return n;
+    }
+  }
+  return p.total;
+}
+namespace detail {
+// Every estimator's first line: a run left invalid by a failed edit never reaches the arithmetic.
+inline void require_valid(const run& r) {
+  if (!r.valid()) fail("run", "was left invalid by a failed edit; edit it again or copy it before editing");
+}
+}  // namespace detail
+
+inline std::int64_t trainable_parameters(const run& r) { return trainable_parameters(r.model(), r.settings()); }
+
+}  // namespace gpuplan
