@@ -1,7 +1,9 @@
-// Every published case in tests/data/validation/cases.jsonl, run through the
-// JSON output (the same path as `gpuplan estimate --json`).
-// Targets (issues 3 and 4): memory median |error| <= 10% with every fit/OOM
+// Every published case in tests/data/validation/cases.jsonl and cases-2.jsonl,
+// run through the JSON output (the same path as `gpuplan estimate --json`).
+// In sample (cases.jsonl): memory median |error| <= 10% with every fit/OOM
 // verdict right; time median |error| <= 15%; one set of defaults for all.
+// Out of sample (cases-2.jsonl held out; leave one source out over both): the
+// figures docs/accuracy.md reports may not get worse than recorded below.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -12,9 +14,10 @@ using namespace gpuplan::accuracy;
 
 namespace {
 const std::vector<case_result>& results() {
-  static const auto rs = run_cases(GPUPLAN_TEST_DATA_DIR "/validation/cases.jsonl");
+  static const auto rs = run_all(GPUPLAN_TEST_DATA_DIR "/validation");
   return rs;
 }
+bool in_sample(const case_result& r) { return r.file == "cases.jsonl"; }
 // Per-case ceilings: a single case may miss by more than the median target
 // (sources differ in what they measured), but not by more than these.
 constexpr double kMemoryCaseCeiling = 0.30;
@@ -39,18 +42,21 @@ double ceiling_for(const case_result& r, double normal) {
 }
 }  // namespace
 
-TEST_CASE("validation: all 55 cases load and estimate") {
-  REQUIRE(results().size() == 55);
+TEST_CASE("validation: all 55 + 63 cases load; every expressible one estimates") {
+  REQUIRE(results().size() == 55 + 63);
+  int unexpressible = 0;
   for (const auto& r : results()) {
     CAPTURE(r.id);
+    if (r.unexpressible) { ++unexpressible; continue; }
     CHECK(r.failure == "");
   }
+  CHECK(unexpressible == 20);  // PEFT methods other than LoRA, CNN, diffusion, encoder-only inference
 }
 
 TEST_CASE("validation: every fit/OOM verdict is right") {
   int verdicts = 0;
   for (const auto& r : results()) {
-    if (!r.is_verdict) continue;
+    if (!is_verdict(r)) continue;
     CAPTURE(r.id);
     CHECK(r.verdict_ok);
     ++verdicts;
@@ -60,22 +66,53 @@ TEST_CASE("validation: every fit/OOM verdict is right") {
 
 TEST_CASE("validation: memory median |error| <= 10%, each case within 30% (known misses listed)") {
   for (const auto& r : results()) {
-    if (!is_memory(r)) continue;
+    if (!is_memory(r) || !in_sample(r)) continue;
     CAPTURE(r.id);
     CAPTURE(r.expected);
     CAPTURE(r.estimate);
     CHECK(std::fabs(r.error) <= ceiling_for(r, kMemoryCaseCeiling));
   }
-  CHECK(median_abs_error(results(), is_memory) <= 0.10);
+  CHECK(median_abs_error(results(), [](const case_result& r) { return in_sample(r) && is_memory(r); }) <= 0.10);
 }
 
 TEST_CASE("validation: time median |error| <= 15%, each case within 60% (known misses listed)") {
   for (const auto& r : results()) {
-    if (!is_time(r)) continue;
+    if (!is_time(r) || !in_sample(r)) continue;
     CAPTURE(r.id);
     CAPTURE(r.expected);
     CAPTURE(r.estimate);
     CHECK(std::fabs(r.error) <= ceiling_for(r, kTimeCaseCeiling));
   }
-  CHECK(median_abs_error(results(), is_time) <= 0.15);
+  CHECK(median_abs_error(results(), [](const case_result& r) { return in_sample(r) && is_time(r); }) <= 0.15);
+}
+
+// The out-of-sample figures of docs/accuracy.md, recorded: a change may improve
+// them (then lower the record) but not make them worse by more than kSlack.
+namespace {
+constexpr double kSlack = 0.01;  // one percentage point of |error|
+struct recorded { const char* what; bool held_out; bool memory; bool loso; double median, p90; };
+constexpr recorded kRecorded[] = {
+    {"held-out memory", true, true, false, 0.031, 0.203},
+    {"held-out time", true, false, false, 0.313, 2.512},
+    {"LOSO memory", false, true, true, 0.049, 0.180},
+    {"LOSO time", false, false, true, 0.239, 0.744},
+};
+}  // namespace
+
+TEST_CASE("validation: out-of-sample median and P90 no worse than recorded") {
+  for (const auto& rec : kRecorded) {
+    CAPTURE(rec.what);
+    auto pick = [&](const case_result& r) {
+      return (!rec.held_out || r.file == "cases-2.jsonl") && (rec.memory ? is_memory(r) : is_time(r));
+    };
+    CHECK(quantile_abs_error(results(), pick, 0.5, rec.loso) <= rec.median + kSlack);
+    CHECK(quantile_abs_error(results(), pick, 0.9, rec.loso) <= rec.p90 + kSlack);
+  }
+}
+
+TEST_CASE("validation: source keys group a repository's documents and drop commits") {
+  CHECK(source_key("pytorch/torchtune README @30b8519e") == "pytorch/torchtune README");
+  CHECK(source_key("huggingface/peft method_comparison/MetaMathQA/results/lora.json @51c2ff66") == "huggingface/peft method_comparison");
+  CHECK(source_key("Korthikanti et al. 2022 Table 5") == "Korthikanti et al. 2022");
+  CHECK(source_key("NVIDIA/NeMo docs performance_summary.md (24.07)") == "NVIDIA/NeMo docs");
 }
