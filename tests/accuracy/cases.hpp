@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuplan/bands.hpp"
 #include "gpuplan/calibrate.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
@@ -173,6 +174,95 @@ double quantile_abs_error(const std::vector<case_result>& rs, Pred pred, double 
 template <class Pred>
 double median_abs_error(const std::vector<case_result>& rs, Pred pred, bool loso = false) {
   return quantile_abs_error(rs, pred, 0.5, loso);
+}
+
+// ---- error bands (bands.hpp) --------------------------------------------------
+
+// measured / estimated with the leave-one-source-out constants; for time in
+// throughput terms (a step-time row's ratio is estimated / measured step).
+inline double band_ratio(const case_result& r) {
+  const double e = r.loso_error;
+  return r.metric == "time.step_seconds" ? 1.0 + e : 1.0 / (1.0 + e);
+}
+inline bool in_bands(const case_result& r) {
+  return r.failure.empty() && !r.unexpressible && !r.is_verdict && !std::isnan(r.loso_error) && r.run.has_value();
+}
+inline detail::band_metric band_metric_of(const case_result& r) {
+  const bool train = r.run->settings().work == workload::train;
+  if (is_memory(r)) return train ? detail::band_metric::memory_train : detail::band_metric::memory_infer;
+  return train ? detail::band_metric::time_train : detail::band_metric::time_infer;
+}
+inline int peft_of(const case_result& r) { return r.run->settings().meth == method::full ? 0 : 1; }
+inline int multi_of(const case_result& r) { return r.run->settings().num_gpus > 1 ? 1 : 0; }
+
+// Linear-interpolation quantile (type 7) of sorted values.
+inline double quantile_sorted(const std::vector<double>& v, double q) {
+  const double h = (static_cast<double>(v.size()) - 1) * q;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  const std::size_t hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+// Band rows (every metric × method class × scale, -1 = any) over the cases `keep`
+// selects. `spread` widens P10 and P90 away from P50 in log space: case-level
+// quantiles understate how much a source not yet measured differs from the others,
+// so the spread is chosen by leave-one-source-out coverage (band_spread below).
+template <class Keep>
+std::vector<detail::band_row> band_rows(const std::vector<case_result>& rs, Keep keep, double spread = 1.0) {
+  std::vector<detail::band_row> rows;
+  for (int m = 0; m < 4; ++m)
+    for (int peft = -1; peft <= 1; ++peft)
+      for (int multi = -1; multi <= 1; ++multi) {
+        std::vector<double> v;
+        for (const auto& r : rs)
+          if (in_bands(r) && keep(r) && static_cast<int>(band_metric_of(r)) == m && (peft == -1 || peft_of(r) == peft) &&
+              (multi == -1 || multi_of(r) == multi))
+            v.push_back(band_ratio(r));
+        if (v.empty()) continue;
+        std::sort(v.begin(), v.end());
+        const double q50 = quantile_sorted(v, 0.5);
+        auto widen = [&](double q) { return q50 * std::pow(q / q50, spread); };
+        rows.push_back({static_cast<detail::band_metric>(m), peft, multi, static_cast<int>(v.size()),
+                        {widen(quantile_sorted(v, 0.1)), q50, widen(quantile_sorted(v, 0.9))}});
+      }
+  return rows;
+}
+
+// Coverage of the bands, each case's band built without its own source.
+struct band_coverage {
+  int cases = 0, inside_p10_p90 = 0, memory_cases = 0, memory_below_p90 = 0;
+};
+inline band_coverage coverage(const std::vector<case_result>& rs, double spread) {
+  band_coverage c;
+  std::map<std::string, std::vector<detail::band_row>> by_source;
+  for (const auto& r : rs) {
+    if (!in_bands(r)) continue;
+    auto it = by_source.find(r.source);
+    if (it == by_source.end())
+      it = by_source.emplace(r.source, band_rows(rs, [&](const case_result& o) { return o.source != r.source; }, spread)).first;
+    const band_source b = detail::select_band(it->second, band_metric_of(r), peft_of(r), multi_of(r), true);
+    if (b.cases == 0) continue;  // no other source measured this metric
+    const double q = band_ratio(r);
+    ++c.cases;
+    c.inside_p10_p90 += (q >= b.factors.q10 && q <= b.factors.q90) ? 1 : 0;
+    if (is_memory(r)) {
+      ++c.memory_cases;
+      c.memory_below_p90 += q <= b.factors.q90 ? 1 : 0;
+    }
+  }
+  return c;
+}
+
+// The band spread: the smallest widening (steps of 0.05 from 1) whose leave-one-
+// source-out P10–P90 coverage reaches the nominal 80%.
+inline constexpr double kTargetCoverage = 0.80;
+inline double band_spread(const std::vector<case_result>& rs) {
+  double k = 1.0;
+  for (; k < 4.0; k += 0.05) {
+    const band_coverage c = coverage(rs, k);
+    if (c.cases > 0 && static_cast<double>(c.inside_p10_p90) >= kTargetCoverage * c.cases) break;
+  }
+  return k;
 }
 
 }  // namespace gpuplan::accuracy

@@ -1,0 +1,58 @@
+// bands.hpp — error bands from the validation residuals and the three-state verdict.
+#include <doctest/doctest.h>
+
+#include <array>
+
+#include "gpuplan/bands.hpp"
+#include "gpuplan/io/catalog.hpp"
+
+using namespace gpuplan;
+
+TEST_CASE("bands: verdict is fits / tight / does_not_fit by P90 and P50 against capacity") {
+  const band b{90, 100, 120};
+  CHECK(verdict_of(b, 120) == verdict::fits);    // P90 within capacity
+  CHECK(verdict_of(b, 119) == verdict::tight);   // P50 within, P90 not
+  CHECK(verdict_of(b, 100) == verdict::tight);
+  CHECK(verdict_of(b, 99.9) == verdict::does_not_fit);
+  CHECK(to_string(verdict::does_not_fit) == "does_not_fit");
+}
+
+TEST_CASE("bands: the most specific regime with enough cases, else its parent, else the widest") {
+  using detail::band_metric;
+  const std::array<detail::band_row, 4> rows{{
+      {band_metric::memory_train, -1, -1, 40, {0.8, 1.0, 1.3}},
+      {band_metric::memory_train, 1, -1, 20, {0.9, 1.0, 1.1}},
+      {band_metric::memory_train, 1, 1, 3, {0.99, 1.0, 1.01}},  // too few cases: never chosen
+      {band_metric::time_train, -1, -1, 40, {0.5, 1.0, 2.0}},
+  }};
+  const band_source peft_multi = detail::select_band(rows, band_metric::memory_train, 1, 1, true);
+  CHECK(peft_multi.peft == 1);
+  CHECK(peft_multi.multi_gpu == -1);
+  CHECK(peft_multi.cases == 20);
+  const band_source full = detail::select_band(rows, band_metric::memory_train, 0, 0, true);
+  CHECK(full.cases == 40);
+  // Outside the validated regime: the widest memory band (0.8–1.3), never a time row.
+  const band_source outside = detail::select_band(rows, band_metric::memory_train, 1, 0, false);
+  CHECK_FALSE(outside.validated);
+  CHECK(outside.factors.q10 == 0.8);
+  CHECK(outside.factors.q90 == 1.3);
+}
+
+TEST_CASE("bands: a run's memory band scales its estimate; time bands invert for step time") {
+  const architecture& m = io::find_model("llama-2-7b");
+  const run r(m, scenario{.meth = method::qlora, .seq_len = 1024, .ckpt = checkpointing::full, .gpu = io::find_gpu("t4")});
+  const memory_breakdown mem = estimate_memory(r);
+  const memory_bands mb = bands_of(r, mem);
+  CHECK(mb.source.validated);  // llama, bf16-mixed, 1 GPU were all measured
+  CHECK(mb.source.cases >= detail::kMinBandCases);
+  CHECK(mb.device.p10 == doctest::Approx(in_bytes(mem.device) * mb.source.factors.q10));
+  CHECK(mb.device.p10 <= mb.device.p50);
+  CHECK(mb.device.p50 <= mb.device.p90);
+  const time_estimate t = estimate_time(r);
+  const time_bands tb = bands_of(r, t);
+  // Throughput P10 (slow end) corresponds to step-time P90.
+  CHECK(tb.step_seconds.p90 * tb.tokens_per_second_per_gpu.p10 == doctest::Approx(in_seconds(t.step) * t.tokens_per_second_per_gpu));
+  // A family never measured takes the widest band.
+  const run phi(io::find_model("phi-2"), scenario{.gpu = io::find_gpu("a100-80gb")});
+  CHECK_FALSE(bands_of(phi, estimate_memory(phi)).source.validated);
+}
