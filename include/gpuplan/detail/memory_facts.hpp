@@ -1,0 +1,125 @@
+// detail/memory_facts.hpp — everything about a run that the memory model needs
+// and that does not depend on the pipeline stage: precision policy, parallel
+// degrees, tokens per GPU, LoRA adapter shapes, and the per-block activation
+// figures of memory_terms.hpp. Computed once per estimate.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "gpuplan/detail/memory_layout.hpp"
+#include "gpuplan/detail/memory_precision.hpp"
+#include "gpuplan/detail/memory_terms.hpp"
+#include "gpuplan/dtype.hpp"
+#include "gpuplan/model.hpp"
+#include "gpuplan/scenario.hpp"
+
+namespace gpuplan::detail::mem {
+
+inline double d(std::int64_t v) { return static_cast<double>(v); }
+
+constexpr bool targeted(const scenario& r, linear_id id) {
+  return (r.lora.targets & (1u << static_cast<unsigned>(id))) != 0;
+}
+constexpr bool is_lora(const scenario& r) { return r.meth == method::lora || r.meth == method::qlora; }
+
+// LoRA per block: adapter parameters, saved r-wide outputs, dropout copies,
+// Adafactor state elements of the adapters and the largest adapter matrix.
+struct lora_block { double params = 0, rank_elems = 0, drop_elems = 0, adafactor = 0, largest = 0; };
+inline lora_block lora_of_block(const architecture& a, const scenario& r, bool dec) {
+  lora_block b;
+  if (!is_lora(r)) return b;
+  const double rank = d(r.lora.rank);
+  for (int i = 0; i < kLinearKinds; ++i) {
+    const auto id = static_cast<linear_id>(i);
+    const linear_shape s = linear_of(a, id, dec);
+    if (s.count <= 0 || !targeted(r, id)) continue;
+    const double n = d(s.count);
+    b.params += n * rank * d(s.in + s.out);  // PEFT LoraLayer: A (r x in) + B (out x r)
+    b.rank_elems += n * rank;
+    if (r.lora.dropout > 0) b.drop_elems += n * d(s.in);
+    b.adafactor += n * (rank + d(s.in) + d(s.out) + rank);  // factored rows + cols of A and B
+    b.largest = std::max(b.largest, rank * d(std::max(s.in, s.out)));
+  }
+  return b;
+}
+
+// Everything about the run that does not depend on the stage.
+struct facts {
+  parameter_breakdown p;
+  precision_bytes pb;
+  act_context ctx;
+  int tp = 1, pp = 1, cp = 1;
+  double shard = 1;      // ZeRO / FSDP sharding degree (data-parallel ranks)
+  double T = 0;          // tokens per micro-batch per GPU (after cp)
+  double s = 0;          // sequence length (keys per query) for eager scores
+  double seq_div = 1;    // division of non-tp activation terms (sp)
+  bool quantized = false;
+  quantization q;
+  lora_block lora_enc, lora_dec;
+  block_linears lin_enc, lin_dec;
+  layer_act full_enc, full_dec, sel_enc, sel_dec;  // per-block activations (filled by facts_with_acts)
+};
+
+inline facts facts_of(const architecture& a, const scenario& r) {
+  facts f;
+  f.p = count_parameters(a);
+  f.pb = bytes_of(r.prec);
+  f.tp = std::max(1, r.parallel.tp);
+  f.pp = std::max(1, r.parallel.pp);
+  f.cp = std::max(1, r.parallel.cp);
+  f.shard = r.parallel.zero > 0 ? std::max(1.0, static_cast<double>(r.num_gpus) / (f.tp * f.pp)) : 1.0;
+  f.s = d(a.is_vit() ? a.vit_tokens() : r.seq_len);
+  f.T = d(r.micro_batch) * f.s / f.cp;
+  f.seq_div = r.parallel.sp ? f.tp : 1;
+  f.q = base_quantization(r);
+  f.quantized = is_quantized(f.q.weights);
+  f.lora_enc = lora_of_block(a, r, false);
+  f.lora_dec = lora_of_block(a, r, true);
+  f.ctx.e = f.pb.act;
+  f.ctx.mixed = f.pb.mixed;
+  f.ctx.compiled = r.compile;
+  f.ctx.drop = a.dropout > 0;
+  f.ctx.flash = r.attn == attention::flash;
+  f.lin_enc = linears_of_block(a, false);
+  f.lin_dec = a.kind == model_kind::encoder_decoder ? linears_of_block(a, true) : f.lin_enc;
+  return f;
+}
+
+inline stage_params params_of_stage(const architecture& a, const facts& f, const scenario& r, int stage) {
+  return params_of_stage(a, f.p, f.lin_enc, f.lin_dec, r, stage);
+}
+
+// Bytes for one block's saved activations, one micro-batch, per GPU: tp-region
+// terms / tp, sequence terms / (tp with sp), logsumexp / tp, eager scores x keys / (cp tp).
+inline double block_bytes(const facts& f, const layer_act& l) {
+  return f.T * (l.tp / f.tp + l.seq / f.seq_div + l.lse / f.tp) + f.T * f.s / f.cp * l.s2 / f.tp;
+}
+
+inline layer_act acts_for(const architecture& a, const facts& f, bool dec, bool selective) {
+  act_context c = f.ctx;
+  const lora_block& lb = dec ? f.lora_dec : f.lora_enc;
+  c.lora_rank_elems = lb.rank_elems;
+  c.lora_drop_elems = lb.drop_elems;
+  return selective ? block_activations_selective(a, c, dec) : block_activations(a, c, dec);
+}
+
+// facts plus the per-block activation figures (computed once per estimate).
+inline facts facts_with_acts(const architecture& a, const scenario& r) {
+  facts f = facts_of(a, r);
+  f.full_enc = acts_for(a, f, false, false);
+  f.sel_enc = acts_for(a, f, false, true);
+  if (a.kind == model_kind::encoder_decoder) {
+    f.full_dec = acts_for(a, f, true, false);
+    f.sel_dec = acts_for(a, f, true, true);
+  } else {
+    f.full_dec = f.full_enc;
+    f.sel_dec = f.sel_enc;
+  }
+  return f;
+}
+
+// GPUs of one node whose offloaded state shares that node's host memory.
+inline double gpus_on_node(const scenario& r) { return std::max(1, std::min(r.num_gpus, r.cluster.gpus_per_node)); }
+
+}  // namespace gpuplan::detail::mem

@@ -1,0 +1,123 @@
+// detail/memory_layout.hpp — what one pipeline stage holds, per GPU: its blocks
+// and its parameters by storage class (quantizable block linears, the rest), and
+// its largest modules (the ZeRO-3 / FSDP gather units). docs/memory-model.md § Weights.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "gpuplan/model.hpp"
+#include "gpuplan/scenario.hpp"
+
+namespace gpuplan::detail::mem {
+
+// Parameters by storage class for one pipeline stage, per GPU.
+struct stage_params {
+  double linear = 0;       // block linears (quantizable, tp-sharded; experts ep-sharded)
+  double other = 0;        // embeddings, norms, biases, head (not quantized)
+  double largest = 0;      // largest single module on the stage (ZeRO-3 gather unit)
+  double largest_block_matrix = 0;  // largest linear of the stage's blocks (per GPU)
+  double head_module = 0;  // the last stage's head as one module (LM: vocab x hidden), per GPU
+  double largest_block = 0;// one transformer block (FSDP wrap unit)
+  std::int64_t begin_block = 0;
+  std::int64_t enc_blocks = 0;
+  std::int64_t dec_blocks = 0;
+  bool first = false;
+  bool last = false;
+};
+
+// Linear parameters of one block (weights only) split into dense and expert parts.
+struct block_linears {
+  double dense = 0;   // attention (and dense MLP) matrices
+  double expert = 0;  // MoE expert matrices (shardable by ep)
+  double biggest = 0; // largest single matrix
+};
+
+inline block_linears linears_of_block(const architecture& a, bool dec) {
+  block_linears b;
+  for (int i = 0; i < kLinearKinds; ++i) {
+    const auto id = static_cast<linear_id>(i);
+    const linear_shape s = linear_of(a, id, dec);
+    if (s.count <= 0) continue;
+    const double one = static_cast<double>(s.in) * static_cast<double>(s.out);
+    const bool mlp = id == linear_id::gate || id == linear_id::up || id == linear_id::down;
+    if (mlp && a.is_moe()) b.expert += one * static_cast<double>(s.count);
+    else b.dense += one * static_cast<double>(s.count);
+    b.biggest = std::max(b.biggest, one);
+  }
+  return b;
+}
+
+// Blocks [begin, end) of the execution order encoder blocks then decoder blocks.
+inline void blocks_of_stage(const architecture& a, int pp, int stage, std::int64_t& begin_out, std::int64_t& enc,
+                            std::int64_t& dec) {
+  const std::int64_t total = a.total_layers();
+  const std::int64_t base = total / pp, extra = total % pp;
+  // Remainder blocks go to the middle-to-last stages (the first stage also holds
+  // the embeddings and the most in-flight micro-batches).
+  const std::int64_t begin = stage * base + std::max<std::int64_t>(0, stage - (pp - extra));
+  const std::int64_t count = base + (stage >= pp - extra ? 1 : 0);
+  const std::int64_t end = begin + count;
+  begin_out = begin;
+  enc = std::max<std::int64_t>(0, std::min(end, a.layers) - begin);
+  dec = count - enc;
+}
+
+// Final norm parameters: one per stack (encoder and decoder of an encoder-decoder).
+inline double final_norm_params(const architecture& a) {
+  double fin = a.final_norm ? static_cast<double>(detail::norm_params(a)) : 0;
+  if (a.kind == model_kind::encoder_decoder) fin *= 2;
+  return fin;
+}
+
+// Largest single module on a stage (the unit ZeRO-3 gathers whole), before tp.
+// One stage: DeepSpeed's largest_layer_params (estimate_zero3_model_states_mem_needs).
+// Several: the stage's own — the token embedding (first), the LM head or its tied
+// copy (last), else the largest block linear — so a middle stage never gathers the embedding.
+inline double largest_module(const architecture& a, const parameter_breakdown& p, const stage_params& s, int pp,
+                             double block_biggest) {
+  if (pp == 1) return static_cast<double>(p.largest_layer);
+  const double token = a.is_vit() ? static_cast<double>(a.channels * a.patch_size * a.patch_size * a.hidden + a.hidden)
+                                  : static_cast<double>(a.vocab) * static_cast<double>(a.hidden);
+  const double lm = static_cast<double>(a.vocab) * static_cast<double>(a.hidden);
+  double big = block_biggest;
+  if (s.first) big = std::max(big, token);
+  if (s.last && a.head == head_kind::lm) big = std::max(big, lm);
+  return big;
+}
+
+inline stage_params params_of_stage(const architecture& a, const parameter_breakdown& p, const block_linears& be,
+                                    const block_linears& bd, const scenario& r, int stage) {
+  const int pp = std::max(1, r.parallel.pp);
+  const double tp = std::max(1, r.parallel.tp);
+  const double ep = std::max(1, r.parallel.ep);
+  stage_params s;
+  s.first = stage == 0;
+  s.last = stage == pp - 1;
+  blocks_of_stage(a, pp, stage, s.begin_block, s.enc_blocks, s.dec_blocks);
+  const double ne = static_cast<double>(s.enc_blocks), nd = static_cast<double>(s.dec_blocks);
+  // Megatron tensor parallelism splits every block matrix by tp; experts by ep.
+  s.linear = ne * (be.dense / tp + be.expert / (tp * ep)) + nd * (bd.dense / tp + bd.expert / (tp * ep));
+  const double enc_other = static_cast<double>(p.per_layer) - be.dense - be.expert;
+  const double dec_other = static_cast<double>(p.per_decoder_layer) - bd.dense - bd.expert;
+  s.other = ne * enc_other + nd * std::max(0.0, dec_other);
+  // T5 relative-attention tables: one in the encoder's and one in the decoder's first block.
+  const double rel = (a.relative_buckets > 0 ? static_cast<double>(a.relative_buckets * a.heads) : 0) *
+                     (a.kind == model_kind::encoder_decoder ? 2 : 1);
+  if (s.first) s.other += static_cast<double>(p.embeddings) / tp + rel;  // vocab-parallel embedding
+  if (s.last) {
+    s.other += final_norm_params(a) + static_cast<double>(p.head) / tp;
+    // A tied LM head on a different stage than the embedding keeps its own copy
+    // (Megatron-LM `share_embeddings_and_output_weights` on the last stage).
+    if (pp > 1 && a.head == head_kind::lm && a.tied_embeddings) s.other += static_cast<double>(a.vocab * a.hidden) / tp;
+  }
+  const double blk_big = std::max(s.enc_blocks > 0 ? be.biggest : 0.0, s.dec_blocks > 0 ? bd.biggest : 0.0);
+  s.largest_block_matrix = blk_big / tp;
+  const double lm = static_cast<double>(a.vocab) * static_cast<double>(a.hidden);
+  if (s.last) s.head_module = (a.head == head_kind::lm ? lm : static_cast<double>(p.head)) / tp;
+  s.largest = largest_module(a, p, s, pp, blk_big) / tp;
+  s.largest_block = std::max(static_cast<double>(p.per_layer), static_cast<double>(p.per_decoder_layer)) / tp;
+  return s;
+}
+
+}  // namespace gpuplan::detail::mem

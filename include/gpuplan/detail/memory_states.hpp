@@ -1,0 +1,113 @@
+// detail/memory_states.hpp — phase 1 of the training memory model: the model
+// states resident on one stage's GPU for the whole step — weights, master
+// weights, gradients, optimizer state — after ZeRO partitioning, paging and
+// offload. docs/memory-model.md § Weights, § Master weights, § Gradients,
+// § Optimizer state.
+#pragma once
+
+#include <algorithm>
+
+#include "gpuplan/detail/memory_constants.hpp"
+#include "gpuplan/detail/memory_facts.hpp"
+#include "gpuplan/detail/memory_trainable.hpp"
+#include "gpuplan/dtype.hpp"
+#include "gpuplan/model.hpp"
+#include "gpuplan/scenario.hpp"
+
+namespace gpuplan::detail::mem {
+
+// Bytes per GPU (host: per node) of the persistent model states of one stage.
+struct model_states {
+  double weights = 0;    // base (quantized) + adapters + fp8 copies; ZeRO-3: shard + DeepSpeed's gathered module
+  double master = 0;     // fp32 master copy; 0 under ZeRO >= 1, where its partition is in `optimizer`
+  double gradients = 0;  // every gradient after backward (compute dtype + ZeRO's fp32 partition)
+  double optimizer = 0;  // optimizer state inside the caching allocator (ZeRO >= 1: + master partition)
+  double paged = 0;      // optimizer state in CUDA managed memory, outside the allocator
+  double host = 0;       // offloaded parameters and optimizer state, per node
+};
+
+// Base weights of the stage: block linears quantized (or in the weight dtype),
+// everything else in the weight dtype (bitsandbytes / torchao leave them unquantized).
+inline double base_weight_bytes(const architecture& a, const facts& f, const stage_params& sp) {
+  const double lin_b = f.quantized ? bits_per_element(f.q, d(a.hidden)) / kBitsPerByte : f.pb.weight;
+  return sp.linear * lin_b + sp.other * f.pb.weight;
+}
+
+// ZeRO-3 counts the largest trainable module's gathered parameters and unsharded
+// gradient as model states when a master copy exists: DeepSpeed's mixed-precision
+// engine (estimate_zero3_model_states_mem_needs: 4·largest_layer = fp16 params +
+// fp16 grads of the largest layer). Otherwise (fp32, bf16-pure: FSDP-style) the
+// gathered module is a transient (step_transients).
+inline bool zero3_states_hold_gathered(const scenario& r, const facts& f) {
+  return r.parallel.zero >= 3 && f.pb.master > 0;
+}
+
+struct weight_states { double gpu = 0, host = 0; };
+
+// Weights resident on the GPU: base + fp8 GEMM copies + adapters; ZeRO-3 / FSDP
+// full shard keeps 1/N (parameter offload moves it to the host) plus, with a master
+// copy, the gathered largest trainable module.
+inline weight_states resident_weights(const architecture& a, const scenario& r, const facts& f, const stage_params& sp,
+                                      const stage_trainables& t) {
+  double W = base_weight_bytes(a, f, sp) + sp.linear * f.pb.fp8_copy;
+  if (is_lora(r)) W += t.params * f.pb.weight;
+  weight_states w;
+  if (r.parallel.zero >= 3) {
+    W /= f.shard;
+    if (r.parallel.offload_params != offload::none) { w.host = W * gpus_on_node(r); W = 0; }
+    if (zero3_states_hold_gathered(r, f)) W += t.largest * f.pb.weight;
+  }
+  w.gpu = W;
+  return w;
+}
+
+// Optimizer state of the stage's trainable set before ZeRO partitioning, excluding
+// the master copy. Adafactor: factored state of the adapters (LoRA) or the full
+// model's factored state in proportion to the stage's trainable share.
+inline double optimizer_state_bytes(const architecture& a, const scenario& r, const facts& f, const stage_params& sp,
+                                    const stage_trainables& t) {
+  if (r.opt != optimizer::adafactor) return t.params * optimizer_bytes_per_param(r.opt, f.pb.state);
+  const double elems = is_lora(r) ? (d(sp.enc_blocks) * f.lora_enc.adafactor + d(sp.dec_blocks) * f.lora_dec.adafactor) / f.tp
+                                  : adafactor_state_elements(a) * (t.params / std::max(1.0, d(f.p.total)));
+  return elems * f.pb.state;
+}
+
+// Phase 1. ZeRO-1/2 (DeepSpeed estimate_zero2_model_states_mem_needs: 4Ψ + 16Ψ/N):
+// full compute-dtype params and gradients, plus the fp32 gradient partition, master
+// partition and moments over N. ZeRO-3 (estimate_zero3_model_states_mem_needs:
+// 4·largest_layer + 18Ψ/N): params shard + the gathered largest trainable module,
+// its unsharded gradient, and the fp32 gradient shard (with a master copy) or the
+// compute-dtype gradient shard (FSDP's sharded .grad). Optimizer offload
+// (ZeRO-Offload, Ren et al. 2021): master, moments and fp32 gradients on the host.
+inline model_states resident_states(const architecture& a, const scenario& r, const facts& f, const stage_params& sp,
+                                    const stage_trainables& t) {
+  const precision_bytes& pb = f.pb;
+  const double N = f.shard;
+  const int zero = r.parallel.zero;
+  const weight_states w = resident_weights(a, r, f, sp, t);
+  model_states s;
+  s.weights = w.gpu;
+  s.host = w.host;
+  double M = t.params * pb.master;
+  double G = t.params * pb.grad;
+  double G_fp32_part = 0;
+  if (zero >= 1) {
+    if (pb.master > 0) G_fp32_part = t.params * kFp32Bytes / N;
+    if (zero >= 3) G = zero3_states_hold_gathered(r, f) ? t.largest * pb.grad : t.params * pb.grad / N;
+  }
+  if (r.optimizer_in_backward) G = t.largest * pb.grad;  // step per tensor in the gradient hook
+  double O = optimizer_state_bytes(a, r, f, sp, t);
+  if (zero >= 1) { O /= N; M /= N; O += M; M = 0; }  // the master partition belongs to the ZeRO optimizer
+  double paged = optimizer_is_paged(r.opt) ? O : 0;
+  if (r.parallel.offload_optimizer != offload::none) {
+    s.host += (O + G_fp32_part) * gpus_on_node(r);
+    O = 0; paged = 0; G_fp32_part = 0;
+  }
+  s.master = M;
+  s.gradients = G + G_fp32_part;
+  s.optimizer = O - paged;
+  s.paged = paged;
+  return s;
+}
+
+}  // namespace gpuplan::detail::mem

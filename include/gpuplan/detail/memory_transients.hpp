@@ -1,0 +1,103 @@
+// detail/memory_transients.hpp — phase 3 of the training memory model: the
+// working sets that live only for part of a step — the loss, the ZeRO-3 gathered
+// units and ZeRO-1/2 reduce bucket, the backward of one block, the optimizer's
+// temporaries. docs/memory-model.md § Transient buffers.
+#pragma once
+
+#include <algorithm>
+
+#include "gpuplan/detail/memory_constants.hpp"
+#include "gpuplan/detail/memory_facts.hpp"
+#include "gpuplan/detail/memory_states.hpp"
+#include "gpuplan/detail/memory_trainable.hpp"
+#include "gpuplan/model.hpp"
+#include "gpuplan/scenario.hpp"
+
+namespace gpuplan::detail::mem {
+
+// Bytes per GPU of the transient working sets of one stage.
+struct transients {
+  double loss_forward = 0;    // last stage: loss forward working set
+  double loss_backward = 0;   // last stage: loss backward working set, at least the logits' gradient
+  double collective = 0;      // ZeRO-3 gathered units, or the ZeRO-1/2 reduce bucket (forward and backward)
+  double reduce_backward = 0; // backward: the largest trainable module's unsharded gradient (ZeRO-3, no master)
+  double backward_block = 0;  // gradient temporaries of the block being back-propagated
+  double optimizer_step = 0;  // optimizer-step temporaries (none with optimizer_in_backward)
+};
+
+struct loss_working_set { double forward = 0, backward = 0; };
+
+// Loss working set (LM head), bytes for forward and backward, VT = V/tp·T logits.
+inline loss_working_set loss_bytes(const architecture& a, const scenario& r, const facts& f) {
+  if (a.head != head_kind::lm || a.vocab <= 0) {
+    // Classifier / pooler: fp32 logits of num_labels (at least 2) per sequence — negligible.
+    const double logits = d(r.micro_batch) * d(std::max<std::int64_t>(a.num_labels, 2)) * kFp32Bytes;
+    return {logits, logits};
+  }
+  const double e = f.pb.act;
+  // Vocab-parallel cross-entropy splits the vocabulary over tp (Megatron-LM).
+  const double VT = d(a.vocab) / f.tp * f.T;
+  // Eager cross-entropy (F.cross_entropy on logits.float()): forward holds the
+  // e-logits, their fp32 copy and log_softmax's fp32 output; backward holds the
+  // saved log-probs, nll_loss's dense fp32 grad and log_softmax's fp32 grad.
+  const double eager_fwd = (e < kFp32Bytes ? e + 2 * kFp32Bytes : 2 * kFp32Bytes), eager_bwd = 3 * kFp32Bytes;
+  if (r.chunked_loss) {
+    // torchtune CEWithChunkedOutputLoss: all e-logit chunks exist, each chunk is
+    // upcast and reduced on its own; all chunk gradients exist before lm_head backward.
+    const double k = memory_defaults::loss_chunks;
+    return {e * VT + (r.compile ? 0 : eager_fwd - e) * VT / k, e * VT + (r.compile ? 0 : eager_bwd) * VT / k};
+  }
+  // Compiled (Inductor-fused) cross-entropy saves the e-logits and writes the
+  // e-gradient into that saved buffer (AOTAutograd donated buffers, PyTorch >= 2.5).
+  if (r.compile) return {e * VT, e * VT};
+  return {eager_fwd * VT, eager_bwd * VT};
+}
+
+// Gradient temporaries of the block being back-propagated: the gradients of its
+// largest intermediates (gated MLP: gate, up, product; plain: up, activation) and
+// of the residual stream in and out (2h); eager attention adds the score gradients,
+// fp32 d(softmax) + e d(scores) per head and key.
+inline double backward_block_bytes(const architecture& a, const scenario& r, const facts& f) {
+  const double h = d(a.hidden);
+  const double fmax = a.is_moe() ? d(a.d_expert()) * d(a.experts_per_token) : d(a.ffn);
+  const double mlp_grads = a.mlp == mlp_kind::gated ? 3 : 2;
+  double work = f.T * f.pb.act * (mlp_grads * fmax / f.tp + 2 * h / f.seq_div);
+  if (r.attn == attention::eager) work += f.T * f.s / f.cp * d(a.heads) * (kFp32Bytes + f.pb.act) / f.tp;
+  return work;
+}
+
+// ZeRO-3 / FSDP prefetch: the unit in use gathered + the next one prefetched; a
+// largest module not already in the model states is gathered alongside one block.
+inline double zero3_gather_bytes(const scenario& r, const facts& f, const stage_params& sp, const stage_trainables& t) {
+  const bool in_states = zero3_states_hold_gathered(r, f);
+  const double extra_big = in_states && sp.largest <= t.largest ? 0.0 : sp.largest * f.pb.weight;
+  return std::max(kGatheredUnitsInFlight * sp.largest_block * f.pb.weight, extra_big + sp.largest_block * f.pb.weight);
+}
+
+// Phase 3.
+inline transients step_transients(const architecture& a, const scenario& r, const facts& f, const stage_params& sp,
+                                  const stage_trainables& t) {
+  const precision_bytes& pb = f.pb;
+  const int zero = r.parallel.zero;
+  transients x;
+  if (sp.last) {
+    const loss_working_set loss = loss_bytes(a, r, f);
+    // lm_head's backward reads the e-gradient of the logits.
+    const double dlogits = a.head == head_kind::lm ? pb.act * d(a.vocab) / f.tp * f.T : 0;
+    x.loss_forward = loss.forward;
+    x.loss_backward = std::max(loss.backward, dlogits);
+  }
+  if (zero >= 3) {
+    x.collective = zero3_gather_bytes(r, f, sp, t);
+    if (!zero3_states_hold_gathered(r, f) && !r.optimizer_in_backward) x.reduce_backward = t.largest * pb.grad;
+  }
+  // DeepSpeed ZeRO-1/2 reduce bucket (reduce_bucket_size).
+  if ((zero == 1 || zero == 2) && r.num_gpus > 1) x.collective = std::min(t.params, memory_defaults::zero_reduce_bucket_elems) * pb.grad;
+  x.backward_block = backward_block_bytes(a, r, f);
+  // Per-tensor optimizer kernels need fp32 temporaries of the largest tensor; SGD none.
+  const double temps = r.opt == optimizer::adafactor ? kAdafactorStepTemporaries : kAdamStepTemporaries;
+  if (r.opt != optimizer::sgd && !r.optimizer_in_backward) x.optimizer_step = temps * t.largest * kFp32Bytes;
+  return x;
+}
+
+}  // namespace gpuplan::detail::mem
