@@ -55,6 +55,11 @@ struct memory_breakdown {
   // Which phase of the step sets peak_allocated.
   enum class phase : std::uint8_t { forward_loss, loss_backward, backward_start, backward_end, optimizer_step, inference };
   phase peak_phase = phase::forward_loss;
+  // Optimizer state in CUDA managed memory (bitsandbytes paged optimizers: cudaMallocManaged),
+  // included in `optimizer` and, as far as it stays resident, in `device`. The driver
+  // evicts it to host memory under pressure, so it never makes a run not fit: `fits`
+  // compares device without it, and the part that does not fit is in `host`.
+  Bytes paged = bytes(0);
 };
 
 // One breakdown per pipeline stage (size pp); estimate_memory reports the most loaded.
@@ -120,6 +125,7 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   m.overhead = bytes(dev.overhead);
   m.device = bytes(dev.device);
   m.host = bytes(states.host + acts.host);
+  m.paged = bytes(states.paged);
   m.stage = stage;
   return m;
 }
@@ -150,8 +156,14 @@ inline memory_breakdown infer_stage(const architecture& a, const scenario& r, co
 // Capacity, headroom, the verdict and the warnings of one stage.
 inline void verdict(memory_breakdown& m, const scenario& r) {
   m.capacity = r.gpu.usable_memory;
+  // Paged state resident only in what the rest leaves free; the remainder lives on the host.
+  const double cap = in_bytes(m.capacity), paged = in_bytes(m.paged);
+  const double required = in_bytes(m.device) - paged;
+  const double resident = std::clamp(cap - required, 0.0, paged);
+  m.device = bytes(required + resident);
+  m.host = m.host + bytes(paged - resident);
   m.headroom = m.capacity - m.device;
-  m.fits = in_bytes(m.device) <= in_bytes(m.capacity);
+  m.fits = required <= cap;
   if (in_bytes(m.host) > in_bytes(r.cluster.host_memory_per_node)) m.warnings |= warn_host_memory;
   // FlashAttention-2 and SDPA's flash kernel need compute capability 8.0 or newer (Dao-AILab/flash-attention README).
   if (r.attn == attention::flash && r.gpu.cc_major > 0 && r.gpu.sm() < 80) m.warnings |= warn_flash_unsupported;

@@ -73,7 +73,9 @@ inline facts facts_of(const architecture& a, const scenario& r) {
   f.T = d(r.micro_batch) * f.s / f.cp;
   f.seq_div = r.parallel.sp ? f.tp : 1;
   f.q = base_quantization(r);
-  f.quantized = is_quantized(f.q.weights);
+  // FP8 checkpoints (W8A8 / weight-only FP8, vLLM and llm-compressor) store the block
+  // linears in one byte like a quantized format; the rest stays in the weight dtype.
+  f.quantized = is_quantized(f.q.weights) || f.q.weights == dtype::fp8_e4m3 || f.q.weights == dtype::fp8_e5m2;
   f.lora_enc = lora_of_block(a, r, false);
   f.lora_dec = lora_of_block(a, r, true);
   f.ctx.e = f.pb.act;

@@ -102,6 +102,11 @@ inline model_states resident_states(const architecture& a, const scenario& r, co
   if (r.parallel.offload_optimizer != offload::none) {
     s.host += (O + G_fp32_part) * gpus_on_node(r);
     O = 0; paged = 0; G_fp32_part = 0;
+    // ZeRO-1/2 offload keeps only the 16-bit parameters on the GPU: each gradient is
+    // reduced through the IPG bucket into pinned host buffers (DeepSpeed
+    // stage_1_and_2.py async_accumulate_grad_in_cpu_via_gpu; estimate_zero2_model_states_mem_needs
+    // with cpu_offload: gpu = 2Ψ).
+    if (zero <= 2) G = 0;
   }
   s.master = M;
   s.gradients = G + G_fp32_part;

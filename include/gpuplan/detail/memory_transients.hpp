@@ -92,7 +92,9 @@ inline transients step_transients(const architecture& a, const scenario& r, cons
     if (!zero3_states_hold_gathered(r, f) && !r.optimizer_in_backward) x.reduce_backward = t.largest * pb.grad;
   }
   // DeepSpeed ZeRO-1/2 reduce bucket (reduce_bucket_size).
-  if ((zero == 1 || zero == 2) && r.num_gpus > 1) x.collective = std::min(t.params, memory_defaults::zero_reduce_bucket_elems) * pb.grad;
+  // With optimizer offload every gradient passes through it, even on one GPU.
+  const bool reduces = r.num_gpus > 1 || r.parallel.offload_optimizer != offload::none;
+  if ((zero == 1 || zero == 2) && reduces) x.collective = std::min(t.params, memory_defaults::zero_reduce_bucket_elems) * pb.grad;
   x.backward_block = backward_block_bytes(a, r, f);
   // Per-tensor optimizer kernels need fp32 temporaries of the largest tensor; SGD none.
   const double temps = r.opt == optimizer::adafactor ? kAdafactorStepTemporaries : kAdamStepTemporaries;
