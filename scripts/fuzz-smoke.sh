@@ -39,6 +39,7 @@ seeds_of() {
     fuzz_hf_config|fuzz_hf_config_fields) echo tests/fuzz/corpus/hf_config ;;
     fuzz_safetensors) echo tests/fuzz/corpus/safetensors ;;
     fuzz_gpu_json) echo tests/fuzz/corpus/gpu ;;
+    fuzz_prices) echo tests/fuzz/corpus/prices ;;
   esac
 }
 

@@ -1,0 +1,99 @@
+// io/prices.hpp — dated, sourced GPU prices: rental prices per GPU-hour, the
+// instance shapes people rent, purchase prices of cards people buy (data in
+// src/data/{prices,instances,purchase}.csv, described in src/data/PRICES.md),
+// a reader for a user's own prices (CSV or JSON), and rent-vs-buy arithmetic.
+//
+// Every bad input throws gpuplan::config_error with a one-line message naming
+// the file, line or key, the field and the value:
+//   "prices.csv:3.price_per_gpu_hour_usd: must be a positive number (got -1)".
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuplan::io {
+
+// Largest accepted rental price, in US dollars per GPU-hour (the dearest
+// catalog row is ~12 $/GPU-hour; anything above 1000 is a typo or per-month).
+inline constexpr double kMaxPricePerGpuHour = 1000;
+// Largest accepted purchase price of one card, in US dollars.
+inline constexpr double kMaxPurchaseUsd = 1e7;
+
+// One rental price: what `provider` charges per GPU-hour for `gpu_id` on
+// `instance` ("per-gpu" when sold by the GPU) with `gpus` GPUs.
+struct price_row {
+  std::string provider;
+  std::string instance = "per-gpu";
+  std::string gpu_id;  // an id of the GPU catalog (io::find_gpu)
+  int gpus = 1;
+  double price_per_gpu_hour_usd = 0;
+  std::string kind = "on-demand";  // on-demand | spot | reserved-1y | reserved-3y
+  std::string region;              // empty when not stated
+  std::string date;                // YYYY-MM-DD the price was published or observed; may be empty in user files
+  std::string source;              // URL or document; may be empty in user files
+  bool operator==(const price_row&) const = default;
+};
+
+// One rentable instance shape.
+struct instance_row {
+  std::string provider;
+  std::string instance;
+  std::string gpu_id;
+  int gpus = 1;
+  std::string interconnect;  // nvswitch | nvlink | pcie | none (single GPU)
+  int vcpus = 0;
+  double ram_gib = 0;
+  std::string date;
+  std::string source;
+  bool operator==(const instance_row&) const = default;
+};
+
+// One purchase price of a card.
+struct purchase_row {
+  std::string gpu_id;
+  double price_usd = 0;
+  std::string kind;  // msrp | street
+  std::string date;
+  std::string source;
+  bool operator==(const purchase_row&) const = default;
+};
+
+// The built-in catalogs, parsed once (thread-safe) from the embedded CSV files.
+const std::vector<price_row>& price_catalog();
+const std::vector<instance_row>& instance_catalog();
+const std::vector<purchase_row>& purchase_catalog();
+
+// A user's prices (--prices FILE), either
+//  * CSV with a header naming at least gpu_id and price_per_gpu_hour_usd, and
+//    optionally any other price_row column (provider, instance, gpus, kind,
+//    region, date, source); lines starting with '#' are comments; or
+//  * JSON: {"<gpu_id>": <price>, ...} (on-demand, per GPU-hour), or an array
+//    of row objects with price_row's field names.
+// Rows without a provider get "user". Throws config_error on any bad input.
+std::vector<price_row> read_prices_file(const std::string& path);
+// The same from text already in memory; `name` prefixes every error path.
+std::vector<price_row> read_prices_text(std::string_view text, const std::string& name);
+
+// `base` with every (gpu_id, kind) that `user` prices replaced by the user's rows.
+std::vector<price_row> override_prices(std::span<const price_row> base, std::span<const price_row> user);
+
+// The lowest price per GPU-hour of `gpu_id` (case-insensitive) of that kind;
+// nullopt when no row prices it.
+std::optional<double> cheapest_price(std::span<const price_row> rows, std::string_view gpu_id,
+                                     std::string_view kind = "on-demand");
+// As cheapest_price, but a budget needs a price: throws config_error(path,
+// "no <kind> price for GPU '<id>' ... give one with --price or --prices FILE").
+double require_price(std::span<const price_row> rows, std::string_view gpu_id, std::string_view kind = "on-demand",
+                     const std::string& path = "price");
+
+// Hours of use after which buying a card costs less than renting one:
+//   purchase / (rent - tdp_watts * kwh_price / 1000),
+// the electricity of running the card included. +infinity when renting costs
+// no more than the electricity alone (buying never pays off). Throws
+// config_error on negative, NaN or infinite inputs.
+double break_even_hours(double purchase_usd, double rent_per_hour, double tdp_watts, double kwh_price);
+
+}  // namespace gpuplan::io
