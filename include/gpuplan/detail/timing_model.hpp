@@ -1,5 +1,6 @@
 // detail/timing_model.hpp — building blocks of the time model: peak selection,
-// GEMM efficiency, collective costs and link choice. Users call estimate_time().
+// the run's device rates, GEMM efficiency, collective costs and link choice.
+// Users call estimate_time() (timing.hpp).
 #pragma once
 
 #include <algorithm>
@@ -13,6 +14,12 @@
 #include "gpuplan/warnings.hpp"
 
 namespace gpuplan::detail {
+
+inline constexpr double kBitsPerByte = 8.0;
+// Bytes of one FP8 element (E4M3/E5M2).
+inline constexpr double kFp8Bytes = 1.0;
+// Attention keeps two tensors per token and layer, K and V (KV cache, ring-attention blocks).
+inline constexpr double kKeyAndValue = 2.0;
 
 // Rates a run's matmuls execute at, in FLOP/s, before efficiency.
 struct peak_rates {
@@ -118,6 +125,25 @@ inline double gpu_gemm_ceiling(const gpu_spec& g, bool simt_fp32 = false) {
   if (sm >= 90 && sm < 100) return 0.71;
   if (sm >= 100 && sm < 120) return 0.77;
   return 0.80;
+}
+
+// The rates one run's kernels see on its GPU, derived once per estimate.
+struct device_rates {
+  peak_rates peak{};     // select_peaks()
+  double bw = 0;         // memory bandwidth, bytes/s (gemm_seconds applies bandwidth_fraction itself)
+  double bwe = 0;        // bw · bandwidth_fraction: element-wise kernels, optimizer, decode
+  double ceiling = 0;    // gpu_gemm_ceiling()
+  double mfu_peak = 0;   // the dense peak MFU/HFU divide by: fp8 under fp8-mixed, else the GEMM peak
+};
+
+inline device_rates device_rates_of(const gpu_spec& g, precision p, const efficiency_params& e, warning_set& w) {
+  device_rates d;
+  d.peak = select_peaks(g, p, w);
+  d.bw = in_byte_per_s(g.bandwidth);
+  d.bwe = d.bw * e.bandwidth_fraction;
+  d.ceiling = gpu_gemm_ceiling(g, d.peak.simt);
+  d.mfu_peak = d.peak.fp8 ? d.peak.fp8_gemm : d.peak.gemm;
+  return d;
 }
 
 // FlashAttention kernel fraction of the dense peak by generation (params).

@@ -1,0 +1,376 @@
+// detail/timing_compute.hpp — compute phase of the time model: seconds of one
+// block's linears, attention core and element-wise work on one GPU (block_seconds),
+// the head, and one micro-batch's forward, backward and recompute on one pipeline
+// stage (compute_per_microbatch). Matmuls go through gemm_seconds (FLOPs at the
+// shape-dependent fraction of the peak, or operand bytes over HBM); element-wise
+// work is bytes over HBM. Formulas and sources: docs/time-model.md, "Compute efficiency".
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+
+#include "gpuplan/detail/timing_model.hpp"
+#include "gpuplan/detail/timing_params.hpp"
+#include "gpuplan/flops.hpp"
+#include "gpuplan/model.hpp"
+#include "gpuplan/scenario.hpp"
+
+namespace gpuplan::detail {
+
+// ---- element-access counts of memory-bound kernels -------------------------
+// An element-wise op (norm, activation, rotary, cast) reads and writes each element once.
+inline constexpr double kReadWrite = 2.0;
+// A binary op (residual add, gated activation, LoRA add) reads two operands and writes one.
+inline constexpr double kBinaryOpAccesses = 3.0;
+// Dropout keeps a 1-byte mask per element (PyTorch native_dropout returns a bool mask).
+inline constexpr double kDropoutMaskBytes = 1.0;
+// Eager scale + mask + softmax reads and writes the scores once per op (×unfused_factor);
+// softmax under autocast adds one fp32 upcast pass (torch.autocast op list: softmax runs in fp32).
+inline constexpr double kSoftmaxUpcastPasses = 1.0;
+// PEFT lora.Linear.forward: lora_dropout(x) reads x, writes the dropped copy, lora_A reads it.
+inline constexpr double kLoraDropoutAccesses = 3.0;
+// bitsandbytes matmul_4bit dequantizes to a bf16 copy (2 B written per weight) that the GEMM reads.
+inline constexpr double kDequantWriteBytes = 2.0;
+// MoE token permute and unpermute (Megatron-Core moe_utils permute/unpermute): each r+w of T·k·h.
+inline constexpr double kMoePermuteAccesses = 2.0 * kReadWrite;
+
+// Megatron TP all-reduces per block forward: after attention and after the MLP (the g
+// operators, Shoeybi et al. 2019 §3); a decoder block's cross attention adds one.
+inline constexpr int kTpAllReducesPerBlock = 2;
+
+// ---- backward / forward ratios (flops.hpp conventions) ---------------------
+// A trainable linear's backward = input grad + weight grad = 2× its forward FLOPs.
+inline constexpr double kTrainableBackwardRatio = 2.0;
+// A frozen linear on the gradient path computes the input grad only: 1×.
+inline constexpr double kFrozenBackwardRatio = 1.0;
+// FlashAttention-2 backward = 2.5× forward FLOPs: it recomputes the scores (Dao 2023, §4).
+inline constexpr double kFlashBackwardRatio = 2.5;
+// Eager attention backward: two GEMMs per forward GEMM (grads of both operands).
+inline constexpr double kEagerCoreBackwardRatio = 2.0;
+// Element-wise backward = 2× its forward traffic (docs/time-model.md "Element-wise").
+inline constexpr double kElementwiseBackwardRatio = 2.0;
+
+// ---- head and launch floor -------------------------------------------------
+// fp32 cross-entropy per logit besides reading the logits: write the fp32 softmax, read it, write the
+// gradient, ~16 B (docs/time-model.md "Element-wise").
+inline constexpr double kCrossEntropyFp32Bytes = 16.0;
+// The cross-entropy traffic splits evenly between forward (softmax) and backward (gradient).
+inline constexpr double kCrossEntropyForwardShare = 0.5;
+// Kernels per block forward, counted for an HF-style eager block: ~35 (linears, bias, norms, reshapes,
+// softmax chain, dropout, residuals); torch.compile / framework-fused blocks: ~12.
+inline constexpr int kEagerKernelsPerBlock = 35;
+inline constexpr int kFusedKernelsPerBlock = 12;
+// PEFT LoRA per targeted linear: dropout, A, B, scale-and-add.
+inline constexpr int kLoraKernelsPerTarget = 4;
+// Launch passes over a block per micro-batch: forward + backward (2×); full recompute adds a forward.
+inline constexpr int kLaunchPasses = 3;
+inline constexpr int kLaunchPassesFullRecompute = 4;
+// Backward share of a micro-batch when it has no compute at all (backward ≈ 2× forward: 2/3).
+inline constexpr double kDefaultBackwardShare = 0.67;
+
+// Seconds of one block's work for one micro-batch on one GPU.
+struct block_cost {
+  double linear = 0;        // forward block linears (dense / fp8 where eligible)
+  double linear_col_attn = 0;  // forward q,k,v (column-parallel) linears: their dW GEMM hides one backward TP all-reduce
+  double linear_col_mlp = 0;   // forward gate/up (column-parallel) linears: the same for the MLP's
+  double core = 0;          // forward attention core
+  double core_bwd = 0;      // backward attention core (flash: includes in-kernel recompute)
+  double elementwise = 0;   // forward element-wise (norms, activations, residuals, rope, dropout, casts)
+  double scores = 0;        // forward element-wise on s x s scores (eager only)
+  double adapters = 0;      // forward LoRA (two skinny GEMMs + the add)
+  double dequant = 0;       // one dequantization of the frozen base weights (QLoRA)
+  double tp_bytes = 0;      // bytes of one tensor-parallel all-reduce
+  int tp_collectives = kTpAllReducesPerBlock;  // all-reduces per forward
+  int kernels = 0;          // kernels launched per forward
+};
+
+inline bool is_mlp(linear_id id) { return id == linear_id::gate || id == linear_id::up || id == linear_id::down; }
+inline bool column_parallel(linear_id id) {
+  return id == linear_id::q || id == linear_id::k || id == linear_id::v || id == linear_id::gate || id == linear_id::up;
+}
+inline bool is_lora(const scenario& run) { return run.meth == method::lora || run.meth == method::qlora; }
+// FlashAttention runs in 16-bit only; fp32/tf32 runs take the eager path.
+inline bool flash_kernel(const scenario& run, const peak_rates& r) { return run.attn == attention::flash && r.act_bytes <= 2; }
+
+// Forward seconds of one block's linears and what hangs off them.
+struct linear_cost {
+  double linear = 0, col_attn = 0, col_mlp = 0;  // as block_cost
+  double adapters = 0;
+  double dequant = 0;
+  double fp8_cast_elems = 0;  // GEMM input elements quantized to FP8 (amax + cast), Transformer Engine
+};
+
+// `acc` plus LoRA on one linear (Hu et al. 2021; PEFT lora.Linear): x·A (T×in)·(in×r), then
+// ·B (T×r)·(r×out), then the add into the output; dropout on x when lora.dropout > 0.
+inline double plus_lora_adapter(double acc, const scenario& run, const device_rates& d, double m, double in, double out,
+                                double active, const efficiency_params& e) {
+  const peak_rates& r = d.peak;
+  const double eb = r.act_bytes;
+  const double rank = static_cast<double>(run.lora.rank);
+  acc += gemm_seconds(m, rank, in, 1, active, r.gemm, d.ceiling, d.bw, eb, e);
+  acc += gemm_seconds(m, out, rank, 1, active, r.gemm, d.ceiling, d.bw, eb, e);
+  acc += kBinaryOpAccesses * m * out * eb * active / d.bwe;
+  if (run.lora.dropout > 0) acc += kLoraDropoutAccesses * m * in * eb * active / d.bwe;
+  return acc;
+}
+
+// Tensor parallelism splits column-parallel linears by output, row-parallel by input
+// (Megatron-LM, Shoeybi et al. 2019 §3); MoE experts: each GPU holds E/ep experts and each
+// sees T·k·ep/E tokens (Megatron-Core expert parallelism); the h×E router runs on every token.
+inline linear_cost block_linears(const architecture& a, const scenario& run, const device_rates& d, double tokens,
+                                 bool decoder_block, const efficiency_params& e) {
+  linear_cost c;
+  const peak_rates& r = d.peak;
+  const double bw = d.bw, ceil = d.ceiling, eb = r.act_bytes;
+  const double tp = run.parallel.tp;
+  const double ep = std::max(1, run.parallel.ep);
+  const bool lora = is_lora(run);
+  double linear_params = 0;
+  for (int i = 0; i < kLinearKinds; ++i) {
+    const auto id = static_cast<linear_id>(i);
+    const linear_shape s = linear_of(a, id, decoder_block);
+    if (s.count == 0) continue;
+    double in = static_cast<double>(s.in), out = static_cast<double>(s.out);
+    if (column_parallel(id)) out /= tp; else in /= tp;
+    const double m = tokens, count = static_cast<double>(s.count);
+    double active = count;
+    if (is_mlp(id) && a.is_moe()) {
+      const double E = static_cast<double>(a.experts), k = static_cast<double>(a.experts_per_token);
+      c.linear += gemm_seconds(tokens * k * ep / E, out, in, 1, E / ep, r.fp8_gemm, ceil, bw, eb, e);
+      if (a.shared_experts > 0)
+        c.linear += gemm_seconds(tokens, out, in, 1, static_cast<double>(a.shared_experts), r.fp8_gemm, ceil, bw, eb, e);
+      active = k + static_cast<double>(a.shared_experts);
+      linear_params += in * out * E / ep + in * out * static_cast<double>(a.shared_experts);
+    } else {
+      const double t = gemm_seconds(m, out, in, 1, count, r.fp8_gemm, ceil, bw, r.fp8 ? kFp8Bytes : eb, e);
+      c.linear += t;
+      if (column_parallel(id)) (is_mlp(id) ? c.col_mlp : c.col_attn) += t;
+      linear_params += in * out * count;
+    }
+    if (r.fp8) c.fp8_cast_elems += tokens * in * active;
+    if (lora && (run.lora.targets & (1u << i)) != 0) c.adapters = plus_lora_adapter(c.adapters, run, d, m, in, out, active, e);
+  }
+  if (a.is_moe())
+    c.linear += gemm_seconds(tokens, static_cast<double>(a.experts), static_cast<double>(a.hidden), 1, 1, r.gemm, ceil, bw,
+                             eb, e);
+  if (run.meth == method::qlora || (run.quant && is_quantized(run.quant->weights))) {
+    // Read the packed weights (bits_per_element incl. scales), write the bf16 copy.
+    const double packed = bits_per_element(base_quantization(run), static_cast<double>(a.hidden)) / kBitsPerByte;
+    c.dequant = linear_params * (packed + kDequantWriteBytes) / d.bwe;
+  }
+  return c;
+}
+
+// Seconds of one attention core (QK^T, softmax, AV) for `batch` sequences.
+struct attention_cost {
+  double fwd = 0;
+  double bwd = 0;     // flash: includes the in-kernel score recompute
+  double scores = 0;  // eager: element-wise passes over the s_q × s_kv scores
+};
+
+// flash: FLOPs (flops.hpp, causal halving) at flash_fraction of the peak (Dao 2023);
+// eager: two batched GEMMs per head — QK^T (s_q×s_kv, k = d_head), AV (s_q×d_head, k = s_kv) —
+// plus scale, mask, softmax (+ dropout and its mask) over the scores.
+inline attention_cost attention_core_seconds(const architecture& a, const scenario& run, const device_rates& d,
+                                             double batch, double s_q, double s_kv, bool causal, bool flash,
+                                             const efficiency_params& e) {
+  attention_cost c;
+  const peak_rates& r = d.peak;
+  const double tp = run.parallel.tp;
+  const double eb = r.act_bytes;
+  const double fl = attention_core_flops(a, batch, s_q, s_kv, causal, flash) / tp;
+  if (flash) {
+    const double rate = r.gemm * flash_fraction(run.gpu, e) * e.matmul_scale;
+    c.fwd = fl / rate;
+    c.bwd = kFlashBackwardRatio * fl / rate;
+    return c;
+  }
+  const double heads = static_cast<double>(a.heads) / tp;
+  const double dh = static_cast<double>(a.d_head());
+  const double t = gemm_seconds(s_q, s_kv, dh, batch * heads, 1, r.gemm, d.ceiling, d.bw, eb, e) +
+                   gemm_seconds(s_q, dh, s_kv, batch * heads, 1, r.gemm, d.ceiling, d.bw, eb, e);
+  c.fwd = t;
+  c.bwd = kEagerCoreBackwardRatio * t;
+  const double u = run.compile ? 1.0 : e.unfused_factor;
+  double acc = kReadWrite * u + kSoftmaxUpcastPasses;
+  if (a.dropout > 0) acc += kReadWrite * u + kDropoutMaskBytes / eb;
+  c.scores = batch * heads * s_q * s_kv * eb * acc / d.bwe;
+  return c;
+}
+
+// Forward element-wise seconds of one block: element accesses × bytes over HBM. Per token:
+// norms r+w of h, residual adds 2r+1w of h, dropout r+w + a 1-byte mask, the MLP activation
+// (plain r+w of ffn; gated 2r+1w), rotary r+w of q,k, eager head reshapes, MoE permute /
+// unpermute, FP8 casts. Hidden-width ops are replicated across tp ranks unless sp
+// (Korthikanti et al. 2022 §4.2.2); un-fused code pays unfused_factor.
+inline double elementwise_seconds(const architecture& a, const scenario& run, const device_rates& d, double tokens,
+                                  bool decoder_block, bool flash, double fp8_cast_elems, const efficiency_params& e) {
+  const double tp = run.parallel.tp;
+  const double eb = d.peak.act_bytes;
+  const double h = static_cast<double>(a.hidden);
+  const double u = run.compile ? 1.0 : e.unfused_factor;
+  const double hid_div = run.parallel.sp ? tp : 1.0;
+  const double norms = (a.parallel_block ? 1.0 : 2.0) + (decoder_block ? 1.0 : 0.0);
+  const double residuals = (a.parallel_block ? 1.0 : 2.0) + (decoder_block ? 1.0 : 0.0);
+  double hid = u * (kReadWrite * norms + kBinaryOpAccesses * residuals);
+  if (a.dropout > 0) hid += residuals * (kReadWrite * u + kDropoutMaskBytes / eb);
+  double acc = tokens * h * hid / hid_div;
+  const double f = a.is_moe() ? static_cast<double>(a.d_expert()) * static_cast<double>(a.experts_per_token + a.shared_experts)
+                              : static_cast<double>(a.ffn);
+  acc += tokens * f * u * (a.mlp == mlp_kind::gated ? kBinaryOpAccesses : kReadWrite) / tp;
+  if (a.positions == position_kind::rotary)
+    acc += tokens * static_cast<double>(a.q_dim() + a.kv_dim()) * kReadWrite * u / tp;
+  if (!flash) acc += tokens * static_cast<double>(a.q_dim() + 2 * a.kv_dim()) * kReadWrite * (u - 1.0) / tp;  // q,k,v
+  if (a.is_moe()) acc += kMoePermuteAccesses * tokens * h * static_cast<double>(a.experts_per_token);
+  double t = acc * eb / d.bwe;
+  if (d.peak.fp8) t += fp8_cast_elems * (eb + kFp8Bytes) / tp / d.bwe;  // read the 16-bit input, write the FP8 copy
+  return t;
+}
+
+// One block's seconds: `tokens` = batch·s_q tokens on this GPU; `decoder_block` adds
+// cross attention (s_q × s_kv, non-causal) and its linears.
+inline block_cost block_seconds(const architecture& a, const scenario& run, const device_rates& d, double tokens,
+                                double batch, double s_q, double s_kv, bool decoder_block, const efficiency_params& e) {
+  block_cost c;
+  const linear_cost l = block_linears(a, run, d, tokens, decoder_block, e);
+  c.linear = l.linear;
+  c.linear_col_attn = l.col_attn;
+  c.linear_col_mlp = l.col_mlp;
+  c.adapters = l.adapters;
+  c.dequant = l.dequant;
+  const bool flash = flash_kernel(run, d.peak);
+  const attention_cost self = attention_core_seconds(a, run, d, batch, s_q, s_kv, a.kind != model_kind::encoder, flash, e);
+  c.core = self.fwd;
+  c.core_bwd = self.bwd;
+  c.scores = self.scores;
+  if (decoder_block) {
+    const attention_cost cross = attention_core_seconds(a, run, d, batch, s_q, s_kv, false, flash, e);
+    c.core += cross.fwd;
+    c.core_bwd += cross.bwd;
+    c.scores += cross.scores;
+  }
+  c.elementwise = elementwise_seconds(a, run, d, tokens, decoder_block, flash, l.fp8_cast_elems, e);
+  c.tp_bytes = tokens * static_cast<double>(a.hidden) * d.peak.act_bytes;  // one all-reduce of T·h
+  c.tp_collectives = kTpAllReducesPerBlock + (decoder_block ? 1 : 0);
+  c.kernels = (run.compile ? kFusedKernelsPerBlock : kEagerKernelsPerBlock) +
+              (is_lora(run) ? kLoraKernelsPerTarget * std::popcount(run.lora.targets) : 0);
+  return c;
+}
+
+// ---- one micro-batch on one pipeline stage ----------------------------------
+
+// Shape of one micro-batch on one GPU.
+struct microbatch_shape {
+  double seq = 0;     // sequence length the model sees (effective_seq)
+  double batch = 0;   // sequences (micro_batch)
+  double tokens = 0;  // batch·seq / cp: tokens per GPU (context parallelism splits the sequence)
+};
+
+inline microbatch_shape microbatch_of(const architecture& a, const scenario& run) {
+  microbatch_shape m;
+  m.seq = static_cast<double>(effective_seq(a, run.seq_len));
+  m.batch = static_cast<double>(run.micro_batch);
+  m.tokens = m.batch * m.seq / run.parallel.cp;
+  return m;
+}
+
+// Blocks of one kind on one pipeline stage and one block's seconds (stages balanced).
+struct block_group {
+  double count = 0;  // blocks per stage (layers / pp)
+  block_cost cost{};
+};
+struct stage_blocks {
+  block_group plain;    // encoder and decoder-only blocks (a.layers)
+  block_group decoder;  // decoder blocks with cross attention (a.decoder_layers)
+};
+
+inline stage_blocks stage_blocks_of(const architecture& a, const scenario& run, const device_rates& d,
+                                    const microbatch_shape& m, const efficiency_params& e) {
+  stage_blocks b;
+  const int pp = run.parallel.pp, cp = run.parallel.cp;
+  b.plain.count = static_cast<double>(a.layers) / pp;
+  b.decoder.count = static_cast<double>(a.decoder_layers) / pp;
+  if (b.plain.count > 0) b.plain.cost = block_seconds(a, run, d, m.tokens, m.batch, m.seq / cp, m.seq, false, e);
+  if (b.decoder.count > 0) b.decoder.cost = block_seconds(a, run, d, m.tokens, m.batch, m.seq / cp, m.seq, true, e);
+  return b;
+}
+
+// Forward and backward seconds of the head on the last stage (Megatron places it there):
+// LM head GEMM + fp32 cross-entropy over the logits; pooler/classifier on the CLS token;
+// a ViT's patch projection (weight grad only under full training).
+struct head_cost {
+  double fwd = 0;
+  double bwd = 0;
+};
+
+inline head_cost head_seconds(const architecture& a, const scenario& run, const device_rates& d, const microbatch_shape& m,
+                              const backward_scope& sc, const efficiency_params& e) {
+  head_cost c;
+  const peak_rates& r = d.peak;
+  const double eb = r.act_bytes, h = static_cast<double>(a.hidden), V = static_cast<double>(a.vocab);
+  const int tp = run.parallel.tp;
+  if (a.head == head_kind::lm) {
+    c.fwd = gemm_seconds(m.tokens, V / tp, h, 1, 1, r.gemm, d.ceiling, d.bw, eb, e);
+    c.bwd = (sc.head_trains ? kTrainableBackwardRatio : kFrozenBackwardRatio) * c.fwd;
+    const double ce = m.tokens * V / tp * (eb + kCrossEntropyFp32Bytes) / d.bwe;
+    c.fwd += ce * kCrossEntropyForwardShare;
+    c.bwd += ce * (1.0 - kCrossEntropyForwardShare);
+  } else if (a.head != head_kind::none) {
+    c.fwd = gemm_seconds(m.batch, h, h, 1, 1, r.gemm, d.ceiling, d.bw, eb, e);
+    c.bwd = kTrainableBackwardRatio * c.fwd;
+  }
+  if (a.is_vit()) {
+    const double patch_in = static_cast<double>(a.channels * a.patch_size * a.patch_size);
+    const double t = gemm_seconds(m.tokens, h, patch_in, 1, 1, r.gemm, d.ceiling, d.bw, eb, e);
+    c.fwd += t;
+    c.bwd += run.meth == method::full ? t : 0.0;
+  }
+  return c;
+}
+
+// Seconds of one micro-batch's compute on one pipeline stage.
+struct compute_cost {
+  double fwd = 0;             // forward: blocks + head
+  double bwd = 0;             // backward (trainable linears 2×, frozen on the path 1×)
+  double recompute = 0;       // activation recomputation (selective: attention core; full: block forward)
+  double kernels = 0;         // kernel launches (double: no overflow at 2^24 layers)
+  double microbatch = 0;      // max(fwd + bwd + recompute, kernels × launch_seconds)
+  double backward_share = 0;  // bwd / (fwd + bwd + recompute)
+};
+
+// Adds one group of blocks: forward; backward over the blocks backward runs through
+// (backward_scope_of); recompute per checkpointing (Korthikanti et al. 2022 §5).
+inline compute_cost add_block_compute(compute_cost c, const block_group& g, checkpointing ckpt, const backward_scope& sc) {
+  if (g.count <= 0) return c;
+  const block_cost& b = g.cost;
+  const double path = g.count * sc.path_blocks;        // blocks backward runs through
+  const double trained = g.count * sc.trained_blocks;  // blocks whose linear weights train
+  const double forward = b.linear + b.core + b.elementwise + b.scores + b.adapters + b.dequant;
+  c.fwd += g.count * forward;
+  c.bwd += trained * kTrainableBackwardRatio * b.linear + (path - trained) * kFrozenBackwardRatio * b.linear +
+           path * (b.core_bwd + kElementwiseBackwardRatio * b.elementwise + kElementwiseBackwardRatio * b.scores +
+                   kTrainableBackwardRatio * b.adapters + b.dequant);
+  if (ckpt == checkpointing::full) c.recompute += path * forward;
+  else if (ckpt == checkpointing::selective) c.recompute += path * (b.core + b.scores);
+  c.kernels += g.count * b.kernels * (ckpt == checkpointing::full ? kLaunchPassesFullRecompute : kLaunchPasses);
+  return c;
+}
+
+// One micro-batch on one stage: blocks, then the head; at least the host launch floor
+// (eager PyTorch dispatch: kernels × launch_seconds).
+inline compute_cost compute_per_microbatch(const architecture& a, const scenario& run, const device_rates& d,
+                                           const microbatch_shape& m, const stage_blocks& blocks,
+                                           const backward_scope& sc, const efficiency_params& e) {
+  compute_cost c = add_block_compute(compute_cost{}, blocks.plain, run.ckpt, sc);
+  c = add_block_compute(c, blocks.decoder, run.ckpt, sc);
+  const head_cost hd = head_seconds(a, run, d, m, sc, e);
+  c.fwd += hd.fwd;
+  c.bwd += hd.bwd;
+  const double busy = c.fwd + c.bwd + c.recompute;
+  c.microbatch = std::max(busy, c.kernels * e.launch_seconds);
+  c.backward_share = busy > 0 ? c.bwd / busy : kDefaultBackwardShare;
+  return c;
+}
+
+}  // namespace gpuplan::detail

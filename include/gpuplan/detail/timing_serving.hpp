@@ -1,0 +1,141 @@
+// detail/timing_serving.hpp — serving phases of the time model (workload: infer):
+// prefill of the prompt batch through the block model, and decode as a roofline of the
+// bytes read per token (weights as stored + KV cache) against its FLOPs.
+// Sources: docs/time-model.md, "Serving".
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "gpuplan/detail/timing_compute.hpp"
+#include "gpuplan/detail/timing_model.hpp"
+#include "gpuplan/detail/timing_params.hpp"
+#include "gpuplan/model.hpp"
+#include "gpuplan/scenario.hpp"
+
+namespace gpuplan::detail {
+
+// Decode runs at the mean context of a request: prompt + gen_len / 2.
+inline constexpr double kMeanGeneratedShare = 0.5;
+// Attention over the KV cache per generated token: QK^T and AV, 2 FLOPs per multiply-add
+// each over ctx·q_dim: 4·ctx·q_dim per layer.
+inline constexpr double kDecodeAttentionFlopsPerContextQ = 4.0;
+// FLOPs per weight per token of a matmul (one multiply-add).
+inline constexpr double kFlopsPerWeight = 2.0;
+// fp32 serving keeps bf16 catalog weights in fp32.
+inline constexpr double kFp32Bits = 32.0;
+// Embeddings, norms and the head stay in 16-bit (or the activation width when wider).
+inline constexpr double kUnquantizedBytes = 2.0;
+
+// Prefill of the prompt batch (time to first token): every block (same efficiency model)
+// with the LM head on the last position only; one request batch passes all stages in turn.
+struct prefill_cost {
+  double seconds = 0;        // all stages
+  double stage_tp_comm = 0;  // TP all-reduces of one stage
+};
+
+inline prefill_cost prefill_seconds(const architecture& a, const scenario& run, const device_rates& d,
+                                    const efficiency_params& e) {
+  const double B = static_cast<double>(run.inference.batch);
+  const double prompt = static_cast<double>(run.inference.prompt_len);
+  const int tp = run.parallel.tp, pp = run.parallel.pp;
+  const comm_link tpl = group_link(run, tp, 1);
+  double t = 0, comm = 0;
+  auto add_blocks = [&](double n_blocks, bool dec) {
+    if (n_blocks <= 0) return;
+    const block_cost c = block_seconds(a, run, d, B * prompt, B, prompt, prompt, dec, e);
+    t += n_blocks * (c.linear + c.core + c.elementwise + c.scores + c.adapters + c.dequant);
+    comm += n_blocks * c.tp_collectives * all_reduce_seconds(c.tp_bytes, tp, tpl, e);
+  };
+  add_blocks(static_cast<double>(a.layers) / pp, false);
+  add_blocks(static_cast<double>(a.decoder_layers) / pp, true);
+  if (a.head == head_kind::lm)
+    t += gemm_seconds(B, static_cast<double>(a.vocab) / tp, static_cast<double>(a.hidden), 1, 1, d.peak.gemm, d.ceiling,
+                      d.bw, d.peak.act_bytes, e);
+  return {(t + comm) * pp, comm};
+}
+
+// What one decode step reads and computes, per GPU (÷tp·pp).
+struct decode_shape {
+  double context = 0;       // mean context per sequence
+  double weight_bytes = 0;  // weights read per step: block matmuls as stored (MoE: experts hit), the rest 16-bit
+  double kv_bytes_per_token = 0;  // KV cache bytes per sequence per context token
+  double active_matmul = 0;       // matmul weights touched per token (MoE: active experts)
+  double flop_per_seq = 0;        // FLOPs per sequence per generated token
+};
+
+inline decode_shape decode_shape_of(const architecture& a, const scenario& run, const device_rates& d,
+                                    const parameter_breakdown& P) {
+  decode_shape s;
+  const double B = static_cast<double>(run.inference.batch);
+  const double h = static_cast<double>(a.hidden), V = static_cast<double>(a.vocab);
+  const int tp = run.parallel.tp, pp = run.parallel.pp;
+  s.context = static_cast<double>(run.inference.prompt_len) + kMeanGeneratedShare * static_cast<double>(run.inference.gen_len);
+  const quantization q = base_quantization(run);
+  const double block_params = static_cast<double>(P.attention + P.mlp);
+  double active_block = block_params;
+  if (a.is_moe()) {
+    // Only routed experts' weights are read; with many sequences most experts are hit.
+    const double per_expert = static_cast<double>(P.mlp) / static_cast<double>(a.experts + a.shared_experts);
+    const double hit = std::min<double>(static_cast<double>(a.experts), B * static_cast<double>(a.experts_per_token));
+    active_block = static_cast<double>(P.attention) + per_expert * (hit + static_cast<double>(a.shared_experts));
+  }
+  const double wbits = (q.weights == dtype::bf16 && (run.prec == precision::fp32 || run.prec == precision::tf32))
+                           ? kFp32Bits : bits_per_element(q, h);
+  const double other = static_cast<double>(P.total) - block_params;
+  s.weight_bytes = (active_block * wbits / kBitsPerByte + other * std::max(kUnquantizedBytes, d.peak.act_bytes)) / (tp * pp);
+  s.kv_bytes_per_token = kKeyAndValue * static_cast<double>(a.kv_dim()) * static_cast<double>(a.total_layers()) *
+                         bytes_per_element(run.inference.kv_cache_dtype) / (tp * pp);
+  const double head = a.head == head_kind::lm ? V * h : 0.0;
+  s.active_matmul = a.is_moe() ? active_block + head : static_cast<double>(P.attention + P.mlp) + head;
+  s.flop_per_seq = (kFlopsPerWeight * s.active_matmul + kDecodeAttentionFlopsPerContextQ * s.context *
+                                                          static_cast<double>(a.q_dim()) *
+                                                          static_cast<double>(a.total_layers())) / (tp * pp);
+  return s;
+}
+
+// Seconds of one decode step for `batch` sequences: the slower of bytes over HBM and FLOPs
+// at the best-shape rate (GEMV / skinny GEMM roofline), plus two TP all-reduces per layer;
+// stages run in turn.
+inline double decode_step_seconds(const architecture& a, const scenario& run, const device_rates& d,
+                                  const decode_shape& s, double batch, const efficiency_params& e) {
+  const int tp = run.parallel.tp, pp = run.parallel.pp;
+  const double rate = d.peak.gemm * d.ceiling * e.matmul_scale;
+  const double mem = (s.weight_bytes + batch * s.context * s.kv_bytes_per_token) / d.bwe;
+  const double cmp = batch * s.flop_per_seq / rate;
+  const double comm = static_cast<double>(a.total_layers()) / pp * kTpAllReducesPerBlock *
+                      all_reduce_seconds(batch * static_cast<double>(a.hidden) * d.peak.act_bytes, tp,
+                                         group_link(run, tp, 1), e);
+  return std::max(mem, cmp) * pp + comm * pp;
+}
+
+// Batch at which the weight matmuls turn compute-bound: B·2·N_active/rate = weight bytes /
+// bandwidth (the roofline ridge point). Attention over the KV cache reads its own bytes per
+// sequence and stays bandwidth-bound at any batch.
+inline std::int64_t decode_compute_bound_batch(const scenario& run, const device_rates& d, const decode_shape& s,
+                                               const efficiency_params& e) {
+  const double rate = d.peak.gemm * d.ceiling * e.matmul_scale;
+  const double per_seq_cmp = kFlopsPerWeight * s.active_matmul / (run.parallel.tp * run.parallel.pp) / rate;
+  return static_cast<std::int64_t>(std::ceil(s.weight_bytes / d.bwe / per_seq_cmp));
+}
+
+// Serving of one request batch.
+struct serving_cost {
+  prefill_cost prefill{};
+  decode_shape decode{};
+  double decode_step = 0;  // seconds per generated token (whole batch)
+  std::int64_t compute_bound_batch = 0;
+};
+
+inline serving_cost serving_time(const architecture& a, const scenario& run, const device_rates& d,
+                                 const parameter_breakdown& P, const efficiency_params& e) {
+  serving_cost c;
+  c.prefill = prefill_seconds(a, run, d, e);
+  c.decode = decode_shape_of(a, run, d, P);
+  c.decode_step = decode_step_seconds(a, run, d, c.decode, static_cast<double>(run.inference.batch), e);
+  c.compute_bound_batch = decode_compute_bound_batch(run, d, c.decode, e);
+  return c;
+}
+
+}  // namespace gpuplan::detail

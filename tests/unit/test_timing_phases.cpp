@@ -1,0 +1,455 @@
+// test_timing_phases.cpp — each phase of the time model on its own, against numbers
+// derived by hand from the phase's formula (docs/time-model.md). GPU figures are the
+// catalog's (src/data/gpus.csv): A100-SXM4-80GB 312 TFLOP/s bf16, 2039 GB/s, NVLink
+// 300 GB/s per direction, PCIe 4.0 x16 32 GB/s; cluster_spec latencies 2 µs in a node,
+// 5 µs across nodes; efficiency_params defaults (comm_fraction 0.8, bandwidth_fraction
+// 0.8, pcie_fraction 0.8, A100 GEMM ceiling 0.81, FlashAttention-2 0.60 on sm_80).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/timing.hpp"
+
+using namespace gpuplan;
+using namespace gpuplan::detail;
+
+namespace {
+
+constexpr double kA100Bf16 = 312e12;
+constexpr double kA100Bandwidth = 2039e9;
+constexpr double kNvlinkBus = 300e9 * 0.8;  // per direction × comm_fraction
+constexpr double kIntraLatency = 2e-6;
+constexpr double kPcie4 = 32e9 * 0.8;       // per direction × pcie_fraction
+// Parameter counts (count_parameters, equal to the published figures).
+constexpr double kLlama2_7b = 6738415616.0;   // Llama-2-7B: 6.74B
+constexpr double kLlama31_8b = 8030261248.0;  // Llama-3.1-8B: 8.03B
+// Qwen-7B (QwenLM/Qwen): 32 × (4·4096² + 3·4096 qkv bias + 3·4096·11008 + 2·4096 norms)
+// + 2 × 151936·4096 (untied embedding and head) + 4096 final norm = 7,721,324,544.
+constexpr double kQwen7b = 7721324544.0;
+
+scenario on(const char* gpu, int gpus) {
+  scenario s;
+  s.gpu = io::find_gpu(gpu);
+  s.num_gpus = gpus;
+  return s;
+}
+
+// Qwen-7B as in tests/data/validation/cases-2.jsonl (a qwen2-type config with Qwen-7B's dimensions).
+architecture qwen_7b() {
+  return io::load_model(nlohmann::json::parse(
+      R"({"model_type": "qwen2", "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+          "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 151936,
+          "max_position_embeddings": 32768, "tie_word_embeddings": false})"));
+}
+
+// QW-F256t (cases-2.jsonl): full fine-tuning with DeepSpeed ZeRO-3 on 2 A100-80GB, bf16,
+// micro-batch 1, grad_accum 8, 256 tokens, full checkpointing, flash attention.
+scenario qwen_zero3(std::int64_t grad_accum) {
+  scenario s = on("a100-80gb", 2);
+  s.parallel.zero = 3;
+  s.micro_batch = 1;
+  s.grad_accum = grad_accum;
+  s.seq_len = 256;
+  s.ckpt = checkpointing::full;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("time phases: device rates and a GEMM at the ceiling take 2·m·n·k / (peak × ceiling)") {
+  const efficiency_params e;
+  warning_set w = 0;
+  const device_rates d = device_rates_of(io::find_gpu("a100-80gb"), precision::bf16_mixed, e, w);
+  CHECK(d.peak.gemm == doctest::Approx(kA100Bf16));
+  CHECK(d.mfu_peak == doctest::Approx(kA100Bf16));
+  CHECK(d.ceiling == doctest::Approx(0.81));
+  CHECK(d.bwe == doctest::Approx(kA100Bandwidth * 0.8));
+  CHECK(w == 0);
+  // With the shape factor switched off (tile_dim = tile_waves = 0 make it 1), an
+  // 8192³ bf16 GEMM runs at the ceiling: 2·8192³ / (312e12 · 0.81) = 4.3507 ms.
+  efficiency_params flat = e;
+  flat.tile_dim = 0;
+  flat.tile_waves = 0;
+  const double n = 8192;
+  const double at_ceiling = 2 * n * n * n / (kA100Bf16 * 0.81);
+  CHECK(at_ceiling == doctest::Approx(4.3507e-3).epsilon(1e-4));
+  CHECK(gemm_seconds(n, n, n, 1, 1, d.peak.gemm, d.ceiling, d.bw, 2, flat) == doctest::Approx(at_ceiling));
+  CHECK(gemm_seconds(n, n, n, 1, 3, d.peak.gemm, d.ceiling, d.bw, 2, flat) == doctest::Approx(3 * at_ceiling));
+  // Default shape factor: each dimension 8192/(8192+64), 64·64 = 4096 output tiles of
+  // 128² against 8 waves: 4096/4104. Time = at_ceiling / ((8192/8256)³ · 4096/4104) = 4.4622 ms.
+  const double shape = std::pow(8192.0 / 8256.0, 3) * 4096.0 / 4104.0;
+  CHECK(gemm_seconds(n, n, n, 1, 1, d.peak.gemm, d.ceiling, d.bw, 2, e) == doctest::Approx(at_ceiling / shape));
+  CHECK(at_ceiling / shape == doctest::Approx(4.4622e-3).epsilon(1e-4));
+  // A GEMV (m = 1) is bound by its operand bytes: 2 B · (8192 + 8192² + 8192) / (2039e9 · 0.8) = 82.30 µs.
+  const double gemv = 2.0 * (n + n * n + n) / (kA100Bandwidth * 0.8);
+  CHECK(gemv == doctest::Approx(82.30e-6).epsilon(1e-3));
+  CHECK(gemm_seconds(1, n, n, 1, 1, d.peak.gemm, d.ceiling, d.bw, 2, e) == doctest::Approx(gemv));
+}
+
+TEST_CASE("time phases: attention core — flash FLOPs at the FlashAttention-2 fraction, backward 2.5×") {
+  const architecture& a = io::find_model("llama-2-7b");
+  scenario s = on("a100-80gb", 1);
+  const efficiency_params e;
+  warning_set w = 0;
+  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  // Causal flash over b = 1, s = 2048, q_dim = 4096: 4·2048²·4096 / 2 = 34.36 GFLOP at
+  // 312e12 · 0.60 = 187.2 TFLOP/s: 183.5 µs forward, 2.5× that backward.
+  const double fl = 4.0 * 2048 * 2048 * 4096 / 2;
+  const attention_cost c = attention_core_seconds(a, s, d, 1, 2048, 2048, true, true, e);
+  CHECK(c.fwd == doctest::Approx(fl / (kA100Bf16 * 0.60)));
+  CHECK(c.fwd == doctest::Approx(183.5e-6).epsilon(1e-3));
+  CHECK(c.bwd == doctest::Approx(2.5 * c.fwd));
+  CHECK(c.scores == 0);
+  // Non-causal computes every score: twice the FLOPs. tp = 2 halves the heads per GPU.
+  CHECK(attention_core_seconds(a, s, d, 1, 2048, 2048, false, true, e).fwd == doctest::Approx(2 * c.fwd));
+  s.parallel.tp = 2;
+  CHECK(attention_core_seconds(a, s, d, 1, 2048, 2048, true, true, e).fwd == doctest::Approx(c.fwd / 2));
+}
+
+TEST_CASE("time phases: compute per micro-batch from the block costs") {
+  // One block (seconds): linears 4 ms (q,k,v 1 ms, gate/up 1.5 ms), core 1 ms forward and
+  // 2.5 ms backward, element-wise 0.5 ms, 35 kernels; 10 blocks on the stage.
+  block_group g;
+  g.count = 10;
+  g.cost.linear = 4e-3;
+  g.cost.linear_col_attn = 1e-3;
+  g.cost.linear_col_mlp = 1.5e-3;
+  g.cost.core = 1e-3;
+  g.cost.core_bwd = 2.5e-3;
+  g.cost.elementwise = 0.5e-3;
+  g.cost.kernels = 35;
+  const backward_scope full{};
+  // Forward 10·(4 + 1 + 0.5) = 55 ms. Backward: trainable linears 2× (80 ms), core 2.5 ms
+  // and element-wise 2× (10·(2.5 + 1) = 35 ms): 115 ms. Kernels 10·35·3 (fwd + 2× bwd).
+  compute_cost c = add_block_compute(compute_cost{}, g, checkpointing::none, full);
+  CHECK(c.fwd == doctest::Approx(55e-3));
+  CHECK(c.bwd == doctest::Approx(115e-3));
+  CHECK(c.recompute == 0);
+  CHECK(c.kernels == doctest::Approx(1050));
+  // Selective recompute repeats the core (10 ms); full recompute the whole forward (55 ms)
+  // and its launches (10·35·4).
+  CHECK(add_block_compute(compute_cost{}, g, checkpointing::selective, full).recompute == doctest::Approx(10e-3));
+  c = add_block_compute(compute_cost{}, g, checkpointing::full, full);
+  CHECK(c.recompute == doctest::Approx(55e-3));
+  CHECK(c.kernels == doctest::Approx(1400));
+  // LoRA: every block on the gradient path, no weight grads: linears 1× (40 ms) + 35 ms.
+  const backward_scope lora{.trained_blocks = 0.0, .path_blocks = 1.0, .head_trains = false};
+  CHECK(add_block_compute(compute_cost{}, g, checkpointing::none, lora).bwd == doctest::Approx(75e-3));
+  // freeze with a quarter of the blocks trainable: 2.5 blocks × (8 + 3.5) ms = 28.75 ms.
+  const backward_scope quarter{.trained_blocks = 0.25, .path_blocks = 0.25, .head_trains = true};
+  CHECK(add_block_compute(compute_cost{}, g, checkpointing::none, quarter).bwd == doctest::Approx(28.75e-3));
+  // An empty group adds nothing.
+  CHECK(add_block_compute(c, block_group{}, checkpointing::full, full).fwd == c.fwd);
+}
+
+TEST_CASE("time phases: compute per micro-batch is blocks + head, at least the launch floor") {
+  // GPT-2 (124M), one 128-token sequence, eager on an H100: ~0.1 TFLOP per step is well under
+  // a millisecond of GPU time, but 12 blocks × 35 kernels × 3 passes × 20 µs = 25.2 ms of launches.
+  const architecture& a = io::find_model("gpt2");
+  scenario s = on("h100-sxm", 1);
+  s.seq_len = 128;
+  s.attn = attention::eager;
+  const efficiency_params e;
+  warning_set w = 0;
+  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const microbatch_shape m = microbatch_of(a, s);
+  CHECK(m.tokens == 128);
+  const backward_scope sc = backward_scope_of(a, s);
+  const stage_blocks b = stage_blocks_of(a, s, d, m, e);
+  CHECK(b.plain.count == 12);
+  CHECK(b.decoder.count == 0);
+  const compute_cost c = compute_per_microbatch(a, s, d, m, b, sc, e);
+  const head_cost hd = head_seconds(a, s, d, m, sc, e);
+  const block_cost& k = b.plain.cost;
+  CHECK(c.fwd == doctest::Approx(12 * (k.linear + k.core + k.elementwise + k.scores) + hd.fwd));
+  CHECK(c.kernels == doctest::Approx(12 * 35 * 3));
+  CHECK(c.fwd + c.bwd < 5e-3);
+  CHECK(c.microbatch == doctest::Approx(25.2e-3));
+  CHECK(c.backward_share == doctest::Approx(c.bwd / (c.fwd + c.bwd)));
+}
+
+TEST_CASE("time phases: a DP all-reduce of 2Ψ bytes takes 2(N−1)/N · bytes / link bandwidth") {
+  // Llama-2-7B, pure bf16 (2-byte gradients), DDP over 8 A100s of one node (NVLink).
+  const architecture& a = io::find_model("llama-2-7b");
+  scenario s = on("a100-80gb", 8);
+  s.prec = precision::bf16_pure;
+  const efficiency_params e;
+  const stage_parameters p = stage_parameters_of(s, count_parameters(a).total, trainable_parameters(a, s));
+  CHECK(p.trainable_params == kLlama2_7b);
+  // Ring all-reduce: 2·7/8 · 2Ψ / 240 GB/s + 2·7 steps × 2 µs = 98.27 ms + 28 µs.
+  const double reduce = 2.0 * 7 / 8 * 2 * kLlama2_7b / kNvlinkBus + 14 * kIntraLatency;
+  CHECK(reduce == doctest::Approx(98.30e-3).epsilon(1e-3));
+  compute_cost c;
+  c.microbatch = 0.1;
+  c.backward_share = 0.5;
+  dp_comm d = dp_reduction(s, p, c, e);
+  CHECK(d.reduce == doctest::Approx(reduce));
+  CHECK(d.gather == 0);
+  // Bucketed overlap hides up to ddp_overlap (0.8) of the backward (0.5 · 0.1 s): 40 ms.
+  CHECK(d.exposed == doctest::Approx(reduce - 0.8 * 0.5 * 0.1));
+  // With a long backward, the last 25 MiB bucket stays exposed.
+  c.microbatch = 10;
+  const double bucket = 2.0 * 7 / 8 * 25 * kMiB / kNvlinkBus + 14 * kIntraLatency;
+  CHECK(dp_reduction(s, p, c, e).exposed == doctest::Approx(bucket));
+  // AMP (bf16-mixed) DDP reduces fp32 gradients: 4Ψ bytes, twice the bandwidth term.
+  s.prec = precision::bf16_mixed;
+  CHECK(dp_reduction(s, p, c, e).reduce == doctest::Approx(2.0 * 7 / 8 * 4 * kLlama2_7b / kNvlinkBus + 14 * kIntraLatency));
+  // ZeRO-1: reduce-scatter of 16-bit gradients (7/8 · 2Ψ) then an exposed all-gather of the
+  // 16-bit parameters (the same bytes).
+  s.parallel.zero = 1;
+  c.microbatch = 0.1;
+  const double half = 7.0 / 8 * 2 * kLlama2_7b / kNvlinkBus + 7 * kIntraLatency;
+  d = dp_reduction(s, p, c, e);
+  CHECK(d.reduce == doctest::Approx(half));
+  CHECK(d.gather == doctest::Approx(half));
+  CHECK(d.exposed == doctest::Approx(std::max(bucket, half - 0.04) + half));
+  // Across two nodes (16 GPUs) the ring runs at the A100 reference network's 25 GB/s per GPU, 5 µs steps.
+  s.num_gpus = 16;
+  s.parallel.zero = 0;
+  s.prec = precision::bf16_pure;
+  CHECK(dp_reduction(s, p, c, e).reduce ==
+        doctest::Approx(2.0 * 15 / 16 * 2 * kLlama2_7b / (25e9 * 0.8) + 30 * 5e-6));
+}
+
+TEST_CASE("time phases: ZeRO-3 communicates every micro-batch (Qwen-7B, DeepSpeed ZeRO-3, 2 GPUs, grad_accum 8)") {
+  const architecture a = qwen_7b();
+  CHECK(static_cast<double>(count_parameters(a).total) == kQwen7b);
+  const efficiency_params e;
+  const scenario s = run(a, qwen_zero3(8)).settings();
+  const stage_parameters p = stage_parameters_of(s, count_parameters(a).total, trainable_parameters(a, s));
+  // Per micro-batch: all-gather 2-byte parameters for forward and for backward, reduce-scatter
+  // 2-byte gradients; each (N−1)/N · 2Ψ over NVLink, 1 latency step: 3 × 32.17 ms = 96.52 ms.
+  const double gather = 1.0 / 2 * 2 * kQwen7b / kNvlinkBus + kIntraLatency;
+  CHECK(gather == doctest::Approx(32.18e-3).epsilon(1e-3));
+  const zero3_comm z = zero3_per_microbatch(a, s, p, 0.05, e);
+  CHECK(z.per_microbatch == doctest::Approx(3 * gather));
+  // Prefetch hides 0.8 of a 50 ms micro-batch; the first of 32 layers' gather is exposed.
+  CHECK(z.exposed == doctest::Approx(3 * gather - 0.8 * 0.05 + gather / 32));
+  // Over a step, grad_accum = 8 repeats it 8 times: 772 ms. No DP reduction at the step's end.
+  const time_estimate t8 = estimate_time(a, qwen_zero3(8));
+  const time_estimate t1 = estimate_time(a, qwen_zero3(1));
+  CHECK(in_seconds(t8.total_communication) == doctest::Approx(8 * 3 * gather));
+  CHECK(in_seconds(t1.total_communication) == doctest::Approx(3 * gather));
+  // DDP (ZeRO-0) reduces once per step: its communication does not grow with grad_accum.
+  scenario ddp8 = qwen_zero3(8), ddp1 = qwen_zero3(1);
+  ddp8.parallel.zero = ddp1.parallel.zero = 0;
+  CHECK(in_seconds(estimate_time(a, ddp8).total_communication) ==
+        doctest::Approx(in_seconds(estimate_time(a, ddp1).total_communication)));
+}
+
+TEST_CASE("time phases: TP all-reduces exposed after overlap with the dW GEMMs") {
+  // 48 blocks, tp = 8 in one DGX A100, T = 8192 tokens of h = 6144: one all-reduce of
+  // T·h·2 B = 100.7 MB: 2·7/8 · 100.7 MB / 240 GB/s + 14 · 2 µs = 0.762 ms.
+  const architecture& a = io::find_model("llama-2-7b");
+  scenario s = on("a100-80gb", 8);
+  s.parallel.tp = 8;
+  const efficiency_params e;
+  const double bytes = 8192.0 * 6144 * 2;
+  const double ar = 2.0 * 7 / 8 * bytes / kNvlinkBus + 14 * kIntraLatency;
+  CHECK(ar == doctest::Approx(0.762e-3).epsilon(1e-3));
+  block_group g;
+  g.count = 48;
+  g.cost.tp_bytes = bytes;
+  g.cost.linear_col_attn = 2 * ar;    // hides its backward all-reduce entirely
+  g.cost.linear_col_mlp = 0.5 * ar;   // leaves half of it exposed
+  const microbatch_shape m{.seq = 2048, .batch = 4, .tokens = 8192};
+  // Forward: 2 all-reduces per block, exposed; backward: 0 + 0.5 · ar. 48 · 2.5 · ar.
+  CHECK(plus_block_comm(block_comm{}, a, s, g, backward_scope{}, m, 2, e).tp == doctest::Approx(48 * 2.5 * ar));
+  // Full recompute repeats the forward's 2: 48 · 4.5 · ar.
+  s.ckpt = checkpointing::full;
+  CHECK(plus_block_comm(block_comm{}, a, s, g, backward_scope{}, m, 2, e).tp == doctest::Approx(48 * 4.5 * ar));
+  // Frozen blocks (LoRA) have no dW GEMM: 2 forward + 2 backward exposed.
+  s.ckpt = checkpointing::none;
+  const backward_scope lora{.trained_blocks = 0.0, .path_blocks = 1.0, .head_trains = false};
+  CHECK(plus_block_comm(block_comm{}, a, s, g, lora, m, 2, e).tp == doctest::Approx(48 * 4 * ar));
+}
+
+TEST_CASE("time phases: pipeline p2p, 1F1B bubble (p−1)/m and interleaved (p−1)/(m·v)") {
+  // Narayanan et al. 2021 §2.2: with p = 4 stages and m = 8 micro-batches the 1F1B bubble is
+  // 3/8 of the ideal time; v = 2 virtual stages per GPU cut it to 3/16.
+  CHECK(bubble_fraction(4, 8, 1) == doctest::Approx(3.0 / 8));
+  CHECK(bubble_fraction(4, 8, 2) == doctest::Approx(3.0 / 16));
+  CHECK(bubble_fraction(1, 8, 1) == 0);
+  scenario s = on("a100-80gb", 4);
+  s.parallel.pp = 4;
+  s.grad_accum = 8;
+  compute_cost c;
+  c.microbatch = 0.2;
+  comm_cost k;
+  k.microbatch_exposed = 0.05;
+  // Stage time 0.25 s per micro-batch; bubble = 3/8 · 8 · 0.25 = 0.75 s.
+  pipeline_cost p = pipeline(s, c, k);
+  CHECK(p.microbatch == doctest::Approx(0.25));
+  CHECK(p.bubble == doctest::Approx(bubble_fraction(4, 8, 1) * 8 * 0.25));
+  CHECK(p.bubble == doctest::Approx(0.75));
+  s.parallel.virtual_stages = 2;
+  CHECK(pipeline(s, c, k).bubble == doctest::Approx(0.375));
+  // Point-to-point: activation forward + gradient backward of T·h·2 B. Llama-2-7B, 2 sequences
+  // of 2048 tokens: 4096 · 4096 · 2 B = 33.55 MB over NVLink: 2 · (33.55 MB / 240 GB/s + 2 µs) = 283.6 µs.
+  const architecture& a = io::find_model("llama-2-7b");
+  s.micro_batch = 2;
+  const microbatch_shape m = microbatch_of(a, s);
+  const efficiency_params e;
+  const double send = 4096.0 * 4096 * 2 / kNvlinkBus + kIntraLatency;
+  CHECK(pipeline_p2p_seconds(a, s, m, 2, e) == doctest::Approx(2 * send));
+  CHECK(2 * send == doctest::Approx(283.6e-6).epsilon(1e-3));
+  s.parallel.pp = 1;
+  CHECK(pipeline_p2p_seconds(a, s, m, 2, e) == 0);
+}
+
+TEST_CASE("time phases: optimizer bytes per parameter and offload") {
+  scenario s = on("a100-80gb", 8);
+  // AdamW under bf16-mixed: fp32 weights r+w (8) + fp32 grad read (4) + 2 fp32 moments r+w (16)
+  // + 16-bit copy written (2) + grad read for clipping (4) = 34 B; PyTorch foreach: 2× that.
+  optimizer_traffic t = optimizer_traffic_per_param(s);
+  CHECK(t.bytes_per_param == 34);
+  CHECK(!t.fused);
+  s.opt = optimizer::adamw_8bit;  // 2 one-byte moments r+w: 8 + 4 + 4 + 2 + 4 = 22 B, one fused kernel
+  t = optimizer_traffic_per_param(s);
+  CHECK(t.bytes_per_param == 22);
+  CHECK(t.fused);
+  s.opt = optimizer::adafactor;  // 12 fp32 kernels × r+w × 4 B
+  CHECK(optimizer_traffic_per_param(s).bytes_per_param == 96);
+  s.opt = optimizer::adamw;
+  s.prec = precision::bf16_pure;  // everything 16-bit: 4 + 2 + 8 + 0 + 2 = 16 B
+  CHECK(optimizer_traffic_per_param(s).bytes_per_param == 16);
+  s.prec = precision::bf16_mixed;
+  // Llama-2-7B, DDP: every GPU updates all Ψ: Ψ · 34 · 2 / (2039e9 · 0.8) = 280.9 ms.
+  const architecture& a = io::find_model("llama-2-7b");
+  const efficiency_params e;
+  warning_set w = 0;
+  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const stage_parameters p = stage_parameters_of(s, count_parameters(a).total, trainable_parameters(a, s));
+  const double adam = kLlama2_7b * 34 * 2 / (kA100Bandwidth * 0.8);
+  CHECK(adam == doctest::Approx(280.9e-3).epsilon(1e-3));
+  optimizer_cost o = optimizer_and_offload(a, s, d, p, e);
+  CHECK(o.optimizer == doctest::Approx(adam));
+  CHECK(o.offload == 0);
+  // ZeRO-1 over 8 GPUs shards the update: 1/8.
+  s.parallel.zero = 1;
+  CHECK(optimizer_and_offload(a, s, d, p, e).optimizer == doctest::Approx(adam / 8));
+  // ZeRO-Offload: Ψ/8 gradients (2 B) down and parameters (2 B) up over PCIe 4.0 at 0.8;
+  // CPU Adam for the node's 8 shards = Ψ parameters at 1e9/s.
+  s.parallel.offload_optimizer = offload::cpu;
+  o = optimizer_and_offload(a, s, d, p, e);
+  CHECK(o.offload == doctest::Approx(kLlama2_7b / 8 * (2 + 2) / kPcie4));
+  CHECK(o.optimizer == doctest::Approx(kLlama2_7b / 1e9));
+  // NVMe adds fp32 master + 2 moments (12 B) in and out for the node at 6 GB/s.
+  s.parallel.offload_optimizer = offload::nvme;
+  CHECK(optimizer_and_offload(a, s, d, p, e).offload ==
+        doctest::Approx(kLlama2_7b / 8 * 4 / kPcie4 + 2 * kLlama2_7b * 12 / 6e9));
+}
+
+TEST_CASE("time phases: paged optimizer traffic beside the resident bytes") {
+  // Llama-3.1-8B full fine-tuning on one 24 GB GPU, bf16-pure, paged 8-bit AdamW updated in
+  // backward, full checkpointing, 2 × 2048 tokens (torchtune's single-device recipe, T1t).
+  const architecture& a = io::find_model("llama-3.1-8b");
+  scenario s = on("rtx-4090", 1);
+  s.prec = precision::bf16_pure;
+  s.opt = optimizer::paged_adamw_8bit;
+  s.optimizer_in_backward = true;
+  s.ckpt = checkpointing::full;
+  s.micro_batch = 2;
+  s.compile = true;
+  // Resident: weights 2Ψ (16.06 GB), no gradients (updated in backward), activations
+  // 32 layers × T·h·2 (full recompute keeps block inputs) + one layer's 17·T·h·2 in flight,
+  // fp32 logits and their gradient T·V·8, 1 GiB context; T = 4096, h = 4096, V = 128256.
+  const double T = 4096, h = 4096, V = 128256;
+  const double resident = 2 * kLlama31_8b + 32 * T * h * 2 + 17 * T * h * 2 + T * V * 8 + kGiB;
+  CHECK(resident == doctest::Approx(22981124096.0));
+  CHECK(paged_optimizer_resident_bytes(a, s, count_parameters(a).total, trainable_parameters(a, s), 2) ==
+        doctest::Approx(resident));
+  // 8-bit state (2 B/param, 16.06 GB) beside the 1.02 GB left of 24e9 usable bytes: 15.04 GB
+  // pages out and back in over PCIe 4.0 each step: 2 · 15.04 GB / 25.6 GB/s = 1.175 s.
+  s.gpu.usable_memory = bytes(24e9);
+  const stage_parameters p = stage_parameters_of(s, count_parameters(a).total, trainable_parameters(a, s));
+  const double paged = 2 * kLlama31_8b - (24e9 - resident);
+  CHECK(paged_optimizer_seconds(a, s, p, kLlama31_8b, 2, kPcie4) == doctest::Approx(2 * paged / kPcie4));
+  CHECK(2 * paged / kPcie4 == doctest::Approx(1.1751).epsilon(1e-3));
+  // With room for all of it nothing pages.
+  s.gpu.usable_memory = bytes(80e9);
+  CHECK(paged_optimizer_seconds(a, s, p, kLlama31_8b, 2, kPcie4) == 0);
+}
+
+TEST_CASE("time phases: serving — prefill through the blocks, decode as a bytes/FLOPs roofline") {
+  const architecture& a = io::find_model("llama-2-7b");
+  scenario s = on("a100-80gb", 1);
+  s.work = workload::infer;
+  s.inference = {.batch = 1, .prompt_len = 512, .gen_len = 256, .kv_cache_dtype = dtype::bf16};
+  const efficiency_params e;
+  warning_set w = 0;
+  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const parameter_breakdown P = count_parameters(a);
+  // Decode reads every weight in bf16 (2Ψ = 13.48 GB) and the KV cache: 2 (K,V) · 4096 · 32
+  // layers · 2 B = 524,288 B per context token at the mean context 512 + 256/2 = 640.
+  const decode_shape ds = decode_shape_of(a, s, d, P);
+  CHECK(ds.context == 640);
+  CHECK(ds.weight_bytes == doctest::Approx(2 * kLlama2_7b));
+  CHECK(ds.kv_bytes_per_token == 524288);
+  // Matmul weights per token: blocks + the LM head (4096 · 32000); attention 4 · 640 · 4096 · 32.
+  const double active = static_cast<double>(P.attention + P.mlp) + 32000.0 * 4096;
+  CHECK(ds.active_matmul == doctest::Approx(active));
+  CHECK(ds.flop_per_seq == doctest::Approx(2 * active + 4.0 * 640 * 4096 * 32));
+  // Batch 1 is bandwidth-bound: (13.48 GB + 640 · 524,288 B) / (2039e9 · 0.8) = 8.468 ms.
+  const double step = (2 * kLlama2_7b + 640 * 524288.0) / (kA100Bandwidth * 0.8);
+  CHECK(decode_step_seconds(a, s, d, ds, 1, e) == doctest::Approx(step));
+  CHECK(step == doctest::Approx(8.468e-3).epsilon(1e-3));
+  // Ridge point: 2Ψ/(bandwidth·0.8) = B · 2·active / (312e12 · 0.81).
+  const double ridge = 2 * kLlama2_7b / (kA100Bandwidth * 0.8) / (2 * active / (kA100Bf16 * 0.81));
+  CHECK(decode_compute_bound_batch(s, d, ds, e) == static_cast<std::int64_t>(std::ceil(ridge)));
+  // Prefill: the 512-token prompt through 32 blocks, the LM head on the last position only.
+  const block_cost b = block_seconds(a, s, d, 512, 1, 512, 512, false, e);
+  const double blocks = 32 * (b.linear + b.core + b.elementwise + b.scores + b.adapters + b.dequant);
+  const prefill_cost pf = prefill_seconds(a, s, d, e);
+  CHECK(pf.seconds == doctest::Approx(blocks + gemm_seconds(1, 32000, 4096, 1, 1, kA100Bf16, 0.81, kA100Bandwidth, 2, e)));
+  CHECK(pf.stage_tp_comm == 0);
+  // The estimate: step = prefill + 256 decode steps.
+  const time_estimate t = estimate_time(a, s);
+  CHECK(in_seconds(t.step) == doctest::Approx(pf.seconds + 256 * step));
+  CHECK(in_seconds(t.time_to_first_token) == doctest::Approx(pf.seconds));
+}
+
+TEST_CASE("time phases: the step assembles the phases") {
+  // 8 GPUs (dp 8), 2 × 2048-token micro-batches, grad_accum 4: 131,072 tokens per step.
+  scenario s = on("a100-80gb", 8);
+  s.micro_batch = 2;
+  s.grad_accum = 4;
+  s.tokens = 1e9;
+  s.price_per_gpu_hour = 2.0;
+  const efficiency_params e;
+  warning_set w = 0;
+  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const microbatch_shape m{.seq = 2048, .batch = 2, .tokens = 4096};
+  flop_breakdown F;
+  F.model = flops(1e15);
+  F.hardware = flops(1.2e15);
+  compute_cost c;
+  c.microbatch = 0.5;
+  comm_cost k;
+  k.step_exposed = 0.3;
+  k.total = 1.0;
+  const pipeline_cost p{.microbatch = 0.5, .bubble = 0};
+  const optimizer_cost o{.optimizer = 0.1, .offload = 0.05};
+  // step = 4 · 0.5 + 0.3 + 0 + 0.1 + 0.05 = 2.45 s; 131,072 / 2.45 = 53,499 tokens/s.
+  const time_estimate t = assemble_step(s, d, m, F, c, k, p, o, e, w);
+  CHECK(in_seconds(t.step) == doctest::Approx(2.45));
+  CHECK(in_seconds(t.breakdown.compute) == doctest::Approx(2.0));
+  CHECK(in_seconds(t.total_communication) == doctest::Approx(1.0));
+  CHECK(t.tokens_per_second == doctest::Approx(131072 / 2.45));
+  CHECK(t.tokens_per_second_per_gpu == doctest::Approx(131072 / 2.45 / 8));
+  // MFU = 1e15 / (2.45 s · 8 · 312e12) = 0.1635; HFU with the recompute FLOPs 0.1962.
+  CHECK(t.mfu == doctest::Approx(1e15 / (2.45 * 8 * kA100Bf16)));
+  CHECK(t.mfu == doctest::Approx(0.1635).epsilon(1e-3));
+  CHECK(t.hfu == doctest::Approx(1.2 * t.mfu));
+  // 1e9 tokens take 18,692 s = 41.5 GPU-hours at 8 GPUs; $2/GPU-hour; energy at 400 W × (0.3 +
+  // 0.7 · (2.0 + 0.1)/2.45) utilisation.
+  const double total = 1e9 / (131072 / 2.45);
+  CHECK(in_seconds(t.total) == doctest::Approx(total));
+  CHECK(t.gpu_hours == doctest::Approx(total * 8 / 3600));
+  CHECK(*t.cost == doctest::Approx(2 * t.gpu_hours));
+  CHECK(t.energy_kwh == doctest::Approx(400 * (0.3 + 0.7 * 2.1 / 2.45) * t.gpu_hours / 1000));
+}
