@@ -37,6 +37,11 @@ enum class search_pruning : std::uint8_t {
   none,    // brute force: every configuration through both estimators (reference)
 };
 
+// Limits of the options (config_error beyond them).
+inline constexpr std::size_t kSearchMaxTopK = 100000;  // rows kept: far beyond any table a person reads
+inline constexpr int kSearchMaxThreads = 256;           // workers: far beyond the cores of one host
+inline constexpr int kSearchMaxVirtualStages = 1024;    // validate(): scenario.parallel.virtual_stages <= 1024
+
 struct search_options {
   std::size_t top_k = 10;
   // Samples per optimizer step: micro_batch × grad_accum × dp is held at this.
@@ -107,7 +112,7 @@ inline void add_pipeline_groups(search_plan& p, const architecture& m, const sce
   for (std::int64_t v = 1; v <= (pp > 1 ? layers / pp : 1); ++v) {
     if (layers % (pp * v) != 0) continue;
     if (o.max_virtual_stages > 0 && v > o.max_virtual_stages) continue;
-    if (v > 1024) continue;  // validate(): virtual_stages <= 1024
+    if (v > kSearchMaxVirtualStages) continue;
     for (const bool sp : {false, true}) {
       if (sp && (tp == 1 || t.seq_len % tp != 0)) continue;
       if (!o.vary_sp && sp != (t.parallel.sp && tp > 1)) continue;
@@ -363,8 +368,10 @@ inline std::vector<candidate> best_layouts(const run& start, int ep, const searc
 
 inline void check_search_options(const scenario& tmpl, const search_options& o) {
   if (tmpl.work != workload::train) fail("search", "searches training layouts only (got workload infer)");
-  if (o.top_k < 1 || o.top_k > 100000) fail("search.top_k", "must be between 1 and 100000 (got " + std::to_string(o.top_k) + ")");
-  if (o.threads < 1 || o.threads > 256) fail("search.threads", "must be between 1 and 256 (got " + std::to_string(o.threads) + ")");
+  if (o.top_k < 1 || o.top_k > kSearchMaxTopK)
+    fail("search.top_k", "must be between 1 and " + std::to_string(kSearchMaxTopK) + " (got " + std::to_string(o.top_k) + ")");
+  if (o.threads < 1 || o.threads > kSearchMaxThreads)
+    fail("search.threads", "must be between 1 and " + std::to_string(kSearchMaxThreads) + " (got " + std::to_string(o.threads) + ")");
 }
 
 // The template minus its layout (one GPU count, ep 1): what every searched run keeps.

@@ -261,7 +261,8 @@ inline bool apply_change(run& probe, change_kind k, scenario& s, std::string& te
   }
 }
 
-// The mutually exclusive groups for pairs (two changes from one group never combine).
+// The mutually exclusive groups for pairs (two changes from one group never combine);
+// every other change is a group of its own (numbered from 100, past the shared ones).
 constexpr int change_group(change_kind k) {
   switch (k) {
     case change_kind::selective_checkpointing:
