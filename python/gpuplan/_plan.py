@@ -101,7 +101,7 @@ class PlanRow(Mapping[str, Any]):
     Fields are the keys of the CLI's ``--json`` object, read as typed attributes;
     ``to_dict()`` gives that object back and ``from_dict()`` reads one. A row is
     also a read-only mapping over the same keys (``row["fits"]``; nested rows come
-    back as dicts there), so code written against plain dict rows keeps working.
+    back as dicts there), so dict-style code reads it too.
     Keys this version does not know are kept and returned by ``to_dict()``.
     """
 
@@ -417,7 +417,7 @@ class FitResult(_Result):
         return f"<div><b>{html.escape(verdict)}</b></div>" + _html_table(self._r["table"])
 
 
-#: The former name of :class:`FitResult`.
+#: Another name for :class:`FitResult`.
 FitReport = FitResult
 
 
