@@ -32,25 +32,26 @@ int main(int argc, char** argv) {
                                                            {"vocab_size", 50257}},
                                             "model");
 
-  // The template: everything but the layout (search chooses tp, pp, ... itself).
-  scenario run;
-  run.meth = method::full;
-  run.prec = precision::bf16_mixed;
-  run.opt = optimizer::adamw;
-  run.seq_len = 2048;
-  run.gpu = io::find_gpu("a100-80gb");
-  run.num_gpus = gpus;
-  run.cluster.gpus_per_node = 8;
+  // The base run: everything but the layout (search chooses tp, pp, ... itself).
+  scenario settings;
+  settings.meth = method::full;
+  settings.prec = precision::bf16_mixed;
+  settings.opt = optimizer::adamw;
+  settings.seq_len = 2048;
+  settings.gpu = io::find_gpu("a100-80gb");
+  settings.num_gpus = gpus;
+  settings.cluster.gpus_per_node = 8;
+  const run base(model, settings);  // validated once; the search edits copies of it
 
   search_options o;
   o.top_k = 5;
   o.global_batch = global_batch;
   o.threads = threads;
-  const search_result r = search(model, run, o);
+  const search_result r = search(base, o);
 
   std::printf("GPT-3 175B (%.1f B parameters) on %d x %s, global batch %lld x %lld tokens\n\n",
-              static_cast<double>(count_parameters(model).total) / 1e9, gpus, run.gpu.name.c_str(),
-              static_cast<long long>(global_batch), static_cast<long long>(run.seq_len));
+              static_cast<double>(count_parameters(model).total) / 1e9, gpus, base.gpu().name.c_str(),
+              static_cast<long long>(global_batch), static_cast<long long>(base.settings().seq_len));
   // The same table as `gpuplan search` (io/report.hpp).
   std::fputs(io::render(io::search_table(r), {}).c_str(), stdout);
   for (const search_row& row : r.rows)

@@ -10,10 +10,10 @@ int main() {
   using namespace gpuplan;
   const architecture& model = io::find_model("llama-2-13b");
   for (const method m : {method::full, method::lora, method::qlora}) {
-    const scenario run{.meth = m, .prec = m == method::full ? precision::bf16_mixed : precision::bf16_pure,
-                       .micro_batch = 1, .seq_len = 2048, .ckpt = checkpointing::full,
-                       .gpu = io::find_gpu("rtx-4090")};
-    const memory_breakdown mem = estimate_memory(model, run);
+    const run r(model, {.meth = m, .prec = m == method::full ? precision::bf16_mixed : precision::bf16_pure,
+                        .micro_batch = 1, .seq_len = 2048, .ckpt = checkpointing::full,
+                        .gpu = io::find_gpu("rtx-4090")});  // validated here (config_error naming the field)
+    const memory_breakdown mem = estimate_memory(r);
     std::printf("%-6s weights %6.2f GiB  grads %6.2f GiB  optimizer %6.2f GiB  activations %6.2f GiB  "
                 "device %6.2f GiB of %5.2f GiB -> %s\n",
                 std::string(to_string(m)).c_str(), in_gib(mem.weights), in_gib(mem.gradients), in_gib(mem.optimizer),

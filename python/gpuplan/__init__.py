@@ -32,7 +32,23 @@ from ._api import (
     model,
     models,
 )
-from ._plan import FitReport, PlanRow, Recommendations, SearchResult, Suggestions, fit, recommend, search, suggest
+from ._plan import (
+    FitReport,
+    FitResult,
+    Layout,
+    PlanRow,
+    Recommendation,
+    Recommendations,
+    SearchResult,
+    SearchRow,
+    Suggestion,
+    Suggestions,
+    SystemSizing,
+    fit,
+    recommend,
+    search,
+    suggest,
+)
 from ._quantity import GB, TB, Bytes, GiB, KiB, MiB, Seconds
 from ._sweep import sweep
 from .plot import plot_memory, plot_memory_sweep, plot_time_cost
@@ -65,10 +81,16 @@ __all__ = [
     "suggest",
     "search",
     "recommend",
+    "FitResult",
     "FitReport",
+    "Suggestion",
     "Suggestions",
+    "Layout",
+    "SearchRow",
     "SearchResult",
+    "Recommendation",
     "Recommendations",
+    "SystemSizing",
     "PlanRow",
     "plot_memory",
     "plot_memory_sweep",

@@ -207,7 +207,9 @@ def sweep(
     """{'columns': {name: np.ndarray}, 'gpu_labels': [...], 'method_labels': [...]}"""
 
 # The planner (register_plan.cpp): each returns {"data": <the CLI's --json>,
-# "table": {title, header, rows, notes, right_align}, "text": str, "markdown": str}.
+# "table": {title, header, rows, notes, right_align}, "text": str, "markdown": str};
+# gpuplan._plan reads "data" into the typed results (FitResult, Suggestion,
+# SearchRow, Recommendation, Layout, SystemSizing).
 def plan_fit(run: Run, max_gpus: int = 4096) -> Dict[str, Any]: ...
 def plan_suggest(run: Run, gpus: Optional[Sequence[str]] = None, max_gpus: int = 1024, pairs: bool = True) -> Dict[str, Any]: ...
 def plan_search(

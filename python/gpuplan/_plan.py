@@ -2,22 +2,32 @@
 
 Keyword arguments are the scenario's keys, exactly as for :func:`gpuplan.estimate`
 (unknown ones raise :class:`ConfigError`), plus a few planner options named in
-each function's signature. Results print as the CLI does (``repr`` is the text
-of ``gpuplan fit|search|recommend``), render as HTML tables in a notebook, convert
-with ``to_dict()`` (the CLI's ``--json``) and, for lists, ``to_frame()`` (pandas).
+each function's signature. Results are typed: :class:`FitResult`, and sequences of
+:class:`Suggestion`, :class:`SearchRow` and :class:`Recommendation` (with
+:class:`Layout` and :class:`SystemSizing` inside). They print as the CLI does
+(``repr`` is the text of ``gpuplan fit|search|recommend``), render as HTML tables
+in a notebook, convert with ``to_dict()`` (the CLI's ``--json``) and, for lists,
+``to_frame()`` (pandas).
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
 import numbers
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+from types import MappingProxyType
+from typing import (Any, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union,
+                    overload)
 
 from . import _core
-from ._api import ModelLike, Scenario, _error, _html_table
+from ._api import MemoryBreakdown, ModelLike, Scenario, _error, _html_table
+from ._quantity import Bytes, Seconds
 
-__all__ = ["FitReport", "Suggestions", "SearchResult", "Recommendations", "PlanRow",
-           "fit", "suggest", "search", "recommend"]
+__all__ = ["FitResult", "FitReport", "Layout", "Suggestion", "SearchRow", "SystemSizing", "Recommendation",
+           "Suggestions", "SearchResult", "Recommendations", "PlanRow", "fit", "suggest", "search", "recommend"]
+
+_R = TypeVar("_R", bound="PlanRow")
 
 
 def _scenario(model: Any, kwargs: Mapping[str, Any]) -> Scenario:
@@ -62,21 +72,9 @@ def _suffixed(value: Any, path: str, units: Mapping[str, float], example: str) -
     return v
 
 
-class PlanRow(dict):
-    """One row of a planner result: a dict (the CLI's JSON object) with attribute access."""
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def to_scenario(self) -> Scenario:
-        """The row's run as a :class:`Scenario` (suggestions and search rows)."""
-        return Scenario.from_dict(self["scenario"])
-
-
 def _flatten(row: Mapping[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """A row's JSON object as flat columns: "scenario" dropped, "layout" keys as they
+    are, other nested objects prefixed ("system_psu_watts"), lists joined."""
     out: Dict[str, Any] = {}
     for k, v in row.items():
         if k == "scenario":
@@ -90,6 +88,214 @@ def _flatten(row: Mapping[str, Any], prefix: str = "") -> Dict[str, Any]:
     return out
 
 
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return "" if v is None else str(v)
+
+
+class PlanRow(Mapping[str, Any]):
+    """Base of the planner's typed rows (:class:`Layout`, :class:`Suggestion`,
+    :class:`SearchRow`, :class:`Recommendation`, :class:`SystemSizing`).
+
+    Fields are the keys of the CLI's ``--json`` object, read as typed attributes;
+    ``to_dict()`` gives that object back and ``from_dict()`` reads one. A row is
+    also a read-only mapping over the same keys (``row["fits"]``; nested rows come
+    back as dicts there), so dict-style code reads it too.
+    Keys this version does not know are kept and returned by ``to_dict()``.
+    """
+
+    __slots__ = ()
+    #: Fields holding a nested row, by name.
+    _NESTED: ClassVar[Mapping[str, Any]] = {}
+    _extra: Mapping[str, Any] = MappingProxyType({})
+
+    @classmethod
+    def from_dict(cls: Type[_R], data: Mapping[str, Any]) -> _R:
+        """A row from its JSON object (the CLI's ``--json``)."""
+        names = cls._field_names()
+        missing = [k for k in names if k not in data]
+        if missing:
+            raise KeyError(f"{cls.__name__}: missing keys {missing}")
+        kwargs: Dict[str, Any] = {}
+        for k in names:
+            v = data[k]
+            nested = cls._NESTED.get(k)
+            kwargs[k] = nested.from_dict(v) if nested is not None and v is not None else copy.deepcopy(v)
+        row = cls(**kwargs)
+        extra = {k: copy.deepcopy(v) for k, v in data.items() if k not in names}
+        if extra:
+            object.__setattr__(row, "_extra", extra)
+        return row
+
+    @classmethod
+    def _field_names(cls) -> Tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The row as the CLI's ``--json`` prints it (a new dict)."""
+        out: Dict[str, Any] = {}
+        for k in self._field_names():
+            v = getattr(self, k)
+            out[k] = v.to_dict() if isinstance(v, PlanRow) else copy.deepcopy(v)
+        out.update(copy.deepcopy(dict(self._extra)))
+        return out
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._field_names():
+            v = getattr(self, key)
+            return v.to_dict() if isinstance(v, PlanRow) else v
+        return self._extra[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._field_names()
+        yield from self._extra
+
+    def __len__(self) -> int:
+        return len(self._field_names()) + len(self._extra)
+
+    def _repr_html_(self) -> str:
+        flat = _flatten(self.to_dict())
+        return _html_table({"title": type(self).__name__, "header": ["", "value"],
+                            "rows": [[k, _cell(v)] for k, v in flat.items()], "right_align": [False, True]})
+
+
+def _bytes_view(name: str, doc: str) -> property:
+    return property(lambda self: Bytes(getattr(self, name)), doc=doc)
+
+
+def _seconds_view(name: str, doc: str) -> property:
+    return property(lambda self: Seconds(getattr(self, name)), doc=doc)
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout(PlanRow):
+    """A parallel layout: GPU count, tensor / pipeline / data parallelism, virtual
+    stages, sequence parallelism, checkpointing, ZeRO stage and offload, micro-batch
+    and gradient accumulation (C++ ``gpuplan::layout``)."""
+
+    gpus: int
+    tp: int
+    pp: int
+    virtual_stages: int
+    dp: int
+    micro_batch: int
+    grad_accum: int
+    checkpointing: str
+    zero: int
+    sp: bool
+    offload_optimizer: str
+    offload_params: str
+
+    def scenario_keys(self) -> Dict[str, Any]:
+        """The scenario keywords that set this layout (``gp.estimate(m, **l.scenario_keys(), ...)``)."""
+        return dict(num_gpus=self.gpus, tp=self.tp, pp=self.pp, virtual_stages=self.virtual_stages, sp=self.sp,
+                    zero=self.zero, offload_optimizer=self.offload_optimizer, offload_params=self.offload_params,
+                    micro_batch=self.micro_batch, grad_accum=self.grad_accum, checkpointing=self.checkpointing)
+
+
+@dataclasses.dataclass(frozen=True)
+class Suggestion(PlanRow):
+    """One row of ``gp.suggest``: a change (or two) to the run, the changed run's
+    memory, whether it fits, and its cost relative to the run."""
+
+    rank: int
+    changes: List[str]  #: change kinds, e.g. ["qlora", "full_checkpointing"]
+    description: str
+    fits: bool
+    device_bytes: float
+    capacity_bytes: float
+    headroom_bytes: float
+    step_seconds: float
+    time_cost: Optional[float]  #: GPU-seconds per sample relative to the run; None when undefined
+    num_gpus: int
+    gpu: str  #: GPU id of the changed run
+    scenario: Dict[str, Any] = dataclasses.field(repr=False)  #: the changed run (scenario file schema)
+
+    device = _bytes_view("device_bytes", "Device memory of the changed run as Bytes.")
+    capacity = _bytes_view("capacity_bytes", "Usable capacity as Bytes.")
+    headroom = _bytes_view("headroom_bytes", "Headroom as Bytes (negative when it does not fit).")
+    step = _seconds_view("step_seconds", "Step time of the changed run as Seconds.")
+
+    def to_scenario(self) -> Scenario:
+        """The changed run as a :class:`Scenario`."""
+        return Scenario.from_dict(self.scenario)
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchRow(PlanRow):
+    """One row of ``gp.search``: a layout with its memory, step time and throughput."""
+
+    _NESTED: ClassVar[Mapping[str, Any]] = {"layout": Layout}
+
+    rank: int
+    layout: Layout
+    score: float  #: step seconds (objective "time") or GPU-seconds per step ("cost")
+    device_bytes: float
+    headroom_bytes: float
+    step_seconds: float
+    tokens_per_second: float
+    tokens_per_second_per_gpu: float
+    mfu: float
+    scenario: Dict[str, Any] = dataclasses.field(repr=False)  #: the run with this layout
+
+    device = _bytes_view("device_bytes", "Device memory as Bytes.")
+    headroom = _bytes_view("headroom_bytes", "Headroom as Bytes.")
+    step = _seconds_view("step_seconds", "Step time as Seconds.")
+
+    def to_scenario(self) -> Scenario:
+        """The run with this layout as a :class:`Scenario`."""
+        return Scenario.from_dict(self.scenario)
+
+
+@dataclasses.dataclass(frozen=True)
+class SystemSizing(PlanRow):
+    """The system around a recommendation: nodes, CPU cores, host RAM, power, CUDA
+    floor, NVLink and ECC (docs/planner.md cites each rule)."""
+
+    nodes: int
+    cpu_cores_min: int
+    cpu_cores: int
+    host_ram_bytes: float
+    gpu_watts: float
+    cpu_watts: float
+    psu_watts: float
+    psu_watts_per_node: float
+    cuda_min: Optional[str]  #: e.g. "12.0"; None for non-NVIDIA GPUs
+    nvlink_present: bool
+    nvlink_needed: bool
+    ecc: str
+    notes: List[str]
+
+    host_ram = _bytes_view("host_ram_bytes", "Host RAM, whole system, as Bytes.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Recommendation(PlanRow):
+    """One row of ``gp.recommend``: a GPU type and count with its fastest layout,
+    wall-clock, GPU-hours, cost, deadline and budget verdicts and system sizing."""
+
+    _NESTED: ClassVar[Mapping[str, Any]] = {"layout": Layout, "system": SystemSizing}
+
+    rank: int
+    gpu: str
+    count: int
+    layout: Layout
+    wall_seconds: float
+    gpu_hours: float
+    cost: Optional[float]  #: None without a price for the GPU
+    meets_deadline: bool
+    within_budget: bool
+    device_bytes: float
+    step_seconds: float
+    mfu: float
+    system: SystemSizing
+
+    wall = _seconds_view("wall_seconds", "Wall-clock to train the tokens as Seconds.")
+    device = _bytes_view("device_bytes", "Device memory as Bytes.")
+    step = _seconds_view("step_seconds", "Step time as Seconds.")
+
+
 class _Result:
     __slots__ = ("_r", "scenario")
 
@@ -99,7 +305,7 @@ class _Result:
 
     def to_dict(self) -> Any:
         """The result as the CLI's ``--json`` prints it."""
-        return self._r["data"]
+        return copy.deepcopy(self._r["data"])
 
     def to_markdown(self) -> str:
         """The CLI's table as markdown."""
@@ -112,49 +318,94 @@ class _Result:
         return _html_table(self._r["table"])
 
 
-class _ListResult(_Result, Sequence[PlanRow]):
-    __slots__ = ()
+class _ListResult(_Result, Sequence[_R]):
+    __slots__ = ("_items",)
+    _ROW: ClassVar[Any] = PlanRow
 
-    def _rows(self) -> List[Any]:
-        d = self._r["data"]
-        return d["rows"] if isinstance(d, Mapping) else d
+    def __init__(self, r: Mapping[str, Any], scenario: Scenario) -> None:
+        super().__init__(r, scenario)
+        d = r["data"]
+        rows = d["rows"] if isinstance(d, Mapping) else d
+        self._items: List[_R] = [self._ROW.from_dict(x) for x in rows]
 
     def __len__(self) -> int:
-        return len(self._rows())
+        return len(self._items)
 
-    def __getitem__(self, i: Any) -> Any:  # type: ignore[override]
-        rows = self._rows()
-        if isinstance(i, slice):
-            return [PlanRow(r) for r in rows[i]]
-        return PlanRow(rows[i])
+    @overload
+    def __getitem__(self, i: int) -> _R: ...
+    @overload
+    def __getitem__(self, i: slice) -> List[_R]: ...
+    def __getitem__(self, i: Any) -> Any:
+        return self._items[i]
 
-    def __iter__(self) -> Iterator[PlanRow]:
-        return (PlanRow(r) for r in self._rows())
+    def __iter__(self) -> Iterator[_R]:
+        return iter(self._items)
 
     def to_frame(self) -> "Any":
-        """The rows as a pandas DataFrame (nested objects flattened, layout keys as columns)."""
+        """The rows as a pandas DataFrame (nested objects flattened: layout keys as
+        columns, ``system_*`` for the sizing; lists joined; the scenario left out)."""
         import pandas as pd
-        return pd.DataFrame([_flatten(r) for r in self._rows()])
+        return pd.DataFrame([_flatten(r.to_dict()) for r in self._items])
 
 
-class FitReport(_Result):
-    """``gp.fit(...)``: ``fits``, ``headroom_bytes``, ``binding``, ``max_micro_batch``,
-    ``max_seq_len``, ``min_gpus`` ({ZeRO stage: GPUs or None}); repr = verdict + limits."""
+class FitResult(_Result):
+    """``gp.fit(...)``: will the run fit, and how far is each limit. ``repr`` is the
+    verdict and the CLI's limits table; ``to_dict()`` the CLI's ``--json``."""
 
     __slots__ = ()
 
-    fits = property(lambda self: bool(self._r["data"]["fits"]), doc="Whether the run fits.")
-    headroom_bytes = property(lambda self: self._r["data"]["headroom_bytes"], doc="Usable capacity - device (bytes).")
-    binding = property(lambda self: self._r["data"]["binding"], doc="The largest memory term.")
-    max_micro_batch = property(lambda self: self._r["data"]["max_micro_batch"],
-                               doc="Largest micro-batch (serving: batch) that fits; None if 1 does not.")
-    max_seq_len = property(lambda self: self._r["data"]["max_seq_len"], doc="Longest sequence that fits; None if none.")
-    memory = property(lambda self: self._r["data"]["memory"], doc="The memory breakdown (the CLI's JSON keys).")
+    def _data(self) -> Mapping[str, Any]:
+        return self._r["data"]
+
+    @property
+    def fits(self) -> bool:
+        """Whether the run fits."""
+        return bool(self._data()["fits"])
+
+    @property
+    def headroom_bytes(self) -> float:
+        """Usable capacity minus device memory, bytes (negative when it does not fit)."""
+        return self._data()["headroom_bytes"]
+
+    @property
+    def headroom(self) -> Bytes:
+        """Headroom as Bytes."""
+        return Bytes(self.headroom_bytes)
+
+    @property
+    def binding(self) -> str:
+        """The largest memory term (weights, optimizer, activations, ...)."""
+        return self._data()["binding"]
+
+    @property
+    def max_micro_batch(self) -> Optional[int]:
+        """Largest micro-batch (serving: batch) that fits; None if 1 does not."""
+        return self._data()["max_micro_batch"]
+
+    @property
+    def max_seq_len(self) -> Optional[int]:
+        """Longest sequence (serving: prompt) that fits, a multiple of seq_step; None if none."""
+        return self._data()["max_seq_len"]
+
+    @property
+    def seq_step(self) -> int:
+        """The sequence search's step (tp with sequence parallelism, 2·cp with context parallelism)."""
+        return self._data()["seq_step"]
+
+    @property
+    def seq_limit(self) -> int:
+        """The upper end of the sequence search (max_position_embeddings when capped)."""
+        return self._data()["seq_limit"]
 
     @property
     def min_gpus(self) -> Dict[int, Optional[int]]:
         """Smallest GPU count that fits per ZeRO stage (None: none up to max_gpus or not applicable)."""
-        return {g["zero"]: (g["gpus"] if g["applicable"] else None) for g in self._r["data"]["min_gpus"]}
+        return {g["zero"]: (g["gpus"] if g["applicable"] else None) for g in self._data()["min_gpus"]}
+
+    @property
+    def memory(self) -> MemoryBreakdown:
+        """The run's memory breakdown (``to_dict()["memory"]`` has it as the CLI's JSON)."""
+        return MemoryBreakdown(_core.estimate_memory(self.scenario._run))
 
     def __repr__(self) -> str:
         verdict = _core.verdict_line(_core.estimate_memory(self.scenario._run))
@@ -166,36 +417,46 @@ class FitReport(_Result):
         return f"<div><b>{html.escape(verdict)}</b></div>" + _html_table(self._r["table"])
 
 
-class Suggestions(_ListResult):
-    """``gp.suggest(...)``: what would make the run fit, cheapest first (rows: rank,
-    changes, description, fits, device_bytes, headroom_bytes, step_seconds, time_cost, ...)."""
+#: Another name for :class:`FitResult`.
+FitReport = FitResult
+
+
+class Suggestions(_ListResult[Suggestion]):
+    """``gp.suggest(...)``: what would make the run fit, cheapest first — a sequence
+    of :class:`Suggestion`; ``repr`` is the CLI's table, ``to_frame()`` a DataFrame."""
 
     __slots__ = ()
+    _ROW = Suggestion
 
 
-class SearchResult(_ListResult):
-    """``gp.search(...)``: the top-k layouts, best first, with ``evaluated`` (configurations
-    decided) and ``seconds`` (search time)."""
+class SearchResult(_ListResult[SearchRow]):
+    """``gp.search(...)``: the top-k layouts, best first — a sequence of
+    :class:`SearchRow` — with ``evaluated`` (configurations decided), ``seconds``
+    (search time) and ``global_batch``."""
 
     __slots__ = ()
+    _ROW = SearchRow
 
     evaluated = property(lambda self: self._r["data"]["evaluated"], doc="Configurations of the space decided.")
     seconds = property(lambda self: self._r["data"]["seconds"], doc="Wall-clock seconds of the search.")
     global_batch = property(lambda self: self._r["data"]["global_batch"], doc="Sequences per step held fixed.")
+    objective = property(lambda self: self._r["data"]["objective"], doc="'time' or 'cost'.")
 
 
-class Recommendations(_ListResult):
-    """``gp.recommend(...)``: GPU types × counts, ranked (deadline, budget, cost, time),
-    each with its layout, wall-clock, GPU-hours, cost and ``system`` sizing."""
+class Recommendations(_ListResult[Recommendation]):
+    """``gp.recommend(...)``: GPU types × counts, ranked (deadline, budget, cost, time)
+    — a sequence of :class:`Recommendation`, each with its layout, wall-clock,
+    GPU-hours, cost and ``system`` sizing."""
 
     __slots__ = ()
+    _ROW = Recommendation
 
 
-def fit(model: Optional[Union[ModelLike, Scenario]] = None, /, *, max_gpus: int = 4096, **kwargs: Any) -> FitReport:
+def fit(model: Optional[Union[ModelLike, Scenario]] = None, /, *, max_gpus: int = 4096, **kwargs: Any) -> FitResult:
     """Will it fit? Verdict, binding term, largest micro-batch, longest sequence and the
     smallest GPU count per ZeRO stage (up to `max_gpus`). Keywords as :func:`gpuplan.estimate`."""
     s = _scenario(model, kwargs)
-    return FitReport(_core.plan_fit(s._run, _int(max_gpus, "fit.max_gpus", 1, 1 << 20)), s)
+    return FitResult(_core.plan_fit(s._run, _int(max_gpus, "fit.max_gpus", 1, 1 << 20)), s)
 
 
 def suggest(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpus: Optional[Sequence[str]] = None,

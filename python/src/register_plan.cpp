@@ -1,7 +1,8 @@
-// register_plan.cpp — the planner (plan.hpp): fit, suggest, recommend, search.
-// Each returns {"data": <the CLI's --json>, "table": <the CLI's table as a dict>,
-// "text": <the CLI's text>, "markdown": ...}: Python's results print, render and
-// convert through the same formatter as `gpuplan fit|search|recommend`.
+// register_plan.cpp — the planner (plan.hpp): fit, suggest, recommend, search of
+// a resolved run. Each returns {"data": <the CLI's --json>, "table": <the CLI's
+// table as a dict>, "text": <the CLI's text>, "markdown": ...}: Python's typed
+// results (_plan.py) read "data" and print, render and convert through the same
+// formatter as `gpuplan fit|search|recommend`.
 #include <map>
 #include <optional>
 #include <string>
@@ -49,7 +50,7 @@ void register_plan(py::module_& m) {
       [](const io::resolved_run& r, int max_gpus) {
         fit_options o;
         o.max_gpus = max_gpus;
-        const fit_report f = fit(r.model(), r.settings(), o);
+        const fit_report f = fit(r.run, o);
         nlohmann::json j = io::fit_limits_json(f);
         j["fits"] = f.fits;
         j["headroom_bytes"] = in_bytes(f.headroom);
@@ -66,7 +67,7 @@ void register_plan(py::module_& m) {
         o.max_gpus = max_gpus;
         o.pairs = pairs;
         if (max_gpus < 1) throw config_error("suggest.max_gpus", "must be at least 1 (got " + std::to_string(max_gpus) + ")");
-        const auto s = suggest(r.model(), r.settings(), o);
+        const auto s = suggest(r.run, o);
         return result(io::suggestions_json(s, r.model(), r.model_spec), io::suggestions_table(s));
       },
       py::arg("run"), py::arg("gpus") = py::none(), py::arg("max_gpus") = 1024, py::arg("pairs") = true,
@@ -85,7 +86,7 @@ void register_plan(py::module_& m) {
         search_result sr;
         {
           py::gil_scoped_release unlocked;
-          sr = search(r.model(), r.settings(), o);
+          sr = search(r.run, o);
         }
         return result(io::search_json(sr, r.model(), r.model_spec, o.objective), io::search_table(sr, o.objective));
       },
@@ -116,7 +117,7 @@ void register_plan(py::module_& m) {
         std::vector<recommendation> rows;
         {
           py::gil_scoped_release unlocked;
-          rows = recommend(r.model(), r.settings(), o);
+          rows = recommend(r.run, o);
         }
         return result(io::recommend_json(rows), io::recommend_table(rows, o.deadline));
       },

@@ -154,3 +154,105 @@ def test_errors_are_config_errors_with_a_path(call, path):
         call()
     assert str(e.value).startswith(path), str(e.value)
     assert isinstance(e.value, ValueError)
+
+
+# --------------------------------------------------------------------------- typed results
+
+
+def _same_fields(row, data):
+    """Every field of a typed row equals the CLI JSON object's value; nested rows too."""
+    assert set(row.keys()) == set(data)
+    for k, v in data.items():
+        attr = getattr(row, k)
+        if isinstance(attr, gp.PlanRow):
+            _same_fields(attr, v)
+        else:
+            assert attr == v, k
+        assert row[k] == v, k  # the mapping view: the JSON value
+
+
+def test_fit_result_is_typed():
+    r = gp.fit("gpt2", gpu="h100-sxm", seq_len=1024)
+    assert isinstance(r, gp.FitResult) and gp.FitReport is gp.FitResult
+    d = r.to_dict()
+    assert r.fits is True and r.fits == d["fits"]
+    assert r.headroom_bytes == d["headroom_bytes"] and isinstance(r.headroom, gp.Bytes)
+    assert r.headroom.bytes == d["headroom_bytes"]
+    assert (r.binding, r.max_micro_batch, r.max_seq_len, r.seq_step, r.seq_limit) == (
+        d["binding"], d["max_micro_batch"], d["max_seq_len"], d["seq_step"], d["seq_limit"])
+    assert isinstance(r.memory, gp.MemoryBreakdown)
+    assert r.memory.device_bytes == d["memory"]["device_bytes"]
+    assert r.min_gpus == {g["zero"]: g["gpus"] for g in d["min_gpus"]}
+    d["fits"] = None  # to_dict() is a copy
+    assert r.fits is True
+
+
+def test_suggestions_are_typed_rows():
+    s = gp.suggest(M13, gpu="rtx-4090", method="full", gpus=["a100-80gb"])
+    assert isinstance(s, gp.Suggestions) and len(s) > 0
+    data = s.to_dict()
+    for row, d in zip(s, data):
+        assert isinstance(row, gp.Suggestion) and isinstance(row, gp.PlanRow)
+        _same_fields(row, d)
+        assert row.to_dict() == d
+        assert gp.Suggestion.from_dict(d) == row
+        assert isinstance(row.changes, list) and all(isinstance(c, str) for c in row.changes)
+        assert row.device.bytes == row.device_bytes and row.step.seconds == row.step_seconds
+        assert "<table>" in row._repr_html_() and row.description in row._repr_html_()
+    assert isinstance(s[0], gp.Suggestion) and all(isinstance(x, gp.Suggestion) for x in s[:2])
+    df = s.to_frame()
+    assert set(df.columns) == set(data[0]) - {"scenario"}
+    assert list(df["rank"]) == [r.rank for r in s]
+
+
+def test_search_rows_are_typed_with_a_layout():
+    res = gp.search("llama-2-7b", global_batch=16, top_k=3, **SEARCH)
+    assert isinstance(res, gp.SearchResult) and res.objective == "time"
+    data = res.to_dict()
+    assert [r.to_dict() for r in res] == data["rows"]
+    for row, d in zip(res, data["rows"]):
+        assert isinstance(row, gp.SearchRow) and isinstance(row.layout, gp.Layout)
+        _same_fields(row, d)
+        assert gp.SearchRow.from_dict(d) == row
+        assert row.layout == gp.Layout.from_dict(d["layout"])
+        assert row.layout.dp == row.layout.gpus // (row.layout.tp * row.layout.pp)
+        # The layout's keywords rebuild the run the row was estimated on.
+        e = gp.estimate("llama-2-7b", **{**SEARCH, **row.layout.scenario_keys()})
+        assert e.memory.device_bytes == row.device_bytes and e.time.step_seconds == row.step_seconds
+        assert row.to_scenario().to_dict() == gp.Scenario.from_dict(d["scenario"]).to_dict()
+    df = res.to_frame()
+    assert {"rank", "gpus", "tp", "pp", "virtual_stages", "dp", "micro_batch", "grad_accum", "checkpointing", "zero",
+            "sp", "offload_optimizer", "offload_params", "score", "step_seconds", "mfu"} == set(df.columns) - {
+        "device_bytes", "headroom_bytes", "tokens_per_second", "tokens_per_second_per_gpu"}
+
+
+def test_recommendations_are_typed_with_system_sizing():
+    a = recommend_small()
+    assert isinstance(a, gp.Recommendations) and len(a) > 0
+    for row, d in zip(a, a.to_dict()):
+        assert isinstance(row, gp.Recommendation)
+        assert isinstance(row.layout, gp.Layout) and isinstance(row.system, gp.SystemSizing)
+        _same_fields(row, d)
+        assert gp.Recommendation.from_dict(d) == row and row.to_dict() == d
+        assert row.layout.gpus == row.count
+        assert row.wall.seconds == row.wall_seconds and row.system.host_ram.bytes == row.system.host_ram_bytes
+        assert row.system["psu_watts"] == row.system.psu_watts
+        assert isinstance(row.system.notes, list)
+    df = a.to_frame()
+    assert len(df) == len(a) and list(df["count"]) == [r.count for r in a]
+
+
+def test_typed_rows_keep_keys_they_do_not_know():
+    d = {"gpus": 8, "tp": 2, "pp": 1, "virtual_stages": 1, "dp": 4, "micro_batch": 2, "grad_accum": 2,
+         "checkpointing": "full", "zero": 1, "sp": True, "offload_optimizer": "none", "offload_params": "none",
+         "new_key": [1, 2]}
+    l = gp.Layout.from_dict(d)
+    assert l.to_dict() == d and l["new_key"] == [1, 2] and len(l) == len(d)
+    with pytest.raises(KeyError):
+        gp.Layout.from_dict({"gpus": 8})
+
+
+def test_planner_names_are_exported():
+    for name in ("FitResult", "FitReport", "Suggestion", "Suggestions", "Layout", "SearchRow", "SearchResult",
+                 "Recommendation", "Recommendations", "SystemSizing", "PlanRow"):
+        assert name in gp.__all__ and hasattr(gp, name)

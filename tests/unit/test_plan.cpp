@@ -437,3 +437,131 @@ TEST_CASE("plan: bad options name the field") {
   recommend_options o;
   CHECK_THROWS_WITH_AS(recommend(m, t, o), "recommend.tokens: a workload needs tokens (or epochs × dataset_tokens)", config_error);
 }
+
+// ---------------------------------------------------------------------------
+// The run-based planner and its (architecture, scenario) convenience overloads.
+namespace {
+bool same_memory(const memory_breakdown& a, const memory_breakdown& b) {
+  return in_bytes(a.device) == in_bytes(b.device) && a.fits == b.fits && in_bytes(a.headroom) == in_bytes(b.headroom);
+}
+}  // namespace
+
+TEST_CASE("plan: fit, suggest, search and recommend of a run equal the convenience overloads") {
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario s = train_on("rtx-4090");
+  s.meth = method::qlora;
+  s.micro_batch = 4;
+  s.seq_len = 1024;
+  const run r(m, s);
+
+  const fit_report a = fit(r, {.max_gpus = 16});
+  const fit_report b = fit(m, s, {.max_gpus = 16});
+  CHECK(same_memory(a.memory, b.memory));
+  CHECK(a.binding == b.binding);
+  CHECK(a.max_micro_batch == b.max_micro_batch);
+  CHECK(a.max_seq_len == b.max_seq_len);
+  for (std::size_t z = 0; z < 4; ++z) {
+    CHECK(a.min_gpus[z].applicable == b.min_gpus[z].applicable);
+    CHECK(a.min_gpus[z].gpus == b.min_gpus[z].gpus);
+  }
+
+  scenario full = s;
+  full.meth = method::full;
+  const std::vector<suggestion> sa = suggest(run(m, full), {.gpus = {io::find_gpu("a100-80gb")}});
+  const std::vector<suggestion> sb = suggest(m, full, {.gpus = {io::find_gpu("a100-80gb")}});
+  REQUIRE(sa.size() == sb.size());
+  for (std::size_t i = 0; i < sa.size(); ++i) {
+    CHECK(sa[i].changes == sb[i].changes);
+    CHECK(sa[i].description == sb[i].description);
+    CHECK(sa[i].run == sb[i].run);
+    CHECK(same_memory(sa[i].memory, sb[i].memory));
+    CHECK(in_seconds(sa[i].time.step) == in_seconds(sb[i].time.step));
+  }
+
+  const scenario t = search_template("a100-80gb", 8);
+  const search_result ra = search(run(m, t), {.top_k = 6, .global_batch = 32});
+  const search_result rb = search(m, t, {.top_k = 6, .global_batch = 32});
+  CHECK(same_rows(ra, rb));
+  CHECK(ra.evaluated == rb.evaluated);
+  for (std::size_t i = 0; i < ra.rows.size() && i < rb.rows.size(); ++i) CHECK(ra.rows[i].run == rb.rows[i].run);
+
+  recommend_options o;
+  o.gpus = {io::find_gpu("rtx-4090"), io::find_gpu("a100-80gb")};
+  o.tokens = 1e8;
+  o.max_gpus = 4;
+  scenario tmpl = s;
+  tmpl.micro_batch = 2;
+  tmpl.grad_accum = 4;
+  const auto xa = recommend(run(m, tmpl), o);
+  const auto xb = recommend(m, tmpl, o);
+  REQUIRE(xa.size() == xb.size());
+  REQUIRE(!xa.empty());
+  for (std::size_t i = 0; i < xa.size(); ++i) {
+    CHECK(xa[i].gpu.id == xb[i].gpu.id);
+    CHECK(xa[i].count == xb[i].count);
+    CHECK(xa[i].run == xb[i].run);
+    CHECK(in_seconds(xa[i].wall) == in_seconds(xb[i].wall));
+  }
+
+  const run big(m, search_template("a100-80gb", 16));
+  const system_sizing za = size_system(big);
+  const system_sizing zb = size_system(big.settings(), estimate_memory(big), estimate_time(big));
+  CHECK(za.psu_watts == zb.psu_watts);
+  CHECK(za.notes == zb.notes);
+  CHECK(in_bytes(za.host_ram) == in_bytes(zb.host_ram));
+}
+
+TEST_CASE("plan: search rows carry the run's resolved settings with the row's layout") {
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario t = search_template("a100-80gb", 8);
+  t.meth = method::qlora;
+  const search_result r = search(run(m, t), {.top_k = 3, .global_batch = 16});
+  REQUIRE(!r.rows.empty());
+  for (const auto& row : r.rows) {
+    CHECK(row.run.quant.has_value());  // QLoRA's base quantization, resolved
+    CHECK(row.run.num_gpus == row.config.gpus);
+    CHECK(row.run.parallel.tp == row.config.tp);
+    CHECK(row.run.micro_batch == row.config.micro_batch);
+    CHECK(same_memory(row.memory, estimate_memory(m, row.run)));
+  }
+}
+
+TEST_CASE("plan: the template's own layout does not limit search or recommend") {
+  const architecture& m = io::find_model("llama-2-7b");
+  // tp = 2 on two GPUs: one GPU cannot hold that layout, yet every count is searched.
+  scenario t = search_template("a100-80gb", 2);
+  t.meth = method::lora;
+  t.parallel.tp = 2;
+  t.micro_batch = 2;
+  t.grad_accum = 2;
+  recommend_options o;
+  o.gpus = {io::find_gpu("a100-80gb")};
+  o.tokens = 1e8;
+  o.max_gpus = 4;
+  for (const auto& rows : {recommend(run(m, t), o), recommend(m, t, o)}) {
+    REQUIRE(rows.size() == 3);  // 1, 2 and 4 GPUs
+    for (const auto& r : rows) {
+      CHECK(r.run.num_gpus == r.count);
+      CHECK(r.run.global_batch() == 4);
+    }
+  }
+  // A template whose layout does not suit its GPU count is searched on that count.
+  scenario bad = search_template("a100-80gb", 4);
+  bad.parallel.tp = 8;
+  const search_result r = search(m, bad, {.top_k = 2, .global_batch = 8});
+  REQUIRE(!r.rows.empty());
+  CHECK(r.rows[0].config.gpus == 4);
+  CHECK_THROWS_AS((void)run(m, bad), config_error);
+}
+
+TEST_CASE("plan: a run left invalid by a failed edit is refused by the planner") {
+  const architecture& m = io::find_model("llama-2-7b");
+  run r(m, search_template("a100-80gb", 8));
+  CHECK_THROWS_AS(r.edit([](scenario& x) { x.seq_len = 0; }), config_error);
+  REQUIRE_FALSE(r.valid());
+  CHECK_THROWS_AS((void)fit(r), config_error);
+  CHECK_THROWS_AS((void)suggest(r), config_error);
+  CHECK_THROWS_AS((void)search(r), config_error);
+  CHECK_THROWS_AS((void)size_system(r), config_error);
+  CHECK_THROWS_AS((void)recommend(r, {.tokens = 1e6}), config_error);
+}

@@ -1,64 +1,20 @@
-// detail/plan_search.hpp — the exhaustive parallel-layout search behind
-// gpuplan::search (plan.hpp). Branch and bound over the black-box estimators:
-// every configuration of the space is either evaluated with estimate_memory /
-// estimate_time or excluded by an exact bound derived from an evaluated
-// configuration plus one of the monotonicity properties listed in
-// docs/planner.md (each checked against the real models in tests/unit/test_plan.cpp).
+// detail/plan_search_space.hpp — the pieces of the layout search (plan/search.hpp)
+// that hold no policy: the (ZeRO, offload) variants and checkpointing levels in
+// tie-break order, the strict total order on candidates, a fixed-capacity top-k,
+// the counters, and the cutoff the threads share.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <limits>
-#include <mutex>
-#include <thread>
 #include <vector>
 
-#include "gpuplan/memory.hpp"
-#include "gpuplan/model.hpp"
+#include "gpuplan/plan/layout.hpp"
 #include "gpuplan/scenario.hpp"
-#include "gpuplan/timing.hpp"
 
-namespace gpuplan {
-
-// One point of the search space.
-struct layout {
-  int gpus = 1;
-  int tp = 1;
-  int pp = 1;
-  int virtual_stages = 1;
-  bool sp = false;
-  checkpointing ckpt = checkpointing::none;
-  int zero = 0;
-  offload offload_optimizer = offload::none;
-  offload offload_params = offload::none;
-  std::int64_t micro_batch = 1;
-  std::int64_t grad_accum = 1;
-
-  [[nodiscard]] constexpr int dp() const noexcept { return gpus / (tp * pp); }
-  friend bool operator==(const layout&, const layout&) = default;
-};
-
-// Writes a layout into a scenario (cp is fixed at 1 by the search).
-inline void apply_layout(scenario& s, const layout& l) {
-  s.num_gpus = l.gpus;
-  s.parallel.tp = l.tp;
-  s.parallel.pp = l.pp;
-  s.parallel.virtual_stages = l.virtual_stages;
-  s.parallel.sp = l.sp;
-  s.parallel.cp = 1;
-  s.parallel.zero = l.zero;
-  s.parallel.offload_optimizer = l.offload_optimizer;
-  s.parallel.offload_params = l.offload_params;
-  s.ckpt = l.ckpt;
-  s.micro_batch = l.micro_batch;
-  s.grad_accum = l.grad_accum;
-}
-
-namespace detail {
+namespace gpuplan::detail {
 
 // The (zero, offload) variants searched, in the documented tie-break order.
 struct zero_variant {
@@ -177,5 +133,14 @@ inline std::vector<std::int64_t> divisors(std::int64_t n) {
   return lo;
 }
 
-}  // namespace detail
-}  // namespace gpuplan
+// The space of one search: the groups, each group's micro-batch chain (ascending,
+// concatenated), the checkpointing levels and the (ZeRO, offload) variants.
+struct search_plan {
+  std::vector<search_group> groups;
+  std::vector<std::int64_t> chain;        // micro-batch values, concatenated per group
+  std::vector<std::size_t> chain_begin;   // groups.size() + 1 offsets
+  std::vector<checkpointing> ckpts;
+  std::vector<zero_variant> variants;
+};
+
+}  // namespace gpuplan::detail
