@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/model.hpp"
@@ -14,14 +15,16 @@ namespace gpuplan {
 
 namespace detail {
 inline std::string i2s(std::int64_t v) { return std::to_string(v); }
-inline void require_range(std::int64_t v, std::int64_t lo, std::int64_t hi, const std::string& path) {
-  if (v < lo) fail(path, "must be at least " + i2s(lo) + " (got " + i2s(v) + ")");
-  if (v > hi) fail(path, "must be at most " + i2s(hi) + " (got " + i2s(v) + ")");
+// The path is a view: the planner re-checks runs millions of times per second, so a
+// string is built only when a rule fails.
+inline void require_range(std::int64_t v, std::int64_t lo, std::int64_t hi, std::string_view path) {
+  if (v < lo) fail(std::string(path), "must be at least " + i2s(lo) + " (got " + i2s(v) + ")");
+  if (v > hi) fail(std::string(path), "must be at most " + i2s(hi) + " (got " + i2s(v) + ")");
 }
-inline void require_finite(double v, double lo, double hi, const std::string& path) {
-  if (!std::isfinite(v)) fail(path, "must be a finite number (got " + num(v) + ")");
-  if (v < lo) fail(path, "must be at least " + num(lo) + " (got " + num(v) + ")");
-  if (v > hi) fail(path, "must be at most " + num(hi) + " (got " + num(v) + ")");
+inline void require_finite(double v, double lo, double hi, std::string_view path) {
+  if (!std::isfinite(v)) fail(std::string(path), "must be a finite number (got " + num(v) + ")");
+  if (v < lo) fail(std::string(path), "must be at least " + num(lo) + " (got " + num(v) + ")");
+  if (v > hi) fail(std::string(path), "must be at most " + num(hi) + " (got " + num(v) + ")");
 }
 constexpr const char* kLinearNames[kLinearKinds] = {"q", "k", "v", "o", "gate", "up", "down"};
 }  // namespace detail
