@@ -164,7 +164,8 @@ const model_entry* lookup_model(std::string_view name) {
 }
 
 [[noreturn]] void unknown_model(std::string_view name, const std::string& path) {
-  fail(path, "unknown model '" + clean(name) + "' (did you mean: " + suggestions(name, models().names) + "?)");
+  fail(path, "unknown model '" + clean(name) + "' (did you mean: " + suggestions(name, models().names) + "?)",
+       error_kind::unknown_name);
 }
 
 // ---------------------------------------------------------------- GPUs
@@ -263,6 +264,9 @@ const gpu_field& field(std::string_view name) {
   throw std::logic_error("gpuplan: no GPU field named " + std::string(name));
 }
 
+// Values of the ecc column of src/data/gpus.csv: on, off, switchable by the user, not published.
+constexpr std::string_view kEccValues[] = {"yes", "no", "soft-toggle", "unverified"};
+
 std::string known_gpu_keys() {
   std::string s;
   for (const auto& f : kGpuFields) {
@@ -308,7 +312,7 @@ void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_
     const gpu_field* fd = nullptr;
     for (const auto& f : kGpuFields)
       if (f.name == key) fd = &f;
-    if (!fd) fail(at(clean(key)), "unknown key (known: " + known_gpu_keys() + ")");
+    if (!fd) fail(at(clean(key)), "unknown key (known: " + known_gpu_keys() + ")", error_kind::unknown_name);
   }
   auto text = [&](std::string_view k) -> std::optional<std::string> {
     auto it = obj.find(std::string(k));
@@ -417,8 +421,11 @@ void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_
   if (auto v = integer("pcie_lanes", 0, 32)) g.pcie_lanes = v->value_or(0);  // empty: no PCIe (Jetson SoC)
   if (auto v = number("tdp_w")) g.tdp_watts = v->value_or(0.0);
   if (auto v = text("ecc")) {
-    if (*v != "yes" && *v != "no" && *v != "soft-toggle" && *v != "unverified")
-      fail(at("ecc"), "must be one of yes, no, soft-toggle, unverified (got \"" + clean(*v) + "\")");
+    if (std::find(std::begin(kEccValues), std::end(kEccValues), *v) == std::end(kEccValues)) {
+      std::string list;
+      for (const auto e : kEccValues) list += (list.empty() ? "" : ", ") + std::string(e);
+      fail(at("ecc"), "must be one of " + list + " (got \"" + clean(*v) + "\")", error_kind::unknown_name);
+    }
     g.ecc = *v;
   }
   if (auto it = obj.find("mig"); it != obj.end() && !it->is_null()) {
@@ -519,7 +526,7 @@ gpu_registry& gpus() {
 }
 
 [[noreturn]] void unknown_gpu(std::string_view id, const std::string& path, const gpu_registry& reg) {
-  fail(path, "unknown GPU '" + clean(id) + "' (did you mean: " + suggestions(id, reg.order) + "?)");
+  fail(path, "unknown GPU '" + clean(id) + "' (did you mean: " + suggestions(id, reg.order) + "?)", error_kind::unknown_name);
 }
 
 const gpu_spec& find_gpu_locked(std::string_view id, const std::string& path, const gpu_registry& reg) {
@@ -544,7 +551,7 @@ void insert_gpu(gpu_registry& reg, gpu_spec g) {
 
 std::string read_text_file(const std::string& file, const std::string& path) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail(path, "cannot open '" + clean(file) + "'");
+  if (!in) fail(path, "cannot open '" + clean(file) + "'", error_kind::io_error);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -580,13 +587,13 @@ architecture load_model(std::string_view spec, const std::string& path) {
   if (fs::is_directory(p, ec)) {
     const fs::path cfg = p / "config.json";
     if (!fs::is_regular_file(cfg, ec))
-      fail(path, "checkpoint directory '" + clean(spec) + "' has no config.json");
+      fail(path, "checkpoint directory '" + clean(spec) + "' has no config.json", error_kind::io_error);
     // The architecture comes from config.json; safetensors headers (if any)
     // are read separately by read_checkpoint_dir.
     return read_hf_config_file(cfg.string(), path);
   }
   if (fs::is_regular_file(p, ec)) return read_hf_config_file(p.string(), path);
-  if (looks_like_path(spec)) fail(path, "no such file or directory '" + clean(spec) + "'");
+  if (looks_like_path(spec)) fail(path, "no such file or directory '" + clean(spec) + "'", error_kind::io_error);
   unknown_model(spec, path);
 }
 

@@ -50,10 +50,10 @@ std::string md_cell(std::string_view s) {
 }  // namespace
 
 report_format parse_report_format(std::string_view s) {
-  if (s == "text") return report_format::text;
-  if (s == "markdown" || s == "md") return report_format::markdown;
-  if (s == "json") return report_format::json;
-  throw config_error("--format", "must be one of text, markdown, json (got '" + std::string(s) + "')");
+  if (const auto f = value_of(kReportFormatNames, s)) return *f;
+  if (const auto f = value_of(kReportFormatAliases, s)) return *f;
+  throw config_error("--format", "must be one of " + join_names(kReportFormatNames) + " (got '" + std::string(s) + "')",
+                     error_kind::unknown_name);
 }
 
 std::string format_bytes_short(Bytes b) { return printf_string("%.2f GB", in_gb(b)); }

@@ -544,7 +544,8 @@ architecture read_hf_config(const nlohmann::json& config, const std::string& pat
   else if (type == "vit") vit(a, f);
   else if (type == "chatglm") chatglm(a, f);
   else
-    fail(f.at("model_type"), "unsupported model_type '" + clean(type) + "' (supported: " + std::string(kSupported) + ")");
+    fail(f.at("model_type"), "unsupported model_type '" + clean(type) + "' (supported: " + std::string(kSupported) + ")",
+         error_kind::unknown_name);
 
   apply_head(a, f);
   if (a.head == head_kind::classifier && a.kind == model_kind::encoder_decoder)
@@ -558,7 +559,7 @@ architecture read_hf_config(const nlohmann::json& config, const std::string& pat
 
 architecture read_hf_config_file(const std::string& file, const std::string& path) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail(path, "cannot open config file '" + clean(file) + "'");
+  if (!in) fail(path, "cannot open config file '" + clean(file) + "'", error_kind::io_error);
   std::stringstream ss;
   ss << in.rdbuf();
   const json j = detail::parse_json_text(ss.str(), path, "malformed JSON in '" + clean(file) + "'");

@@ -82,7 +82,7 @@ inline std::string escape_bytes(std::string_view s) {
 inline nlohmann::json parse_json_text(std::string_view text, const std::string& path,
                                       const std::string& what = "malformed JSON") {
   if (json_depth(text) > kMaxJsonDepth)
-    fail(path, what + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    fail(path, what + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels", error_kind::parse_error);
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {
@@ -90,7 +90,7 @@ inline nlohmann::json parse_json_text(std::string_view text, const std::string& 
     // "[json.exception.parse_error.101] parse error at line 1, ...": the id is noise to a user.
     if (reason.rfind("[json.exception.", 0) == 0 && reason.find("] ") != std::string_view::npos)
       reason.remove_prefix(reason.find("] ") + 2);
-    fail(path, what + ": " + escape_bytes(reason));
+    fail(path, what + ": " + escape_bytes(reason), error_kind::parse_error);
   }
 }
 

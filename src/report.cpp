@@ -11,49 +11,14 @@
 
 #include "gpuplan/dtype.hpp"
 #include "gpuplan/io/report.hpp"
+#include "gpuplan/model_names.hpp"
+#include "gpuplan/plan_names.hpp"
 
 namespace gpuplan::io {
 using nlohmann::json;
 
 namespace {
 
-std::string_view kind_name(model_kind k) {
-  switch (k) {
-    case model_kind::decoder: return "decoder";
-    case model_kind::encoder: return "encoder";
-    case model_kind::encoder_decoder: return "encoder-decoder";
-  }
-  return "?";
-}
-std::string_view norm_name(norm_kind k) { return k == norm_kind::layernorm ? "layernorm" : "rmsnorm"; }
-std::string_view positions_name(position_kind k) {
-  switch (k) {
-    case position_kind::learned: return "learned";
-    case position_kind::rotary: return "rotary";
-    case position_kind::alibi: return "alibi";
-    case position_kind::relative: return "relative";
-    case position_kind::none: return "none";
-  }
-  return "?";
-}
-std::string_view mlp_name(mlp_kind k) { return k == mlp_kind::gated ? "gated" : "plain"; }
-std::string_view activation_name(activation_kind k) {
-  switch (k) {
-    case activation_kind::gelu: return "gelu";
-    case activation_kind::silu: return "silu";
-    case activation_kind::relu: return "relu";
-  }
-  return "?";
-}
-std::string_view head_name(head_kind k) {
-  switch (k) {
-    case head_kind::lm: return "lm";
-    case head_kind::classifier: return "classifier";
-    case head_kind::pooler: return "pooler";
-    case head_kind::none: return "none";
-  }
-  return "?";
-}
 std::string_view attention_layout(const architecture& a) {
   const std::int64_t kv = a.n_kv_heads();
   if (kv == a.heads) return "MHA";
@@ -178,7 +143,7 @@ json describe_json(const architecture& a) {
     layers.push_back({{"name", name}, {"parameters", units[i]}});
   }
   json arch = {
-      {"kind", kind_name(a.kind)},
+      {"kind", to_string(a.kind)},
       {"hidden_size", a.hidden},
       {"num_layers", a.layers},
       {"num_decoder_layers", a.decoder_layers},
@@ -188,12 +153,12 @@ json describe_json(const architecture& a) {
       {"intermediate_size", a.ffn},
       {"vocab_size", a.vocab},
       {"max_position_embeddings", a.max_positions},
-      {"mlp", mlp_name(a.mlp)},
-      {"activation", activation_name(a.activation)},
-      {"norm", norm_name(a.norm)},
-      {"positions", positions_name(a.positions)},
+      {"mlp", to_string(a.mlp)},
+      {"activation", to_string(a.activation)},
+      {"norm", to_string(a.norm)},
+      {"positions", to_string(a.positions)},
       {"tied_embeddings", a.tied_embeddings},
-      {"head", head_name(a.head)},
+      {"head", to_string(a.head)},
   };
   if (a.is_moe()) {
     arch["num_experts"] = a.experts;
@@ -274,21 +239,21 @@ std::string run_summary(const scenario& run, bool with_method) {
   return s;
 }
 
+// Readable labels of the memory components (the verdict line, the "Largest term" row).
+constexpr std::array<enum_name<memory_component>, 8> kComponentLabels{{
+    {memory_component::weights, "weights"},
+    {memory_component::master_weights, "master weights"},
+    {memory_component::gradients, "gradients"},
+    {memory_component::optimizer, "optimizer state"},
+    {memory_component::activations, "activations"},
+    {memory_component::transient, "transient buffers"},
+    {memory_component::overhead, "framework overhead"},
+    {memory_component::kv_cache, "KV cache"},
+}};
+static_assert(names_are_unique(kComponentLabels) && names_cover(kComponentLabels, memory_component::kv_cache));
+
 std::string binding_component(const memory_breakdown& m) {
-  const std::array<std::pair<const char*, Bytes>, 8> terms = {{
-      {"weights", m.weights},
-      {"master weights", m.master_weights},
-      {"gradients", m.gradients},
-      {"optimizer state", m.optimizer},
-      {"activations", m.activations},
-      {"transient buffers", m.transient},
-      {"framework overhead", m.overhead},
-      {"KV cache", m.kv_cache},
-  }};
-  const auto* best = &terms[0];
-  for (const auto& t : terms)
-    if (in_bytes(t.second) > in_bytes(best->second)) best = &t;
-  return best->first;
+  return std::string(name_of(kComponentLabels, largest_component(m)));
 }
 
 std::string verdict_line(const memory_breakdown& m, const style& s) {
@@ -305,19 +270,9 @@ std::string verdict_line(const memory_breakdown& m, const style& s) {
   if (m.fits) line += "headroom " + format_bytes(m.headroom);
   else line += "short by " + format_bytes(bytes(-in_bytes(m.headroom)));
   const double dev = in_bytes(m.device);
-  const std::string bind = binding_component(m);
-  line += "; largest term: " + bind;
-  if (dev > 0) {
-    Bytes b = m.weights;
-    if (bind == "master weights") b = m.master_weights;
-    else if (bind == "gradients") b = m.gradients;
-    else if (bind == "optimizer state") b = m.optimizer;
-    else if (bind == "activations") b = m.activations;
-    else if (bind == "transient buffers") b = m.transient;
-    else if (bind == "framework overhead") b = m.overhead;
-    else if (bind == "KV cache") b = m.kv_cache;
-    line += " (" + pct(in_bytes(b) / dev) + " of device)";
-  }
+  const memory_component bind = largest_component(m);
+  line += "; largest term: " + std::string(name_of(kComponentLabels, bind));
+  if (dev > 0) line += " (" + pct(in_bytes(component_bytes(m, bind)) / dev) + " of device)";
   return line;
 }
 
@@ -419,23 +374,23 @@ std::string describe_report(const architecture& a, const style& s) {
   const parameter_breakdown p = count_parameters(a);
   const bool md = s.format == report_format::markdown;
   std::string out;
-  out += (md ? "### " : "") + a.name + " (" + a.family + ", " + std::string(kind_name(a.kind)) + ")\n";
+  out += (md ? "### " : "") + a.name + " (" + a.family + ", " + std::string(to_string(a.kind)) + ")\n";
   if (md) out += "\n";
   std::string shape = "layers " + std::to_string(a.layers);
   if (a.decoder_layers > 0) shape += " + " + std::to_string(a.decoder_layers) + " decoder";
   shape += " · hidden " + std::to_string(a.hidden) + " · heads " + std::to_string(a.heads) + " (" +
            std::string(attention_layout(a)) + ", kv " + std::to_string(a.n_kv_heads()) + ", head_dim " +
            std::to_string(a.d_head()) + ")";
-  shape += " · ffn " + std::to_string(a.ffn) + " (" + std::string(mlp_name(a.mlp)) + ", " +
-           std::string(activation_name(a.activation)) + ")";
+  shape += " · ffn " + std::to_string(a.ffn) + " (" + std::string(to_string(a.mlp)) + ", " +
+           std::string(to_string(a.activation)) + ")";
   if (a.is_moe())
     shape += " · experts " + std::to_string(a.experts) + " (top-" + std::to_string(a.experts_per_token) + ")";
   if (!a.is_vit()) shape += " · vocab " + std::to_string(a.vocab);
   else shape += " · image " + std::to_string(a.image_size) + " / patch " + std::to_string(a.patch_size);
   if (a.max_positions > 0) shape += " · context " + std::to_string(a.max_positions);
   out += shape + "\n";
-  out += std::string(norm_name(a.norm)) + " · " + std::string(positions_name(a.positions)) + " positions · " +
-         (a.tied_embeddings ? "tied" : "untied") + " embeddings · head " + std::string(head_name(a.head)) + "\n\n";
+  out += std::string(to_string(a.norm)) + " · " + std::string(to_string(a.positions)) + " positions · " +
+         (a.tied_embeddings ? "tied" : "untied") + " embeddings · head " + std::string(to_string(a.head)) + "\n\n";
 
   table t;
   t.header = {"Component", "Parameters", "Share"};
@@ -717,7 +672,6 @@ json fit_limits_json(const fit_report& f) {
           {"max_seq_len", opt_int(f.max_seq_len)},
           {"seq_step", f.seq_step},
           {"seq_limit", f.seq_limit},
-          {"binding", to_string(f.binding)},
           {"min_gpus", std::move(mg)}};
 }
 
@@ -812,7 +766,7 @@ json search_json(const search_result& r, const architecture& a, const std::strin
                     {"mfu", row.time.mfu},
                     {"scenario", scenario_of(a, row.run, model_spec)}});
   return {{"rows", std::move(rows)},
-          {"objective", objective == search_objective::cost ? "cost" : "time"},
+          {"objective", to_string(objective)},
           {"global_batch", r.global_batch},
           {"evaluated", r.evaluated},
           {"fitting", r.fitting},

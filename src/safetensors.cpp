@@ -29,7 +29,10 @@ namespace gpuplan::io {
 namespace {
 
 using json = nlohmann::json;
-using detail::fail;
+// A rejection here is a malformed checkpoint unless it says a file could not be read.
+[[noreturn]] void fail(const std::string& file, const std::string& reason, error_kind kind = error_kind::parse_error) {
+  detail::fail(file, reason, kind);
+}
 namespace fs = std::filesystem;
 
 constexpr std::uint64_t kMaxHeader = 100'000'000;  // safetensors MAX_HEADER_SIZE
@@ -65,11 +68,11 @@ struct header {
 
 header read_header(const std::string& file) {
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) fail(file, "not a readable file");
+  if (!fs::is_regular_file(file, ec)) fail(file, "not a readable file", error_kind::io_error);
   const std::uintmax_t size = fs::file_size(file, ec);
-  if (ec) fail(file, "cannot determine the file size (" + ec.message() + ")");
+  if (ec) fail(file, "cannot determine the file size (" + ec.message() + ")", error_kind::io_error);
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, "cannot open the file");
+  if (!in) fail(file, "cannot open the file", error_kind::io_error);
   if (size < 8) fail(file, "truncated: " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
   unsigned char len_bytes[8];
   in.read(reinterpret_cast<char*>(len_bytes), 8);
@@ -183,7 +186,7 @@ std::vector<std::string> add_file(const std::string& file, checkpoint_info& info
 
 json read_json_file(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, "cannot open the file");
+  if (!in) fail(file, "cannot open the file", error_kind::io_error);
   std::stringstream ss;
   ss << in.rdbuf();
   return detail::parse_json_text(ss.str(), file);
@@ -231,7 +234,7 @@ checkpoint_info read_checkpoint_dir(const std::string& dir) {
     if (p.filename().string().size() > 11 && p.string().ends_with(".index.json")) return read_index(p);
     return read_safetensors_header(dir);
   }
-  if (!fs::is_directory(p, ec)) fail(dir, "no such checkpoint directory");
+  if (!fs::is_directory(p, ec)) fail(dir, "no such checkpoint directory", error_kind::io_error);
   const fs::path index = p / "model.safetensors.index.json";
   if (fs::is_regular_file(index, ec)) return read_index(index);
   std::vector<std::string> files;
@@ -240,8 +243,8 @@ checkpoint_info read_checkpoint_dir(const std::string& dir) {
     std::error_code fec;
     if (dit->is_regular_file(fec) && dit->path().extension() == ".safetensors") files.push_back(dit->path().string());
   }
-  if (ec) fail(dir, "cannot list the directory (" + ec.message() + ")");
-  if (files.empty()) fail(dir, "no model.safetensors.index.json and no *.safetensors files");
+  if (ec) fail(dir, "cannot list the directory (" + ec.message() + ")", error_kind::io_error);
+  if (files.empty()) fail(dir, "no model.safetensors.index.json and no *.safetensors files", error_kind::io_error);
   std::sort(files.begin(), files.end());
   checkpoint_info info;
   std::map<std::string, std::string> seen;  // tensor -> file

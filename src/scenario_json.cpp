@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/validate.hpp"
-#include "amount.hpp"
 #include "json_text.hpp"
 
 namespace gpuplan::io {
@@ -50,7 +50,7 @@ void check_keys(const json& obj, const std::string& path, std::initializer_list<
     if (!ok) {
       std::string list;
       for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      fail(path + "." + detail::quote_text(key), "unknown key (expected one of: " + list + ")");
+      fail(path + "." + detail::quote_text(key), "unknown key (expected one of: " + list + ")", error_kind::unknown_name);
     }
   }
 }
@@ -86,7 +86,7 @@ double get_number(const json& v, const std::string& path) {
 // Numbers may be written with suffixes in strings for convenience: "1T", "300B", "2e9".
 double get_amount(const json& v, const std::string& path) {
   if (!v.is_string()) return get_number(v, path);
-  if (const auto d = detail::parse_count(v.get<std::string>())) return *d;
+  if (const auto d = parse_count(v.get<std::string>())) return *d;
   fail(path, "must be a number such as 2e9, \"300B\" or \"1T\" (got " + show(v) + ")");
 }
 
@@ -95,67 +95,30 @@ bool get_bool(const json& v, const std::string& path) {
   return v.get<bool>();
 }
 
-template <class E, std::size_t N>
-using enum_options = std::array<std::pair<std::string_view, E>, N>;
-
-template <class E, std::size_t N>
-E get_enum(const json& v, const std::string& path, const enum_options<E, N>& options) {
-  std::string list;
-  for (const auto& o : options) list += (list.empty() ? "" : ", ") + std::string(o.first);
-  if (!v.is_string()) fail(path, "must be one of " + list + " (got " + show(v) + ")");
-  const std::string s = v.get<std::string>();
-  for (const auto& o : options)
-    if (s == o.first) return o.second;
-  fail(path, "must be one of " + list + " (got " + show(v) + ")");
+// A name from `table` (an enum's name table, scenario.hpp); a string not in it is an
+// unknown name, any other JSON value invalid input.
+template <class Table>
+table_enum_t<Table> get_enum(const json& v, const std::string& path, const Table& table) {
+  if (v.is_string())
+    if (const auto e = value_of(table, v.get_ref<const std::string&>())) return *e;
+  fail(path, "must be one of " + join_names(table) + " (got " + show(v) + ")",
+       v.is_string() ? error_kind::unknown_name : error_kind::invalid_input);
 }
 
-#define GPUPLAN_ENUM_OPTIONS(T, ...) std::to_array<std::pair<std::string_view, T>>({__VA_ARGS__})
-
-const auto kWorkloads = GPUPLAN_ENUM_OPTIONS(workload, {"train", workload::train}, {"infer", workload::infer});
-const auto kMethods = GPUPLAN_ENUM_OPTIONS(method, {"full", method::full}, {"lora", method::lora}, {"qlora", method::qlora},
-                                           {"freeze", method::freeze});
-const auto kPrecisions = GPUPLAN_ENUM_OPTIONS(precision, {"fp32", precision::fp32}, {"tf32", precision::tf32},
-                                              {"fp16-mixed", precision::fp16_mixed}, {"bf16-mixed", precision::bf16_mixed},
-                                              {"bf16-pure", precision::bf16_pure}, {"fp8-mixed", precision::fp8_mixed});
-const auto kOptimizers = GPUPLAN_ENUM_OPTIONS(
-    optimizer, {"adamw", optimizer::adamw}, {"adam", optimizer::adam}, {"adamw-8bit", optimizer::adamw_8bit},
-    {"paged-adamw-8bit", optimizer::paged_adamw_8bit}, {"paged-adamw-32bit", optimizer::paged_adamw_32bit},
-    {"sgd", optimizer::sgd}, {"sgd-momentum", optimizer::sgd_momentum}, {"adafactor", optimizer::adafactor},
-    {"lion", optimizer::lion});
-const auto kCheckpointing = GPUPLAN_ENUM_OPTIONS(checkpointing, {"none", checkpointing::none},
-                                                 {"selective", checkpointing::selective}, {"full", checkpointing::full});
-const auto kAttention = GPUPLAN_ENUM_OPTIONS(attention, {"flash", attention::flash}, {"eager", attention::eager});
-const auto kOffload = GPUPLAN_ENUM_OPTIONS(offload, {"none", offload::none}, {"cpu", offload::cpu}, {"nvme", offload::nvme});
-const auto kWeightTypes = GPUPLAN_ENUM_OPTIONS(dtype, {"nf4", dtype::nf4}, {"fp4", dtype::fp4}, {"int8", dtype::int8},
-                                               {"int4", dtype::int4}, {"fp8", dtype::fp8_e4m3}, {"bf16", dtype::bf16},
-                                               {"fp16", dtype::fp16}, {"fp32", dtype::fp32});
-const auto kKvTypes = GPUPLAN_ENUM_OPTIONS(dtype, {"bf16", dtype::bf16}, {"fp16", dtype::fp16}, {"fp32", dtype::fp32},
-                                           {"fp8", dtype::fp8_e4m3}, {"int8", dtype::int8}, {"int4", dtype::int4});
-const std::pair<std::string_view, std::uint8_t> kTargets[] = {
-    {"q", lora_q}, {"k", lora_k}, {"v", lora_v}, {"o", lora_o}, {"gate", lora_gate}, {"up", lora_up}, {"down", lora_down}};
-
-template <class E, std::size_t N>
-std::string name_of(E value, const enum_options<E, N>& options) {
-  for (const auto& o : options)
-    if (o.second == value) return std::string(o.first);
-  return "?";
-}
-
+// "all-linear", or a non-empty list of single targets (kLoraTargetNames).
 std::uint8_t read_targets(const json& v, const std::string& path) {
+  auto expected = [&](const char* list) {
+    return "must be \"" + std::string(to_string(lora_all_linear)) + "\" or " + list + " of " +
+           join_names(kLoraSingleTargetNames) + " (got " + show(v) + ")";
+  };
   if (v.is_string()) {
-    if (v.get<std::string>() == "all-linear") return lora_all_linear;
-    fail(path, "must be \"all-linear\" or a list of q, k, v, o, gate, up, down (got " + show(v) + ")");
+    if (v.get_ref<const std::string&>() == to_string(lora_all_linear)) return lora_all_linear;
+    fail(path, expected("a list"), error_kind::unknown_name);
   }
-  if (!v.is_array() || v.empty()) fail(path, "must be \"all-linear\" or a non-empty list of q, k, v, o, gate, up, down (got " + show(v) + ")");
+  if (!v.is_array() || v.empty()) fail(path, expected("a non-empty list"));
   std::uint8_t bits = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::string p = path + "[" + std::to_string(i) + "]";
-    bool found = false;
-    if (v[i].is_string())
-      for (const auto& t : kTargets)
-        if (v[i].get<std::string>() == t.first) { bits |= t.second; found = true; }
-    if (!found) fail(p, "must be one of q, k, v, o, gate, up, down (got " + show(v[i]) + ")");
-  }
+  for (std::size_t i = 0; i < v.size(); ++i)
+    bits |= get_enum(v[i], path + "[" + std::to_string(i) + "]", kLoraSingleTargetNames);
   return bits;
 }
 
@@ -170,8 +133,8 @@ void read_parallel(const json& j, parallel_config& p) {
   if (j.contains("cp")) p.cp = get_small_int(j["cp"], path + ".cp");
   if (j.contains("ep")) p.ep = get_small_int(j["ep"], path + ".ep");
   if (j.contains("zero")) p.zero = get_small_int(j["zero"], path + ".zero");
-  if (j.contains("offload_optimizer")) p.offload_optimizer = get_enum(j["offload_optimizer"], path + ".offload_optimizer", kOffload);
-  if (j.contains("offload_params")) p.offload_params = get_enum(j["offload_params"], path + ".offload_params", kOffload);
+  if (j.contains("offload_optimizer")) p.offload_optimizer = get_enum(j["offload_optimizer"], path + ".offload_optimizer", kOffloadNames);
+  if (j.contains("offload_params")) p.offload_params = get_enum(j["offload_params"], path + ".offload_params", kOffloadNames);
 }
 
 
@@ -191,13 +154,13 @@ resolved_run read_scenario(const json& j) {
   std::string model_spec = j["model"].is_string() ? j["model"].get<std::string>()
                                                   : j["model"].dump(-1, ' ', false, json::error_handler_t::replace);
 
-  if (j.contains("workload")) s.work = get_enum(j["workload"], "scenario.workload", kWorkloads);
-  if (j.contains("method")) s.meth = get_enum(j["method"], "scenario.method", kMethods);
+  if (j.contains("workload")) s.work = get_enum(j["workload"], "scenario.workload", kWorkloadNames);
+  if (j.contains("method")) s.meth = get_enum(j["method"], "scenario.method", kMethodNames);
   if (j.contains("lora")) {
     const json& l = j["lora"];
     require_object(l, "scenario.lora");
     if (s.meth != method::lora && s.meth != method::qlora)
-      fail("scenario.lora", "only applies to method lora or qlora (got method " + name_of(s.meth, kMethods) + ")");
+      fail("scenario.lora", "only applies to method lora or qlora (got method " + std::string(to_string(s.meth)) + ")");
     check_keys(l, "scenario.lora", {"rank", "alpha", "dropout", "targets"});
     if (l.contains("rank")) s.lora.rank = get_int(l["rank"], "scenario.lora.rank");
     if (l.contains("alpha")) s.lora.alpha = get_number(l["alpha"], "scenario.lora.alpha");
@@ -208,7 +171,7 @@ resolved_run read_scenario(const json& j) {
     const json& f = j["freeze"];
     require_object(f, "scenario.freeze");
     if (s.meth != method::freeze)
-      fail("scenario.freeze", "only applies to method freeze (got method " + name_of(s.meth, kMethods) + ")");
+      fail("scenario.freeze", "only applies to method freeze (got method " + std::string(to_string(s.meth)) + ")");
     check_keys(f, "scenario.freeze", {"trainable_layers"});
     if (f.contains("trainable_layers")) s.freeze.trainable_layers = get_int(f["trainable_layers"], "scenario.freeze.trainable_layers");
   }
@@ -218,21 +181,21 @@ resolved_run read_scenario(const json& j) {
     check_keys(q, "scenario.quantization", {"weights", "double_quant", "group_size"});
     quantization qq = s.meth == method::qlora ? base_quantization(s) : quantization{};
     if (q.contains("weights")) {
-      qq.weights = get_enum(q["weights"], "scenario.quantization.weights", kWeightTypes);
+      qq.weights = get_enum(q["weights"], "scenario.quantization.weights", kWeightDtypeNames);
       if (qq.weights != dtype::nf4 && qq.weights != dtype::fp4) qq.double_quant = false;
     }
     if (q.contains("double_quant")) qq.double_quant = get_bool(q["double_quant"], "scenario.quantization.double_quant");
     if (q.contains("group_size")) qq.group_size = get_small_int(q["group_size"], "scenario.quantization.group_size");
     s.quant = qq;
   }
-  if (j.contains("precision")) s.prec = get_enum(j["precision"], "scenario.precision", kPrecisions);
-  if (j.contains("optimizer")) s.opt = get_enum(j["optimizer"], "scenario.optimizer", kOptimizers);
+  if (j.contains("precision")) s.prec = get_enum(j["precision"], "scenario.precision", kPrecisionNames);
+  if (j.contains("optimizer")) s.opt = get_enum(j["optimizer"], "scenario.optimizer", kOptimizerNames);
   if (j.contains("micro_batch")) s.micro_batch = get_int(j["micro_batch"], "scenario.micro_batch");
   if (model->is_vit()) s.seq_len = model->vit_tokens();
   if (j.contains("seq_len")) s.seq_len = get_int(j["seq_len"], "scenario.seq_len");
   if (j.contains("grad_accum")) s.grad_accum = get_int(j["grad_accum"], "scenario.grad_accum");
-  if (j.contains("checkpointing")) s.ckpt = get_enum(j["checkpointing"], "scenario.checkpointing", kCheckpointing);
-  if (j.contains("attention")) s.attn = get_enum(j["attention"], "scenario.attention", kAttention);
+  if (j.contains("checkpointing")) s.ckpt = get_enum(j["checkpointing"], "scenario.checkpointing", kCheckpointingNames);
+  if (j.contains("attention")) s.attn = get_enum(j["attention"], "scenario.attention", kAttentionNames);
   if (j.contains("compile")) s.compile = get_bool(j["compile"], "scenario.compile");
   if (j.contains("chunked_loss")) s.chunked_loss = get_bool(j["chunked_loss"], "scenario.chunked_loss");
   if (j.contains("activation_offload")) s.activation_offload = get_bool(j["activation_offload"], "scenario.activation_offload");
@@ -275,7 +238,7 @@ resolved_run read_scenario(const json& j) {
     if (in.contains("batch")) s.inference.batch = get_int(in["batch"], "scenario.inference.batch");
     if (in.contains("prompt_len")) s.inference.prompt_len = get_int(in["prompt_len"], "scenario.inference.prompt_len");
     if (in.contains("gen_len")) s.inference.gen_len = get_int(in["gen_len"], "scenario.inference.gen_len");
-    if (in.contains("kv_cache_dtype")) s.inference.kv_cache_dtype = get_enum(in["kv_cache_dtype"], "scenario.inference.kv_cache_dtype", kKvTypes);
+    if (in.contains("kv_cache_dtype")) s.inference.kv_cache_dtype = get_enum(in["kv_cache_dtype"], "scenario.inference.kv_cache_dtype", kKvCacheDtypeNames);
   }
   if (j.contains("tokens")) s.tokens = get_amount(j["tokens"], "scenario.tokens");
   if (j.contains("price_per_gpu_hour")) s.price_per_gpu_hour = get_number(j["price_per_gpu_hour"], "scenario.price_per_gpu_hour");
@@ -307,7 +270,7 @@ resolved_run read_scenario_text(const std::string& text) {
 
 resolved_run read_scenario_file(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail("scenario", "cannot open file '" + detail::quote_text(file) + "'");
+  if (!in) fail("scenario", "cannot open file '" + detail::quote_text(file) + "'", error_kind::io_error);
   std::ostringstream ss;
   ss << in.rdbuf();
   return read_scenario_text(ss.str());
@@ -318,26 +281,26 @@ json write_scenario(const resolved_run& r) {
   json j;
   if (!r.model_spec.empty() && r.model_spec.front() == '{') j["model"] = json::parse(r.model_spec);
   else j["model"] = r.model_spec.empty() ? r.model().name : r.model_spec;
-  j["workload"] = name_of(s.work, kWorkloads);
-  j["method"] = name_of(s.meth, kMethods);
+  j["workload"] = to_string(s.work);
+  j["method"] = to_string(s.meth);
   if (s.meth == method::lora || s.meth == method::qlora) {
     json targets = json::array();
-    for (const auto& t : kTargets)
-      if (s.lora.targets & t.second) targets.push_back(t.first);
+    for (const auto& t : kLoraSingleTargetNames)
+      if (s.lora.targets & t.value) targets.push_back(t.name);
     j["lora"] = {{"rank", s.lora.rank}, {"alpha", s.lora.alpha}, {"dropout", s.lora.dropout}, {"targets", targets}};
   }
   if (s.meth == method::freeze) j["freeze"] = {{"trainable_layers", s.freeze.trainable_layers}};
   if (s.quant)
-    j["quantization"] = {{"weights", name_of(s.quant->weights, kWeightTypes)},
+    j["quantization"] = {{"weights", name_of(kWeightDtypeNames, s.quant->weights)},
                          {"double_quant", s.quant->double_quant},
                          {"group_size", s.quant->group_size}};
-  j["precision"] = name_of(s.prec, kPrecisions);
-  j["optimizer"] = name_of(s.opt, kOptimizers);
+  j["precision"] = to_string(s.prec);
+  j["optimizer"] = to_string(s.opt);
   j["micro_batch"] = s.micro_batch;
   j["seq_len"] = s.seq_len;
   j["grad_accum"] = s.grad_accum;
-  j["checkpointing"] = name_of(s.ckpt, kCheckpointing);
-  j["attention"] = name_of(s.attn, kAttention);
+  j["checkpointing"] = to_string(s.ckpt);
+  j["attention"] = to_string(s.attn);
   j["compile"] = s.compile;
   j["chunked_loss"] = s.chunked_loss;
   j["activation_offload"] = s.activation_offload;
@@ -358,11 +321,11 @@ json write_scenario(const resolved_run& r) {
   if (s.cluster.internode_per_gpu) j["network"]["internode_gb_s"] = in_gb_per_s(*s.cluster.internode_per_gpu);
   const auto& p = s.parallel;
   j["parallel"] = {{"tp", p.tp}, {"pp", p.pp}, {"virtual_stages", p.virtual_stages}, {"sp", p.sp}, {"cp", p.cp},
-                   {"ep", p.ep}, {"zero", p.zero}, {"offload_optimizer", name_of(p.offload_optimizer, kOffload)},
-                   {"offload_params", name_of(p.offload_params, kOffload)}};
+                   {"ep", p.ep}, {"zero", p.zero}, {"offload_optimizer", to_string(p.offload_optimizer)},
+                   {"offload_params", to_string(p.offload_params)}};
   if (s.work == workload::infer)
     j["inference"] = {{"batch", s.inference.batch}, {"prompt_len", s.inference.prompt_len},
-                      {"gen_len", s.inference.gen_len}, {"kv_cache_dtype", name_of(s.inference.kv_cache_dtype, kKvTypes)}};
+                      {"gen_len", s.inference.gen_len}, {"kv_cache_dtype", name_of(kKvCacheDtypeNames, s.inference.kv_cache_dtype)}};
   if (s.tokens) j["tokens"] = *s.tokens;
   if (s.price_per_gpu_hour) j["price_per_gpu_hour"] = *s.price_per_gpu_hour;
   return j;

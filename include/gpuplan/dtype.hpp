@@ -2,9 +2,13 @@
 // cost in bits per element *including* block-scale overhead.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
+
+#include "gpuplan/names.hpp"
 
 namespace gpuplan {
 
@@ -20,35 +24,29 @@ struct quantization {
   friend bool operator==(const quantization&, const quantization&) = default;
 };
 
-constexpr std::string_view to_string(dtype d) {
-  switch (d) {
-    case dtype::fp32: return "fp32";
-    case dtype::tf32: return "tf32";
-    case dtype::fp16: return "fp16";
-    case dtype::bf16: return "bf16";
-    case dtype::fp8_e4m3: return "fp8_e4m3";
-    case dtype::fp8_e5m2: return "fp8_e5m2";
-    case dtype::int8: return "int8";
-    case dtype::int4: return "int4";
-    case dtype::nf4: return "nf4";
-    case dtype::fp4: return "fp4";
-  }
-  return "?";
-}
+// Canonical names (reports and messages). Scenario keys accept their own
+// subsets of these types: kWeightDtypeNames and kKvCacheDtypeNames (scenario.hpp).
+inline constexpr std::array<enum_name<dtype>, 10> kDtypeNames{{
+    {dtype::fp32, "fp32"}, {dtype::tf32, "tf32"}, {dtype::fp16, "fp16"}, {dtype::bf16, "bf16"},
+    {dtype::fp8_e4m3, "fp8_e4m3"}, {dtype::fp8_e5m2, "fp8_e5m2"}, {dtype::int8, "int8"}, {dtype::int4, "int4"},
+    {dtype::nf4, "nf4"}, {dtype::fp4, "fp4"},
+}};
+template <>
+inline constexpr std::span<const enum_name<dtype>> name_table<dtype>{kDtypeNames};
+static_assert(names_are_unique(kDtypeNames) && names_cover(kDtypeNames, dtype::fp4));
 
-// Accepts the canonical names plus "fp8" (= e4m3), "float32", "bfloat16", ...
+// Other spellings of the same types: PyTorch / Hugging Face torch_dtype names and
+// the short "fp8" (= e4m3, the format used for weights and activations in training).
+inline constexpr std::array<enum_name<dtype>, 10> kDtypeAliases{{
+    {dtype::fp32, "float32"}, {dtype::fp32, "float"}, {dtype::fp16, "float16"}, {dtype::fp16, "half"},
+    {dtype::bf16, "bfloat16"}, {dtype::fp8_e4m3, "fp8"}, {dtype::fp8_e4m3, "e4m3"},
+    {dtype::fp8_e4m3, "float8_e4m3fn"}, {dtype::fp8_e5m2, "e5m2"}, {dtype::fp8_e5m2, "float8_e5m2"},
+}};
+
+// Accepts the canonical names plus the aliases above.
 constexpr std::optional<dtype> parse_dtype(std::string_view s) {
-  if (s == "fp32" || s == "float32" || s == "float") return dtype::fp32;
-  if (s == "tf32") return dtype::tf32;
-  if (s == "fp16" || s == "float16" || s == "half") return dtype::fp16;
-  if (s == "bf16" || s == "bfloat16") return dtype::bf16;
-  if (s == "fp8" || s == "fp8_e4m3" || s == "e4m3" || s == "float8_e4m3fn") return dtype::fp8_e4m3;
-  if (s == "fp8_e5m2" || s == "e5m2" || s == "float8_e5m2") return dtype::fp8_e5m2;
-  if (s == "int8") return dtype::int8;
-  if (s == "int4") return dtype::int4;
-  if (s == "nf4") return dtype::nf4;
-  if (s == "fp4") return dtype::fp4;
-  return std::nullopt;
+  if (const auto d = from_string<dtype>(s)) return d;
+  return value_of(kDtypeAliases, s);
 }
 
 // Raw storage bits of one element, without any scale overhead.

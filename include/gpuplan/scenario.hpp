@@ -2,12 +2,15 @@
 // the CLI's scenario file and Python. Names and defaults match docs/scenario.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "gpuplan/dtype.hpp"
 #include "gpuplan/hardware.hpp"
+#include "gpuplan/names.hpp"
 
 namespace gpuplan {
 
@@ -106,33 +109,57 @@ inline quantization base_quantization(const scenario& s) {
   return {};
 }
 
-// Names as they appear in the scenario file.
-constexpr std::string_view to_string(workload v) { return v == workload::train ? "train" : "infer"; }
-constexpr std::string_view to_string(method v) {
-  switch (v) { case method::full: return "full"; case method::lora: return "lora";
-               case method::qlora: return "qlora"; case method::freeze: return "freeze"; }
-  return "?";
-}
-constexpr std::string_view to_string(precision v) {
-  switch (v) { case precision::fp32: return "fp32"; case precision::tf32: return "tf32";
-               case precision::fp16_mixed: return "fp16-mixed"; case precision::bf16_mixed: return "bf16-mixed";
-               case precision::bf16_pure: return "bf16-pure"; case precision::fp8_mixed: return "fp8-mixed"; }
-  return "?";
-}
-constexpr std::string_view to_string(optimizer v) {
-  switch (v) { case optimizer::adamw: return "adamw"; case optimizer::adam: return "adam";
-               case optimizer::adamw_8bit: return "adamw-8bit"; case optimizer::paged_adamw_8bit: return "paged-adamw-8bit";
-               case optimizer::paged_adamw_32bit: return "paged-adamw-32bit"; case optimizer::sgd: return "sgd";
-               case optimizer::sgd_momentum: return "sgd-momentum"; case optimizer::adafactor: return "adafactor";
-               case optimizer::lion: return "lion"; }
-  return "?";
-}
-constexpr std::string_view to_string(checkpointing v) {
-  return v == checkpointing::none ? "none" : v == checkpointing::selective ? "selective" : "full";
-}
-constexpr std::string_view to_string(attention v) { return v == attention::flash ? "flash" : "eager"; }
-constexpr std::string_view to_string(offload v) {
-  return v == offload::none ? "none" : v == offload::cpu ? "cpu" : "nvme";
-}
+// Names as they appear in the scenario file, the CLI and Python, in the order
+// error messages, help and completions list them.
+inline constexpr std::array<enum_name<workload>, 2> kWorkloadNames{{{workload::train, "train"}, {workload::infer, "infer"}}};
+inline constexpr std::array<enum_name<method>, 4> kMethodNames{{
+    {method::full, "full"}, {method::lora, "lora"}, {method::qlora, "qlora"}, {method::freeze, "freeze"}}};
+inline constexpr std::array<enum_name<precision>, 6> kPrecisionNames{{
+    {precision::fp32, "fp32"}, {precision::tf32, "tf32"}, {precision::fp16_mixed, "fp16-mixed"},
+    {precision::bf16_mixed, "bf16-mixed"}, {precision::bf16_pure, "bf16-pure"}, {precision::fp8_mixed, "fp8-mixed"}}};
+inline constexpr std::array<enum_name<optimizer>, 9> kOptimizerNames{{
+    {optimizer::adamw, "adamw"}, {optimizer::adam, "adam"}, {optimizer::adamw_8bit, "adamw-8bit"},
+    {optimizer::paged_adamw_8bit, "paged-adamw-8bit"}, {optimizer::paged_adamw_32bit, "paged-adamw-32bit"},
+    {optimizer::sgd, "sgd"}, {optimizer::sgd_momentum, "sgd-momentum"}, {optimizer::adafactor, "adafactor"},
+    {optimizer::lion, "lion"}}};
+inline constexpr std::array<enum_name<checkpointing>, 3> kCheckpointingNames{{
+    {checkpointing::none, "none"}, {checkpointing::selective, "selective"}, {checkpointing::full, "full"}}};
+inline constexpr std::array<enum_name<attention>, 2> kAttentionNames{{{attention::flash, "flash"}, {attention::eager, "eager"}}};
+inline constexpr std::array<enum_name<offload>, 3> kOffloadNames{{
+    {offload::none, "none"}, {offload::cpu, "cpu"}, {offload::nvme, "nvme"}}};
+// LoRA targets: the seven single linears (a list of them) and "all-linear" (a string),
+// last so that the first seven are the single targets.
+inline constexpr std::array<enum_name<lora_target>, 8> kLoraTargetNames{{
+    {lora_q, "q"}, {lora_k, "k"}, {lora_v, "v"}, {lora_o, "o"}, {lora_gate, "gate"}, {lora_up, "up"},
+    {lora_down, "down"}, {lora_all_linear, "all-linear"}}};
+inline constexpr std::span<const enum_name<lora_target>> kLoraSingleTargetNames{kLoraTargetNames.data(), 7};
+
+// Values of scenario.quantization.weights ("fp8" is e4m3).
+inline constexpr std::array<enum_name<dtype>, 8> kWeightDtypeNames{{
+    {dtype::nf4, "nf4"}, {dtype::fp4, "fp4"}, {dtype::int8, "int8"}, {dtype::int4, "int4"},
+    {dtype::fp8_e4m3, "fp8"}, {dtype::bf16, "bf16"}, {dtype::fp16, "fp16"}, {dtype::fp32, "fp32"}}};
+// Values of scenario.inference.kv_cache_dtype ("fp8" is e4m3).
+inline constexpr std::array<enum_name<dtype>, 6> kKvCacheDtypeNames{{
+    {dtype::bf16, "bf16"}, {dtype::fp16, "fp16"}, {dtype::fp32, "fp32"}, {dtype::fp8_e4m3, "fp8"},
+    {dtype::int8, "int8"}, {dtype::int4, "int4"}}};
+
+template <> inline constexpr std::span<const enum_name<workload>> name_table<workload>{kWorkloadNames};
+template <> inline constexpr std::span<const enum_name<method>> name_table<method>{kMethodNames};
+template <> inline constexpr std::span<const enum_name<precision>> name_table<precision>{kPrecisionNames};
+template <> inline constexpr std::span<const enum_name<optimizer>> name_table<optimizer>{kOptimizerNames};
+template <> inline constexpr std::span<const enum_name<checkpointing>> name_table<checkpointing>{kCheckpointingNames};
+template <> inline constexpr std::span<const enum_name<attention>> name_table<attention>{kAttentionNames};
+template <> inline constexpr std::span<const enum_name<offload>> name_table<offload>{kOffloadNames};
+template <> inline constexpr std::span<const enum_name<lora_target>> name_table<lora_target>{kLoraTargetNames};
+
+static_assert(names_are_unique(kWorkloadNames) && names_cover(kWorkloadNames, workload::infer));
+static_assert(names_are_unique(kMethodNames) && names_cover(kMethodNames, method::freeze));
+static_assert(names_are_unique(kPrecisionNames) && names_cover(kPrecisionNames, precision::fp8_mixed));
+static_assert(names_are_unique(kOptimizerNames) && names_cover(kOptimizerNames, optimizer::lion));
+static_assert(names_are_unique(kCheckpointingNames) && names_cover(kCheckpointingNames, checkpointing::full));
+static_assert(names_are_unique(kAttentionNames) && names_cover(kAttentionNames, attention::eager));
+static_assert(names_are_unique(kOffloadNames) && names_cover(kOffloadNames, offload::nvme));
+static_assert(names_are_unique(kLoraTargetNames) && names_are_unique(kWeightDtypeNames) &&
+              names_are_unique(kKvCacheDtypeNames));
 
 }  // namespace gpuplan

@@ -7,7 +7,9 @@
 
 Keyword arguments are the scenario file's keys (docs/scenario.md); every scenario
 goes through the same C++ reader as the CLI, so errors (:class:`ConfigError`, a
-ValueError) carry the CLI's message. Numbers are floats in canonical units named
+ValueError) carry the CLI's message; its subclasses say what went wrong
+(:class:`InvalidInputError`, :class:`UnknownNameError`, :class:`ParseError`,
+:class:`FileError` — also an OSError). Numbers are floats in canonical units named
 by their suffix (``*_bytes``, ``*_seconds``, ``*_flop_per_s``); :class:`Bytes` and
 :class:`Seconds` views convert (``r.memory.total.gib``), as do the constants
 ``GiB`` (2**30) and ``GB`` (10**9).
@@ -22,10 +24,14 @@ from ._api import (
     GPU,
     ConfigError,
     Estimate,
+    FileError,
+    InvalidInputError,
     MemoryBreakdown,
     Model,
+    ParseError,
     Scenario,
     TimeEstimate,
+    UnknownNameError,
     estimate,
     gpu,
     gpus,
@@ -58,6 +64,10 @@ __version__: str = _core.__version__
 __all__ = [
     "__version__",
     "ConfigError",
+    "InvalidInputError",
+    "UnknownNameError",
+    "ParseError",
+    "FileError",
     "Model",
     "GPU",
     "Scenario",

@@ -18,9 +18,17 @@ from . import _core
 from ._quantity import Bytes, Seconds
 
 ConfigError = _core.ConfigError
+InvalidInputError = _core.InvalidInputError
+UnknownNameError = _core.UnknownNameError
+ParseError = _core.ParseError
+FileError = _core.FileError
 
 __all__ = [
     "ConfigError",
+    "InvalidInputError",
+    "UnknownNameError",
+    "ParseError",
+    "FileError",
     "Model",
     "GPU",
     "Scenario",
@@ -41,9 +49,10 @@ ModelLike = Union["Model", str, "os.PathLike[str]", Mapping[str, Any]]
 
 
 def _error(path: str, reason: str) -> "ConfigError":
-    """A ConfigError shaped like the C++ one: '<path>: <reason>', with .path set."""
-    e = ConfigError(f"{path}: {reason}")
+    """An InvalidInputError shaped like the C++ one: '<path>: <reason>', with .path and .kind set."""
+    e = InvalidInputError(f"{path}: {reason}")
     e.path = path
+    e.kind = InvalidInputError.kind
     return e
 
 
@@ -113,7 +122,7 @@ def model(name: Optional[Union[str, "os.PathLike[str]", Mapping[str, Any], Model
     ``gp.model("llama-2-13b")`` (catalog names and Hub ids such as
     "meta-llama/Llama-2-13b-hf"), ``gp.model(config="path/config.json")`` (a file or
     a checkpoint directory), or ``gp.model({...config.json contents...})``.
-    Unknown names raise :class:`ConfigError` suggesting the nearest ones.
+    Unknown names raise :class:`UnknownNameError` (a :class:`ConfigError`) suggesting the nearest ones.
     """
     if isinstance(name, Model) and config is None:
         return name
@@ -142,7 +151,9 @@ def models() -> List[str]:
 
 
 class GPU:
-    """A GPU from the catalog (dense tensor rates, canonical units)."""
+    """A GPU from the catalog. Fields are the catalog's columns in its units (src/data/gpus.csv:
+    ``memory_gb``, ``bandwidth_gb_s``, ``bf16_tflops``, ``gpu_link``, ...; dense tensor rates),
+    ``to_dict()`` is the GPU object a scenario's ``gpu`` key or a GPU file takes."""
 
     __slots__ = ("_core",)
 
@@ -153,23 +164,39 @@ class GPU:
     name = _delegate("name", "Marketing name.")
     arch = _delegate("arch", "Architecture.")
     compute_capability = _delegate("compute_capability", "As published ('8.9').")
+    memory_gb = _delegate("memory_gb", "Nominal capacity, datasheet GB (binary: GiB).")
+    usable_gib = _delegate("usable_gib", "Capacity a process can use (nvidia-smi total), GiB.")
+    bandwidth_gb_s = _delegate("bandwidth_gb_s", "Memory bandwidth, GB/s.")
+    fp64_tflops = _delegate("fp64_tflops", "FP64, TFLOP/s, or None.")
+    fp32_tflops = _delegate("fp32_tflops", "Non-tensor FP32, TFLOP/s.")
+    tf32_tflops = _delegate("tf32_tflops", "Dense TF32 tensor TFLOP/s, or None.")
+    bf16_tflops = _delegate("bf16_tflops", "Dense BF16/FP16 tensor TFLOP/s (FP32 accumulate), or None.")
+    fp16_acc16_tflops = _delegate("fp16_acc16_tflops", "Dense FP16 tensor TFLOP/s with FP16 accumulate, or None.")
+    fp8_tflops = _delegate("fp8_tflops", "Dense FP8 tensor TFLOP/s, or None.")
+    int8_tops = _delegate("int8_tops", "Dense INT8 tensor TOPS, or None.")
+    gpu_link = _delegate("gpu_link", "GPU-GPU link ('nvlink4', 'none', ...).")
+    gpu_link_gb_s_bidir = _delegate("gpu_link_gb_s_bidir", "GPU-GPU link bandwidth, both directions, GB/s, or None.")
+    link_group = _delegate("link_group", "GPUs joined by that link (bridge: 2; NVSwitch: 8).")
+    pcie_gen = _delegate("pcie_gen", "PCIe generation.")
+    pcie_lanes = _delegate("pcie_lanes", "PCIe lanes (0: integrated).")
+    tdp_w = _delegate("tdp_w", "Board power, W, or None.")
+    ecc = _delegate("ecc", "yes, no, soft-toggle or unverified.")
+    mig = _delegate("mig", "Multi-Instance GPU support.")
+    year = _delegate("year", "Launch year, or None.")
+    confidence = _delegate("confidence", "The catalog's confidence column.")
+    # Memory in bytes as well, for arithmetic with the estimates' *_bytes figures.
     memory_bytes = _delegate("memory_bytes", "Nominal capacity, bytes.")
     usable_memory_bytes = _delegate("usable_memory_bytes", "Capacity a process can use (nvidia-smi total), bytes.")
     memory = _delegate("memory_bytes", "Nominal capacity as Bytes (.gib, .gb).", Bytes)
     usable_memory = _delegate("usable_memory_bytes", "Usable capacity as Bytes (.gib, .gb).", Bytes)
-    bandwidth_byte_per_s = _delegate("bandwidth_byte_per_s", "Memory bandwidth, bytes/s.")
-    fp32_flop_per_s = _delegate("fp32_flop_per_s", "Non-tensor FP32, FLOP/s.")
-    tf32_flop_per_s = _delegate("tf32_flop_per_s", "Dense TF32 tensor FLOP/s, or None.")
-    bf16_flop_per_s = _delegate("bf16_flop_per_s", "Dense BF16/FP16 tensor FLOP/s (FP32 accumulate), or None.")
-    fp8_flop_per_s = _delegate("fp8_flop_per_s", "Dense FP8 tensor FLOP/s, or None.")
-    link = _delegate("link", "GPU-GPU link ('nvlink4', 'none', ...).")
-    link_byte_per_s = _delegate("link_byte_per_s", "GPU-GPU link bandwidth per direction, bytes/s.")
-    tdp_watts = _delegate("tdp_watts", "Board power, W.")
-    year = _delegate("year", "Launch year.")
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The GPU as JSON: the catalog's columns (a scenario's "gpu" object, a GPU file entry)."""
+        return self._core.to_dict()
 
     def __repr__(self) -> str:
-        bf16 = self.bf16_flop_per_s
-        rate = f"{bf16 / 1e12:.0f} TFLOP/s bf16" if bf16 else "no bf16 tensor cores"
+        bf16 = self.bf16_tflops
+        rate = f"{bf16:.0f} TFLOP/s bf16" if bf16 else "no bf16 tensor cores"
         return f"GPU({self.id!r}, {self.name}, {Bytes(self.memory_bytes)!r}, {rate})"
 
 
@@ -300,10 +327,10 @@ class Scenario:
         """The GPU."""
         return GPU(self._run.gpu)
 
-    workload = property(lambda self: self._run.workload, doc="'train' or 'infer'.")
-    method = property(lambda self: self._run.method, doc="'full', 'lora', 'qlora' or 'freeze'.")
-    precision = property(lambda self: self._run.precision, doc="Precision policy, e.g. 'bf16-mixed'.")
-    optimizer = property(lambda self: self._run.optimizer, doc="Optimizer, e.g. 'adamw'.")
+    workload = property(lambda self: self._run.workload, doc="One of " + ", ".join(_core.names("workload")) + ".")
+    method = property(lambda self: self._run.method, doc="One of " + ", ".join(_core.names("method")) + ".")
+    precision = property(lambda self: self._run.precision, doc="One of " + ", ".join(_core.names("precision")) + ".")
+    optimizer = property(lambda self: self._run.optimizer, doc="One of " + ", ".join(_core.names("optimizer")) + ".")
     micro_batch = property(lambda self: self._run.micro_batch, doc="Sequences per micro-batch per GPU.")
     seq_len = property(lambda self: self._run.seq_len, doc="Tokens per sequence.")
     grad_accum = property(lambda self: self._run.grad_accum, doc="Micro-batches per optimizer step.")

@@ -51,25 +51,19 @@ def _number(value: Any, path: str) -> float:
     return float(value)
 
 
-_AMOUNT = {"K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
-_DURATION = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+# Counts ("2B") and durations ("24h") are read by the C++ parser (gpuplan/io/amount.hpp),
+# as the scenario file and the CLI read them.
+_AMOUNT = _core.parse_amount
+_DURATION = _core.parse_duration
 
 
-def _suffixed(value: Any, path: str, units: Mapping[str, float], example: str) -> float:
-    """A number, or a string with an optional unit suffix ("2B", "24h")."""
+def _suffixed(value: Any, path: str, parse: Any, example: str) -> float:
+    """A positive number, or a string with an optional unit suffix ("2B", "24h") read by `parse`."""
     if isinstance(value, str):
-        text = value.strip()
-        scale = units.get(text[-1:], None) if text else None
-        digits = text[:-1] if scale is not None else text
-        try:
-            v = float(digits) * (scale or 1.0)
-        except ValueError:
-            raise _error(path, f"must be a number such as {example} (got {value!r})") from None
-    else:
-        v = _number(value, path)
-    if not (math.isfinite(v) and v > 0):
-        raise _error(path, f"must be positive (got {value!r})")
-    return v
+        return float(parse(value, path))
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _error(path, f"must be a number such as {example} (got {value!r})")
+    return float(parse(float(value), path))
 
 
 def _flatten(row: Mapping[str, Any], prefix: str = "") -> Dict[str, Any]:

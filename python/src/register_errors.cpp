@@ -1,6 +1,9 @@
-// register_errors.cpp — ConfigError (a ValueError subclass) and JSON <-> Python.
+// register_errors.cpp — ConfigError (a ValueError subclass), its subclasses by
+// error kind, and JSON <-> Python.
+#include <array>
 #include <cmath>
 #include <exception>
+#include <utility>
 
 #include "common.hpp"
 #include "gpuplan/error.hpp"
@@ -84,25 +87,54 @@ py::object from_json(const nlohmann::json& j) {
 }
 
 void register_errors(py::module_& m) {
+  // ConfigError (a ValueError) for every config_error; one subclass per error_kind
+  // (error.hpp) so callers can catch a kind; `path` and `kind` on every instance.
   static py::exception<config_error> exc(m, "ConfigError", PyExc_ValueError);
   exc.attr("__doc__") =
       "Invalid input: the message names the field path, the rule and the offending value,\n"
       "identical to the C++ gpuplan::config_error and the CLI's one-line error.\n"
-      "`path` holds the field path alone (e.g. 'scenario.parallel.tp').";
+      "`path` holds the field path alone (e.g. 'scenario.parallel.tp'); `kind` the error\n"
+      "kind ('invalid_input', 'unknown_name', 'parse_error', 'io_error', 'does_not_fit').";
   exc.attr("path") = py::str("");
+  exc.attr("kind") = py::str(to_string(error_kind::invalid_input));
+  // The table below owns one reference to each class, never released: nothing is
+  // freed after interpreter shutdown.
+  auto subclass = [&m](const char* name, py::handle bases, error_kind kind, const char* doc) -> PyObject* {
+    const std::string qualified = "gpuplan._core." + std::string(name);
+    PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr);
+    if (type == nullptr) throw py::error_already_set();
+    py::object cls = py::reinterpret_steal<py::object>(type);
+    cls.attr("kind") = py::str(to_string(kind));
+    m.attr(name) = cls;
+    return cls.release().ptr();
+  };
+  static const std::array<std::pair<error_kind, PyObject*>, 4> kinds{{
+      {error_kind::invalid_input, subclass("InvalidInputError", exc, error_kind::invalid_input,
+                                           "A value out of range or of the wrong type, or an impossible layout.")},
+      {error_kind::unknown_name, subclass("UnknownNameError", exc, error_kind::unknown_name,
+                                          "A model, GPU, enum value or key that does not exist.")},
+      {error_kind::parse_error, subclass("ParseError", exc, error_kind::parse_error,
+                                         "Malformed JSON, config.json or safetensors header.")},
+      {error_kind::io_error, subclass("FileError", py::make_tuple(exc, py::handle(PyExc_OSError)), error_kind::io_error,
+                                      "A file that cannot be opened or read (also an OSError).")},
+  }};
   py::register_exception_translator([](std::exception_ptr p) {
-    auto raise = [](const std::string& what, const std::string& path) {
-      py::object inst = py::reinterpret_borrow<py::object>(exc)(what);
+    auto raise = [](const std::string& what, const std::string& path, error_kind kind) {
+      py::handle cls = exc;  // does_not_fit: the base class
+      for (const auto& [k, c] : kinds)
+        if (k == kind) cls = c;
+      py::object inst = py::reinterpret_borrow<py::object>(cls)(what);
       inst.attr("path") = path;
-      PyErr_SetObject(exc.ptr(), inst.ptr());
+      inst.attr("kind") = std::string(to_string(kind));
+      PyErr_SetObject(cls.ptr(), inst.ptr());
     };
     try {
       if (p) std::rethrow_exception(p);
     } catch (const config_error& e) {
-      raise(e.what(), e.path());
+      raise(e.what(), e.path(), e.kind());
     } catch (const nlohmann::json::exception& e) {
       // A reader should wrap these; if one escapes it is still bad input, not a crash.
-      raise(std::string("json: ") + e.what(), "json");
+      raise(std::string("json: ") + e.what(), "json", error_kind::parse_error);
     }
   });
   m.def("warning_messages", [](unsigned w) { return warning_messages(w); }, py::arg("bits"),

@@ -2,18 +2,11 @@
 #include "common.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/model_names.hpp"
 
 namespace gpuplan::python {
 
 namespace {
-const char* kind_name(model_kind k) {
-  switch (k) {
-    case model_kind::decoder: return "decoder";
-    case model_kind::encoder: return "encoder";
-    case model_kind::encoder_decoder: return "encoder-decoder";
-  }
-  return "?";
-}
 py::dict breakdown_dict(const parameter_breakdown& p) {
   py::dict d;
   d["embeddings"] = p.embeddings;
@@ -34,7 +27,7 @@ void register_model(py::module_& m) {
   py::class_<A>(m, "Architecture", "A transformer architecture (gpuplan/model.hpp), read-only.")
       .def_readonly("name", &A::name, "Catalog or config name.")
       .def_readonly("family", &A::family, "Hugging Face model_type.")
-      .def_property_readonly("kind", [](const A& a) { return kind_name(a.kind); },
+      .def_property_readonly("kind", [](const A& a) { return std::string(to_string(a.kind)); },
                              "'decoder', 'encoder' or 'encoder-decoder'.")
       .def_readonly("hidden", &A::hidden, "Hidden size.")
       .def_readonly("layers", &A::layers, "Decoder (or encoder) layers.")

@@ -12,6 +12,7 @@
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/plan.hpp"
+#include "gpuplan/plan_names.hpp"
 
 namespace gpuplan::python {
 
@@ -53,6 +54,7 @@ void register_plan(py::module_& m) {
         const fit_report f = fit(r.run, o);
         nlohmann::json j = io::fit_limits_json(f);
         j["fits"] = f.fits;
+        j["binding"] = to_string(f.binding);
         j["headroom_bytes"] = in_bytes(f.headroom);
         j["memory"] = io::memory_json(f.memory, r.settings().work);
         return result(j, io::fit_limits_table(f, r.settings()));
@@ -80,9 +82,9 @@ void register_plan(py::module_& m) {
         o.top_k = top_k;
         o.global_batch = global_batch;
         o.threads = threads;
-        if (objective == "time") o.objective = search_objective::time;
-        else if (objective == "cost") o.objective = search_objective::cost;
-        else throw config_error("search.objective", "must be time or cost (got '" + objective + "')");
+        if (const auto v = from_string<search_objective>(objective)) o.objective = *v;
+        else throw config_error("search.objective", "must be " + name_list<search_objective>(" or ") + " (got '" + objective + "')",
+                                error_kind::unknown_name);
         search_result sr;
         {
           py::gil_scoped_release unlocked;
@@ -111,9 +113,9 @@ void register_plan(py::module_& m) {
         o.budget = budget;
         o.max_gpus = max_gpus;
         o.keep_late = keep_late;
-        if (rank == "cost") o.rank = recommend_rank::cost;
-        else if (rank == "time") o.rank = recommend_rank::time;
-        else throw config_error("recommend.rank", "must be cost or time (got '" + rank + "')");
+        if (const auto v = from_string<recommend_rank>(rank)) o.rank = *v;
+        else throw config_error("recommend.rank", "must be " + name_list<recommend_rank>(" or ") + " (got '" + rank + "')",
+                                error_kind::unknown_name);
         std::vector<recommendation> rows;
         {
           py::gil_scoped_release unlocked;

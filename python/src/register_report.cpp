@@ -38,7 +38,11 @@ void register_report(py::module_& m) {
         [](const std::vector<std::pair<std::string, memory_breakdown>>& columns, const std::string& workload_name) {
           std::vector<io::labelled_memory> cols;
           for (const auto& [label, mem] : columns) cols.push_back({label, mem});
-          return table_dict(io::memory_table(cols, workload_name == "infer" ? workload::infer : workload::train));
+          const auto work = from_string<workload>(workload_name);
+          if (!work)
+            throw config_error("workload", "must be one of " + name_list<workload>() + " (got '" + workload_name + "')",
+                               error_kind::unknown_name);
+          return table_dict(io::memory_table(cols, *work));
         },
         py::arg("columns"), py::arg("workload") = "train",
         "The CLI's memory table over labelled breakdowns: {title, header, rows, notes, right_align}.");

@@ -1,11 +1,48 @@
 // register_scenario.cpp — the scenario file schema, shared with the CLI: Python
 // builds the same JSON object the CLI reads and goes through io::read_scenario, so
 // validation and error messages are identical.
+#include <string_view>
+#include <utility>
+
 #include "common.hpp"
+#include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/memory.hpp"
+#include "gpuplan/plan_names.hpp"
 
 namespace gpuplan::python {
+
+namespace {
+// The name tables (scenario.hpp, plan_names.hpp, error.hpp) by the key whose values
+// they are: a scenario key, a planner option, or "error_kind".
+std::vector<std::pair<std::string_view, std::vector<std::string>>> name_tables() {
+  return {
+      {"workload", names_of(kWorkloadNames)},
+      {"method", names_of(kMethodNames)},
+      {"precision", names_of(kPrecisionNames)},
+      {"optimizer", names_of(kOptimizerNames)},
+      {"checkpointing", names_of(kCheckpointingNames)},
+      {"attention", names_of(kAttentionNames)},
+      {"parallel.offload_optimizer", names_of(kOffloadNames)},
+      {"parallel.offload_params", names_of(kOffloadNames)},
+      {"lora.targets", names_of(kLoraTargetNames)},
+      {"quantization.weights", names_of(kWeightDtypeNames)},
+      {"inference.kv_cache_dtype", names_of(kKvCacheDtypeNames)},
+      {"search.objective", names_of(kSearchObjectiveNames)},
+      {"recommend.rank", names_of(kRecommendRankNames)},
+      {"error_kind", names_of(kErrorKindNames)},
+  };
+}
+
+std::vector<std::string> names_for(const std::string& key) {
+  std::string known;
+  for (auto& [k, names] : name_tables()) {
+    if (k == key) return std::move(names);
+    known += (known.empty() ? "" : ", ") + std::string(k);
+  }
+  throw config_error("names", "unknown key '" + key + "' (expected one of: " + known + ")", error_kind::unknown_name);
+}
+}  // namespace
 
 void register_scenario(py::module_& m) {
   using R = io::resolved_run;
@@ -33,6 +70,15 @@ void register_scenario(py::module_& m) {
       .def("to_dict", [](const R& r) { return from_json(io::write_scenario(r)); },
            "The scenario as the CLI's JSON schema (all keys, canonical names).");
 
+  m.def("names", &names_for, py::arg("key"),
+        "The accepted names of a scenario key ('method', 'quantization.weights', 'lora.targets', ...),\n"
+        "a planner option ('search.objective', 'recommend.rank') or 'error_kind', in table order.");
+  m.def("parse_amount", &io::parse_amount, py::arg("value"),
+        py::arg("path"), "A positive count: '2e9', '300B', '1T' (io/amount.hpp); ConfigError naming `path` otherwise.");
+  m.def("parse_amount", &io::positive_amount, py::arg("value"), py::arg("path"), "A positive finite number, as is.");
+  m.def("parse_duration", &io::parse_duration, py::arg("value"),
+        py::arg("path"), "A positive duration in seconds: '3600', '90m', '24h', '2d'; ConfigError naming `path` otherwise.");
+  m.def("parse_duration", &io::positive_amount, py::arg("value"), py::arg("path"), "A positive finite number of seconds, as is.");
   m.def("read_scenario", [](py::handle obj) { return io::read_scenario(to_json(obj, "scenario")); }, py::arg("scenario"),
         "Parses and validates a scenario dict (the CLI's schema).");
   m.def("read_scenario_text", &io::read_scenario_text, py::arg("text"), "Parses and validates scenario JSON text.");

@@ -1,15 +1,15 @@
 // hooks.cpp — the planner behind the CLI (plan.hpp through io/report.hpp's tables).
 #include "hooks.hpp"
 
-#include "amount.hpp"
-
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/plan.hpp"
+#include "gpuplan/plan_names.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -33,7 +33,7 @@ std::vector<std::string> split_list(const std::string& s, const std::string& fla
 }
 
 double parse_number(const std::string& digits, const std::string& flag, const std::string& whole, const char* expected) {
-  if (const auto d = detail::parse_finite(digits)) return *d;
+  if (const auto d = io::parse_finite(digits)) return *d;
   throw config_error(flag, std::string("must be ") + expected + " (got '" + whole + "')");
 }
 
@@ -44,31 +44,6 @@ std::vector<gpu_spec> catalog_gpus() {
 }
 
 }  // namespace
-
-double parse_duration(const std::string& text, const std::string& flag) {
-  double scale = 1;
-  std::string digits = text;
-  if (!text.empty()) {
-    switch (text.back()) {
-      case 's': scale = 1; break;
-      case 'm': scale = 60; break;
-      case 'h': scale = 3600; break;
-      case 'd': scale = 86400; break;
-      default: break;
-    }
-    if (std::isalpha(static_cast<unsigned char>(text.back())) != 0) digits = text.substr(0, text.size() - 1);
-  }
-  const double v = parse_number(digits, flag, text, "a duration such as 3600, 90m, 24h or 2d");
-  if (!(v > 0)) throw config_error(flag, "must be positive (got '" + text + "')");
-  return v * scale;
-}
-
-double parse_amount(const std::string& text, const std::string& flag) {
-  const auto v = detail::parse_count(text);
-  if (!v) throw config_error(flag, "must be a number such as 2e9, 300B or 1T (got '" + text + "')");
-  if (!(*v > 0)) throw config_error(flag, "must be positive (got '" + text + "')");
-  return *v;
-}
 
 std::map<std::string, double, std::less<>> parse_prices(const std::string& text, const std::string& flag) {
   std::map<std::string, double, std::less<>> out;
@@ -102,9 +77,9 @@ int run_search(const io::resolved_run& run, const search_request& request, const
   o.top_k = request.top_k;
   o.threads = request.threads;
   o.global_batch = request.global_batch;
-  if (request.objective == "time") o.objective = search_objective::time;
-  else if (request.objective == "cost") o.objective = search_objective::cost;
-  else throw config_error("--objective", "must be time or cost (got '" + request.objective + "')");
+  if (const auto objective = from_string<search_objective>(request.objective)) o.objective = *objective;
+  else throw config_error("--objective", "must be " + name_list<search_objective>(" or ") + " (got '" + request.objective + "')",
+                          error_kind::unknown_name);
   if (request.top_k < 1 || request.top_k > 100000)
     throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
   if (request.threads < 1 || request.threads > 256)
@@ -119,7 +94,7 @@ int run_search(const io::resolved_run& run, const search_request& request, const
     const std::string path = e.path();
     const std::string what = e.what();
     const std::string reason = what.size() > path.size() + 2 ? what.substr(path.size() + 2) : what;
-    if (path == "search.global_batch") throw config_error("--global-batch", reason);
+    if (path == "search.global_batch") throw config_error("--global-batch", reason, e.kind());
     throw;
   }
   if (style.format == io::report_format::json) {
@@ -148,7 +123,7 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
   if (!request.prices.empty()) o.price_per_gpu_hour = parse_prices(request.prices, "--price");
   if (request.dataset_tokens) {
     if (run.settings().tokens) throw config_error("--dataset-tokens", "give either --tokens or --dataset-tokens (with --epochs), not both");
-    o.dataset_tokens = parse_amount(*request.dataset_tokens, "--dataset-tokens");
+    o.dataset_tokens = io::parse_amount(*request.dataset_tokens, "--dataset-tokens");
   }
   if (request.epochs) {
     if (!request.dataset_tokens) throw config_error("--epochs", "needs --dataset-tokens");
@@ -156,16 +131,16 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
       throw config_error("--epochs", "must be a positive number (got " + detail::num(*request.epochs) + ")");
     o.epochs = *request.epochs;
   }
-  o.deadline = seconds(parse_duration(request.deadline, "--deadline"));
+  o.deadline = seconds(io::parse_duration(request.deadline, "--deadline"));
   if (request.budget && (!(*request.budget >= 0) || !std::isfinite(*request.budget)))
     throw config_error("--budget", "must be a non-negative number (got " + detail::num(*request.budget) + ")");
   o.budget = request.budget;
   if (request.max_gpus < 1 || request.max_gpus > 4096)
     throw config_error("--max-gpus", "must be between 1 and 4096 (got " + std::to_string(request.max_gpus) + ")");
   o.max_gpus = request.max_gpus;
-  if (request.rank == "cost") o.rank = recommend_rank::cost;
-  else if (request.rank == "time") o.rank = recommend_rank::time;
-  else throw config_error("--rank", "must be cost or time (got '" + request.rank + "')");
+  if (const auto rank = from_string<recommend_rank>(request.rank)) o.rank = *rank;
+  else throw config_error("--rank", "must be " + name_list<recommend_rank>(" or ") + " (got '" + request.rank + "')",
+                          error_kind::unknown_name);
   if (request.top_k < 1 || request.top_k > 100000)
     throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
   if (!run.settings().tokens && !o.dataset_tokens) throw config_error("--tokens", "recommend needs --tokens (or --epochs with --dataset-tokens)");

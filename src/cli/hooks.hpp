@@ -35,7 +35,7 @@ fit_limits limits_of(const io::resolved_run& run);
 struct search_request {
   std::size_t top_k = 10;
   int threads = 1;
-  std::string objective = "time";  // time | cost
+  std::string objective = "time";  // a name of kSearchObjectiveNames (plan_names.hpp)
   std::optional<std::int64_t> global_batch;
 };
 int run_search(const io::resolved_run& run, const search_request& request, const io::style& style);
@@ -49,14 +49,13 @@ struct recommend_request {
   std::string prices;                         // "rtx-4090=0.4,a100-80gb=1.8"
   std::string gpus_list;                      // "rtx-4090,a100-80gb"; empty: the catalog
   int max_gpus = 64;
-  std::string rank = "cost";                  // cost | time
+  std::string rank = "cost";                  // a name of kRecommendRankNames (plan_names.hpp)
   std::size_t top_k = 10;
 };
 int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style);
 
-// Parsers (exposed for tests): "24h" -> seconds; "2B" -> 2e9; "a=1,b=2" -> map.
-double parse_duration(const std::string& text, const std::string& flag);
-double parse_amount(const std::string& text, const std::string& flag);
+// "rtx-4090=0.4,a100-80gb=1.8" -> {id: price}. Counts and durations ("2B", "24h") are
+// read by io::parse_amount / io::parse_duration (gpuplan/io/amount.hpp).
 std::map<std::string, double, std::less<>> parse_prices(const std::string& text, const std::string& flag);
 
 }  // namespace gpuplan::cli

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <span>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -27,6 +28,9 @@
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/memory.hpp"
+#include "gpuplan/plan.hpp"
+#include "gpuplan/plan_names.hpp"
+#include "gpuplan/scenario.hpp"
 #include "gpuplan/timing.hpp"
 #include "gpuplan/version.hpp"
 #include "hooks.hpp"
@@ -60,10 +64,16 @@ struct output_args {
   std::string format = "text";
 };
 
+std::vector<std::string> report_format_words() {
+  std::vector<std::string> words = gpuplan::names_of(io::kReportFormatNames);
+  for (const auto& alias : gpuplan::names_of(io::kReportFormatAliases)) words.push_back(alias);
+  return words;
+}
+
 void add_output_options(CLI::App* sub, output_args& out) {
   sub->add_flag("--json", out.json, "Print JSON (same as --format json)")->group("Output");
-  sub->add_option("--format", out.format, "Output format: text, markdown or json")
-      ->check(CLI::IsMember({"text", "markdown", "md", "json"}))
+  sub->add_option("--format", out.format, "Output format: " + gpuplan::join_names(io::kReportFormatNames))
+      ->check(CLI::IsMember(report_format_words()))
       ->group("Output");
 }
 
@@ -125,6 +135,8 @@ void add_bool_key(CLI::App* sub, run_args& a, const std::string& flag, const std
 
 void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit_methods,
                      const std::set<std::string>& skip = {}) {
+  using gpuplan::join_names;
+  using gpuplan::name_list;
   skipped_flags = &skip;
   if (model_positional)
     sub->add_option("MODEL", a.model, "Catalog name (see 'gpuplan models'), Hub id, config.json or checkpoint dir");
@@ -132,18 +144,17 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   sub->add_option("--gpu,-g", a.gpu, "GPU catalog id (see 'gpuplan gpus') or a GPU JSON file; default a100-80gb");
   sub->add_option("--gpu-file", a.gpu_file, "JSON file of extra GPUs (an array) added to the catalog");
   if (fit_methods)
-    a.methods_opt = sub->add_option("--method,-m", a.methods, "Comma list of full, lora, qlora, freeze: one column each");
+    a.methods_opt = sub->add_option("--method,-m", a.methods, "Comma list of " + name_list<gpuplan::method>() + ": one column each");
   else
-    add_key<std::string>(sub, a, "--method,-m", "method", "full, lora, qlora or freeze");
+    add_key<std::string>(sub, a, "--method,-m", "method", name_list<gpuplan::method>());
   add_key<std::int64_t>(sub, a, "--seq", "seq_len", "Sequence length (tokens)");
   add_key<std::int64_t>(sub, a, "--batch,-b", "micro_batch", "Micro-batch size per GPU");
   add_key<std::int64_t>(sub, a, "--grad-accum", "grad_accum", "Gradient accumulation steps");
   add_key<std::int64_t>(sub, a, "--global-batch", "global_batch", "Global batch (derives --grad-accum)");
-  add_key<std::string>(sub, a, "--precision", "precision", "fp32, tf32, fp16-mixed, bf16-mixed, bf16-pure, fp8-mixed");
-  add_key<std::string>(sub, a, "--optimizer", "optimizer",
-                       "adamw, adam, adamw-8bit, paged-adamw-8bit, paged-adamw-32bit, sgd, sgd-momentum, adafactor, lion");
-  add_key<std::string>(sub, a, "--checkpointing", "checkpointing", "Activation checkpointing: none, selective, full");
-  add_key<std::string>(sub, a, "--attention", "attention", "flash or eager");
+  add_key<std::string>(sub, a, "--precision", "precision", name_list<gpuplan::precision>());
+  add_key<std::string>(sub, a, "--optimizer", "optimizer", name_list<gpuplan::optimizer>());
+  add_key<std::string>(sub, a, "--checkpointing", "checkpointing", "Activation checkpointing: " + name_list<gpuplan::checkpointing>());
+  add_key<std::string>(sub, a, "--attention", "attention", name_list<gpuplan::attention>());
   add_key<std::int64_t>(sub, a, "--gpus,-n", "num_gpus", "Number of GPUs");
   add_key<std::int64_t>(sub, a, "--gpus-per-node", "gpus_per_node", "GPUs per node (default 8)");
   add_key<std::int64_t>(sub, a, "--tp", "parallel.tp", "Tensor-parallel degree");
@@ -153,13 +164,15 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_key<std::int64_t>(sub, a, "--cp", "parallel.cp", "Context-parallel degree");
   add_key<std::int64_t>(sub, a, "--ep", "parallel.ep", "Expert-parallel degree");
   add_key<std::int64_t>(sub, a, "--zero", "parallel.zero", "ZeRO stage 0-3 (FSDP full shard = 3)");
-  add_key<std::string>(sub, a, "--offload-optimizer", "parallel.offload_optimizer", "none, cpu or nvme");
-  add_key<std::string>(sub, a, "--offload-params", "parallel.offload_params", "none, cpu or nvme");
+  add_key<std::string>(sub, a, "--offload-optimizer", "parallel.offload_optimizer", name_list<gpuplan::offload>());
+  add_key<std::string>(sub, a, "--offload-params", "parallel.offload_params", name_list<gpuplan::offload>());
   add_key<std::int64_t>(sub, a, "--lora-rank", "lora.rank", "LoRA rank");
   add_key<double>(sub, a, "--lora-alpha", "lora.alpha", "LoRA alpha");
-  add_key<std::string>(sub, a, "--lora-targets", "lora.targets", "Comma list of q,k,v,o,gate,up,down or all-linear");
+  add_key<std::string>(sub, a, "--lora-targets", "lora.targets",
+                       "Comma list of " + join_names(gpuplan::kLoraSingleTargetNames, ",") + " or " +
+                           std::string(gpuplan::to_string(gpuplan::lora_all_linear)));
   add_key<std::int64_t>(sub, a, "--freeze-layers", "freeze.trainable_layers", "method freeze: top N layers train");
-  add_key<std::string>(sub, a, "--quant", "quantization.weights", "Base weights: nf4, fp4, int8, int4, fp8");
+  add_key<std::string>(sub, a, "--quant", "quantization.weights", "Base weights: " + join_names(gpuplan::kWeightDtypeNames));
   add_bool_key(sub, a, "--double-quant", "quantization.double_quant", "Double quantization of 4-bit scales");
   add_key<std::int64_t>(sub, a, "--group-size", "quantization.group_size", "Quantization group size");
   add_bool_key(sub, a, "--chunked-loss", "chunked_loss", "Chunked cross-entropy (no full logits)");
@@ -171,7 +184,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_key<std::int64_t>(sub, a, "--infer-batch", "inference.batch", "Serving: concurrent sequences");
   add_key<std::int64_t>(sub, a, "--prompt-len", "inference.prompt_len", "Serving: prompt tokens");
   add_key<std::int64_t>(sub, a, "--gen-len", "inference.gen_len", "Serving: generated tokens");
-  add_key<std::string>(sub, a, "--kv-dtype", "inference.kv_cache_dtype", "Serving: KV-cache dtype");
+  add_key<std::string>(sub, a, "--kv-dtype", "inference.kv_cache_dtype", "Serving: KV-cache dtype: " + join_names(gpuplan::kKvCacheDtypeNames));
   add_key<std::string>(sub, a, "--tokens", "tokens", "Training tokens: 1T, 300B, 2e9");
   add_key<double>(sub, a, "--price", "price_per_gpu_hour", "Price per GPU-hour (for cost)");
 
@@ -195,7 +208,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
 
 json read_json_file(const std::string& file, const std::string& path) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw config_error(path, "cannot open file '" + file + "'");
+  if (!in) throw config_error(path, "cannot open file '" + file + "'", gpuplan::error_kind::io_error);
   std::ostringstream ss;
   ss << in.rdbuf();
   // Bounded nesting and escaped bytes: the readers' shared parser (src/json_text.hpp).
@@ -232,22 +245,23 @@ std::vector<std::string> split_methods(const std::string& s) {
       if (o.first == k) return true;
     return false;
   };
-  if (key == "model" && !a.model.empty()) throw config_error("model", reason);
-  if (key == "gpu" && !a.gpu.empty()) throw config_error("--gpu", reason);
-  if (key == "method" && a.methods_opt != nullptr && a.methods_opt->count() > 0) throw config_error("--method", reason);
+  const gpuplan::error_kind kind = e.kind();
+  if (key == "model" && !a.model.empty()) throw config_error("model", reason, kind);
+  if (key == "gpu" && !a.gpu.empty()) throw config_error("--gpu", reason, kind);
+  if (key == "method" && a.methods_opt != nullptr && a.methods_opt->count() > 0) throw config_error("--method", reason, kind);
   // A key the user did not write in a scenario file came from a flag or its default:
   // name the flag either way ("--seq: exceeds max_position_embeddings=1024 ...").
   if ((given(key) || !a.file_keys.contains(key)) && a.flag_of.count(key) != 0) {
     std::string flag = a.flag_of.at(key);
     if (const auto comma = flag.find(','); comma != std::string::npos) flag = flag.substr(0, comma);
-    throw config_error(flag, reason);
+    throw config_error(flag, reason, kind);
   }
   // An error about a whole object ("scenario.lora: only applies to method lora") names
   // the first flag that wrote inside it.
   for (const auto& o : a.overrides)
     if (o.first.rfind(key + ".", 0) == 0 && a.flag_of.count(o.first) != 0) {
       std::string flag = a.flag_of.at(o.first);
-      throw config_error(flag.substr(0, flag.find(',')), reason);
+      throw config_error(flag.substr(0, flag.find(',')), reason, kind);
     }
   throw e;
 }
@@ -274,8 +288,8 @@ io::resolved_run build_run(run_args& a, const std::string* method_override) {
   }
   for (const auto& [path, value] : a.overrides) {
     json v = value;
-    if (path == "workload") v = "infer";
-    if (path == "lora.targets" && v.is_string() && v.get<std::string>() != "all-linear") {
+    if (path == "workload") v = gpuplan::to_string(gpuplan::workload::infer);
+    if (path == "lora.targets" && v.is_string() && v.get_ref<const std::string&>() != gpuplan::to_string(gpuplan::lora_all_linear)) {
       json list = json::array();
       std::stringstream ss(v.get<std::string>());
       for (std::string item; std::getline(ss, item, ',');) list.push_back(item);
@@ -291,11 +305,14 @@ io::resolved_run build_run(run_args& a, const std::string* method_override) {
     // In a list such as full,lora,qlora the LoRA (or freeze) keys are meant for the
     // columns that use them: other columns drop them. With no such column they stay,
     // and the reader names the flag that does not apply.
-    const std::vector<std::string> all = split_methods(a.methods);
-    auto listed = [&](const char* m) { return std::find(all.begin(), all.end(), m) != all.end(); };
-    if (*method_override != "lora" && *method_override != "qlora" && (listed("lora") || listed("qlora")))
-      j.erase("lora");
-    if (*method_override != "freeze" && listed("freeze")) j.erase("freeze");
+    using gpuplan::method;
+    std::set<method> all;
+    for (const auto& name : split_methods(a.methods))
+      if (const auto m = gpuplan::from_string<method>(name)) all.insert(*m);
+    const auto self = gpuplan::from_string<method>(*method_override);
+    auto lora_like = [](std::optional<method> m) { return m == method::lora || m == method::qlora; };
+    if (!lora_like(self) && (all.contains(method::lora) || all.contains(method::qlora))) j.erase("lora");
+    if (self != method::freeze && all.contains(method::freeze)) j.erase("freeze");
   }
   try {
     return io::read_scenario(j);
@@ -376,31 +393,7 @@ int cmd_gpus(const run_args& a, const output_args& out) {
   t.header = {"GPU", "Name", "Memory", "Usable", "Bandwidth", "BF16 dense", "FP8 dense", "Link", "TDP", "Confidence"};
   for (const auto& id : io::gpu_ids()) {
     const gpuplan::gpu_spec& g = io::find_gpu(id);
-    auto opt = [](const std::optional<gpuplan::FlopRate>& r) {
-      return r ? json(gpuplan::in_flop_per_s(*r)) : json(nullptr);
-    };
-    arr.push_back({{"id", g.id},
-                   {"name", g.name},
-                   {"arch", g.arch},
-                   {"compute_capability", g.compute_capability},
-                   {"memory_bytes", gpuplan::in_bytes(g.memory)},
-                   {"usable_memory_bytes", gpuplan::in_bytes(g.usable_memory)},
-                   {"bandwidth_bytes_per_second", gpuplan::in_byte_per_s(g.bandwidth)},
-                   {"fp32_flops", gpuplan::in_flop_per_s(g.fp32)},
-                   {"tf32_flops", opt(g.tf32)},
-                   {"bf16_flops", opt(g.bf16)},
-                   {"fp16_acc16_flops", opt(g.fp16_acc16)},
-                   {"fp8_flops", opt(g.fp8)},
-                   {"int8_ops", opt(g.int8)},
-                   {"link", g.link},
-                   {"link_bytes_per_second_per_direction", gpuplan::in_byte_per_s(g.link_per_direction)},
-                   {"pcie_gen", g.pcie_gen},
-                   {"pcie_lanes", g.pcie_lanes},
-                   {"tdp_watts", g.tdp_watts},
-                   {"ecc", g.ecc},
-                   {"mig", g.mig},
-                   {"year", g.year},
-                   {"confidence", g.confidence}});
+    arr.push_back(io::write_gpu(g));  // the catalog's columns and units: a valid GPU object
     t.rows.push_back({g.id, g.name, io::format_bytes_short(g.memory), io::format_bytes_short(g.usable_memory),
                       io::format_number(gpuplan::in_gb_per_s(g.bandwidth)) + " GB/s", tflops(g.bf16) + " TFLOP/s",
                       g.fp8 ? tflops(g.fp8) + " TFLOP/s" : std::string("-"), g.link,
@@ -439,7 +432,7 @@ int cmd_fit(run_args& a, const output_args& out) {
                    {"scenario", j["scenario"]},
                    {"memory", j["memory"]},
                    {"fits", mem.fits},
-                   {"binding", io::binding_component(mem)},
+                   {"binding", gpuplan::to_string(gpuplan::largest_component(mem))},
                    {"warnings", io::warning_messages(mem.warnings)},
                    {"limits", gpuplan::cli::limits_of(r).json},
                    {"suggestions", nullptr}};
@@ -542,28 +535,14 @@ int cmd_explain(run_args& a, const output_args& out) {
 
 // ------------------------------------------------------------------- completion
 
-template <class E, std::size_t N>
-std::string enum_words(const E (&values)[N]) {
-  std::string s;
-  for (const E v : values) s += (s.empty() ? "" : " ") + std::string(gpuplan::to_string(v));
-  return s;
-}
-
 std::string bash_completion(CLI::App& app) {
-  using namespace gpuplan;
+  using gpuplan::join_names;
+  using gpuplan::name_list;
   std::string models;
   for (const auto& m : io::model_names()) models += (models.empty() ? "" : " ") + m;
   std::string gpus;
   for (const auto& g : io::gpu_ids()) gpus += (gpus.empty() ? "" : " ") + g;
-  const precision precs[] = {precision::fp32, precision::tf32, precision::fp16_mixed, precision::bf16_mixed,
-                             precision::bf16_pure, precision::fp8_mixed};
-  const optimizer opts[] = {optimizer::adamw, optimizer::adam, optimizer::adamw_8bit, optimizer::paged_adamw_8bit,
-                            optimizer::paged_adamw_32bit, optimizer::sgd, optimizer::sgd_momentum,
-                            optimizer::adafactor, optimizer::lion};
-  const method meths[] = {method::full, method::lora, method::qlora, method::freeze};
-  const checkpointing ckpts[] = {checkpointing::none, checkpointing::selective, checkpointing::full};
-  const attention attns[] = {attention::flash, attention::eager};
-  const offload offs[] = {offload::none, offload::cpu, offload::nvme};
+  auto words = [](const std::string& list) { return "$(compgen -W \"" + list + "\" -- \"$cur\")"; };
 
   std::string cmds;
   std::string per_command;
@@ -591,16 +570,20 @@ std::string bash_completion(CLI::App& app) {
   s += "  fi\n";
   s += "  case \"$prev\" in\n";
   s += "    --gpu|-g) COMPREPLY=( $(compgen -W \"$gpus\" -- \"$cur\") $(compgen -f -X '!*.json' -- \"$cur\") ); return 0 ;;\n";
-  s += "    --method|-m) COMPREPLY=( $(compgen -W \"" + enum_words(meths) + " full,lora,qlora\" -- \"$cur\") ); return 0 ;;\n";
-  s += "    --precision) COMPREPLY=( $(compgen -W \"" + enum_words(precs) + "\" -- \"$cur\") ); return 0 ;;\n";
-  s += "    --optimizer) COMPREPLY=( $(compgen -W \"" + enum_words(opts) + "\" -- \"$cur\") ); return 0 ;;\n";
-  s += "    --checkpointing) COMPREPLY=( $(compgen -W \"" + enum_words(ckpts) + "\" -- \"$cur\") ); return 0 ;;\n";
-  s += "    --attention) COMPREPLY=( $(compgen -W \"" + enum_words(attns) + "\" -- \"$cur\") ); return 0 ;;\n";
-  s += "    --offload-optimizer|--offload-params) COMPREPLY=( $(compgen -W \"" + enum_words(offs) +
-       "\" -- \"$cur\") ); return 0 ;;\n";
-  s += "    --quant) COMPREPLY=( $(compgen -W \"nf4 fp4 int8 int4 fp8\" -- \"$cur\") ); return 0 ;;\n";
-  s += "    --kv-dtype) COMPREPLY=( $(compgen -W \"bf16 fp16 fp32 fp8 int8 int4\" -- \"$cur\") ); return 0 ;;\n";
-  s += "    --format) COMPREPLY=( $(compgen -W \"text markdown json\" -- \"$cur\") ); return 0 ;;\n";
+  // Enum values from their name tables; --method also offers the usual comparison list.
+  const std::string comparison = join_names(std::span(gpuplan::kMethodNames).first(3), ",");  // full,lora,qlora
+  s += "    --method|-m) COMPREPLY=( " + words(name_list<gpuplan::method>(" ") + " " + comparison) + " ); return 0 ;;\n";
+  s += "    --precision) COMPREPLY=( " + words(name_list<gpuplan::precision>(" ")) + " ); return 0 ;;\n";
+  s += "    --optimizer) COMPREPLY=( " + words(name_list<gpuplan::optimizer>(" ")) + " ); return 0 ;;\n";
+  s += "    --checkpointing) COMPREPLY=( " + words(name_list<gpuplan::checkpointing>(" ")) + " ); return 0 ;;\n";
+  s += "    --attention) COMPREPLY=( " + words(name_list<gpuplan::attention>(" ")) + " ); return 0 ;;\n";
+  s += "    --offload-optimizer|--offload-params) COMPREPLY=( " + words(name_list<gpuplan::offload>(" ")) + " ); return 0 ;;\n";
+  s += "    --lora-targets) COMPREPLY=( " + words(join_names(gpuplan::kLoraTargetNames, " ")) + " ); return 0 ;;\n";
+  s += "    --quant) COMPREPLY=( " + words(join_names(gpuplan::kWeightDtypeNames, " ")) + " ); return 0 ;;\n";
+  s += "    --kv-dtype) COMPREPLY=( " + words(join_names(gpuplan::kKvCacheDtypeNames, " ")) + " ); return 0 ;;\n";
+  s += "    --objective) COMPREPLY=( " + words(name_list<gpuplan::search_objective>(" ")) + " ); return 0 ;;\n";
+  s += "    --rank) COMPREPLY=( " + words(name_list<gpuplan::recommend_rank>(" ")) + " ); return 0 ;;\n";
+  s += "    --format) COMPREPLY=( " + words(join_names(io::kReportFormatNames, " ")) + " ); return 0 ;;\n";
   s += "    --scenario|-s|--gpu-file) COMPREPLY=( $(compgen -f -- \"$cur\") ); return 0 ;;\n";
   s += "  esac\n";
   s += "  cmd=\"${COMP_WORDS[1]}\"\n";

@@ -125,10 +125,34 @@ def case_fit_exit_codes():
     expect(rc == 1 and json.loads(out)["fits"] is False, "--json keeps the exit code", rc, out, err)
 
 
+# The memory components in gpuplan::memory_component order (plan.hpp): the largest
+# binds, ties going to the earlier one (largest_component).
+COMPONENTS = ("weights", "master_weights", "gradients", "optimizer", "activations", "transient", "overhead", "kv_cache")
+
+
+def largest_component(memory):
+    best = COMPONENTS[0]
+    for c in COMPONENTS[1:]:
+        if memory.get(c + "_bytes", 0) > memory.get(best + "_bytes", 0):
+            best = c
+    return best
+
+
 def case_fit_methods_json():
     rc, out, err = run("fit", "llama-2-13b", "--gpu", "rtx-4090", "--method", "full,lora,qlora", "--json")
     expect(rc in (0, 1), "exit 0 or 1", rc, out, err)
     j = json.loads(out)
+    # One binding term per result, at the top level: largest_component of its memory.
+    for r in j["results"]:
+        expect(r["binding"] == largest_component(r["memory"]), f"{r['method']}: binding = largest component", rc, out, err)
+        expect("binding" not in r["limits"], "no second binding under limits", rc, out, err)
+    for args in (("gpt2", "--gpu", "h100-sxm", "--seq", "1024"),
+                 ("llama-2-7b", "--gpu", "a100-80gb", "--infer", "--infer-batch", "64", "--prompt-len", "4096"),
+                 ("llama-3-8b", "--gpu", "a100-80gb", "--seq", "8192", "--batch", "4"),
+                 ("llama-2-70b", "--gpu", "h100-sxm", "--gpus", "8", "--zero", "3")):
+        rc2, out2, err2 = run("fit", *args, "--json")
+        r = json.loads(out2)["results"][0]
+        expect(r["binding"] == largest_component(r["memory"]), f"{args}: binding = largest component", rc2, out2, err2)
     expect([r["method"] for r in j["results"]] == ["full", "lora", "qlora"], "one result per method", rc, out, err)
     expect(j["fits"] == all(r["fits"] for r in j["results"]), "fits is the conjunction", rc, out, err)
     expect((rc == 0) == j["fits"], "exit code follows fits", rc, out, err)
@@ -245,6 +269,13 @@ def case_completion_bash():
     script = out + '\nCOMP_WORDS=(gpuplan fit llama-2-13b --gpu rtx-40); COMP_CWORD=4; _gpuplan; echo "${COMPREPLY[@]}"\n'
     p = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
     expect("rtx-4090" in p.stdout.split(), "completes --gpu rtx-40 to rtx-4090", p.returncode, p.stdout, p.stderr)
+    # Enum values come from the name tables: every value the scenario file accepts.
+    for flag, word, expected in (("--optimizer", "paged", {"paged-adamw-8bit", "paged-adamw-32bit"}),
+                                 ("--lora-targets", "a", {"all-linear"}), ("--quant", "f", {"fp4", "fp8", "fp16", "fp32"}),
+                                 ("--objective", "", {"time", "cost"})):
+        script = out + f'\nCOMP_WORDS=(gpuplan fit m {flag} "{word}"); COMP_CWORD=4; _gpuplan; echo "${{COMPREPLY[@]}}"\n'
+        p = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+        expect(set(p.stdout.split()) == expected, f"completes {flag} {word}", p.returncode, p.stdout, p.stderr)
 
 
 def case_fit_suggestions():
@@ -381,6 +412,7 @@ def case_planner_bad_options():
         (["plan", "llama-2-13b", "--gpus", "0"], "--gpus:", "(got 0)"),
         (["recommend", "llama-2-7b", "--tokens", "2B", "--deadline", "soon"], "--deadline:", "soon"),
         (["recommend", "llama-2-7b", "--tokens", "2B", "--deadline", "-3h"], "--deadline:", "-3h"),
+        (["recommend", "llama-2-7b", "--tokens", "2B", "--deadline", "5x"], "--deadline:", "a duration such as"),
         (["recommend", "llama-2-7b", "--tokens", "2B", "--price", "rtx-4090"], "--price:", "GPU=PRICE"),
         (["recommend", "llama-2-7b", "--tokens", "2B", "--price", "rtx-409=0.4"], "--price:", "rtx-4090"),
         (["recommend", "llama-2-7b", "--tokens", "2B", "--price", "rtx-4090=cheap"], "--price:", "cheap"),
@@ -437,6 +469,18 @@ def case_models_and_gpus():
     rc, out, err = run("gpus", "--json")
     gpus = {g["id"]: g for g in json.loads(out)}
     expect("rtx-4090" in gpus and "h100-sxm" in gpus, "catalog ids", rc, out, err)
+    # Entries are GPU objects named by the catalog's columns: one is a valid --gpu file.
+    h100 = gpus["h100-sxm"]
+    expect(h100["bandwidth_gb_s"] == 3350 and h100["bf16_tflops"] == 989.4 and h100["gpu_link"] == "nvlink4",
+           "catalog column names and units", rc, out, err)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "gpu.json")
+        with open(path, "w") as f:
+            json.dump(h100, f)
+        rc1, out1, err1 = run("fit", "gpt2", "--seq", "1024", "--gpu", path, "--json")
+        rc2, out2, err2 = run("fit", "gpt2", "--seq", "1024", "--gpu", "h100-sxm", "--json")
+        expect(rc1 == rc2 == 0 and json.loads(out1)["results"][0]["memory"] == json.loads(out2)["results"][0]["memory"],
+               "a gpus --json entry round-trips as --gpu FILE", rc1, out1, err1)
     rc, out, err = run("gpus")
     expect(rc == 0 and "rtx-4090" in out and "GB" in out, "gpus table", rc, out, err)
 

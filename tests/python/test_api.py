@@ -239,3 +239,146 @@ def test_infinite_and_huge_numbers_rejected_like_json():
         gp.estimate("llama-2-7b", tokens=math.inf)
     with pytest.raises(gp.ConfigError, match=r"^scenario\.micro_batch: "):
         gp.estimate("llama-2-7b", micro_batch=10**30)
+
+
+# --------------------------------------------------------------------------- error kinds
+
+
+@pytest.mark.parametrize("call, cls, kind", [
+    (lambda: gp.model("llama-2-13"), gp.UnknownNameError, "unknown_name"),
+    (lambda: gp.gpu("rtx-409"), gp.UnknownNameError, "unknown_name"),
+    (lambda: gp.Scenario("llama-2-13b", method="dora"), gp.UnknownNameError, "unknown_name"),
+    (lambda: gp.Scenario("llama-2-13b", modle="x"), gp.UnknownNameError, "unknown_name"),
+    (lambda: gp.Scenario.from_json('{"model": "gpt2",,}'), gp.ParseError, "parse_error"),
+    (lambda: gp.Scenario.from_json("/nonexistent/run.json"), gp.FileError, "io_error"),
+    (lambda: gp.model(config="/nonexistent/config.json"), gp.FileError, "io_error"),
+    (lambda: gp.Scenario("llama-2-13b", micro_batch=0), gp.InvalidInputError, "invalid_input"),
+    (lambda: gp.Scenario("llama-2-13b", tp=3), gp.InvalidInputError, "invalid_input"),
+    (lambda: gp.model("llama-2-13b", config="x.json"), gp.InvalidInputError, "invalid_input"),
+    (lambda: gp.search("llama-2-13b", num_gpus=8, objective="speed"), gp.UnknownNameError, "unknown_name"),
+])
+def test_errors_have_a_kind_and_stay_config_errors(call, cls, kind):
+    with pytest.raises(cls) as e:
+        call()
+    assert e.value.kind == kind == cls.kind
+    assert isinstance(e.value, gp.ConfigError) and isinstance(e.value, ValueError)
+    assert str(e.value).startswith(e.value.path + ": ")
+    # Every subclass is caught by `except gp.ConfigError`, as before.
+    try:
+        call()
+    except gp.ConfigError as caught:
+        assert type(caught) is cls
+    assert set(_core.names("error_kind")) >= {"invalid_input", "unknown_name", "parse_error", "io_error"}
+
+
+def test_file_errors_are_os_errors_too():
+    with pytest.raises(OSError) as e:
+        gp.Scenario.from_json("/nonexistent/run.json")
+    assert str(e.value) == "scenario: cannot open file '/nonexistent/run.json'"
+    assert e.value.path == "scenario"
+
+
+# --------------------------------------------------------------------------- names
+
+
+TRAIN = {"model": "llama-2-7b", "gpu": "h100-sxm"}  # FP8 tensor cores: every precision applies
+
+
+@pytest.mark.parametrize("key, context", [
+    ("workload", TRAIN), ("method", TRAIN), ("precision", TRAIN), ("optimizer", TRAIN), ("checkpointing", TRAIN),
+    ("attention", TRAIN), ("parallel.offload_optimizer", dict(TRAIN, parallel={"zero": 3})),
+    ("parallel.offload_params", dict(TRAIN, parallel={"zero": 3})),
+    ("quantization.weights", dict(TRAIN, workload="infer")), ("inference.kv_cache_dtype", dict(TRAIN, workload="infer")),
+])
+def test_names_are_exactly_what_the_reader_accepts(key, context):
+    names = _core.names(key)
+    assert names and len(set(names)) == len(names)
+
+    def with_value(value):
+        d = json.loads(json.dumps(context))
+        *outer, last = key.split(".")
+        node = d
+        for k in outer:
+            node = node.setdefault(k, {})
+        node[last] = value
+        return d
+
+    for name in names:
+        gp.Scenario.from_dict(with_value(name))  # every name of the table is accepted
+    with pytest.raises(gp.UnknownNameError) as e:
+        gp.Scenario.from_dict(with_value("no-such-name"))
+    assert str(e.value) == f"scenario.{key}: must be one of {', '.join(names)} (got \"no-such-name\")"
+
+
+def test_names_of_lora_targets_and_unknown_keys():
+    targets = _core.names("lora.targets")
+    assert targets[-1] == "all-linear"
+    for t in targets[:-1]:
+        assert gp.Scenario("llama-2-7b", method="lora", lora={"targets": [t]}).method == "lora"
+    with pytest.raises(gp.UnknownNameError, match=r"^names: unknown key 'nope'"):
+        _core.names("nope")
+
+
+def test_scenario_docs_list_the_table():
+    assert gp.Scenario.method.__doc__ == "One of " + ", ".join(_core.names("method")) + "."
+
+
+# --------------------------------------------------------------------------- amounts
+
+
+def test_python_reads_counts_and_durations_like_cpp(repo):
+    from gpuplan._plan import _AMOUNT, _DURATION, _suffixed
+
+    rows = [json.loads(line) for line in (repo / "tests" / "data" / "amounts.jsonl").read_text().splitlines() if line]
+    assert len(rows) > 20
+    for row in rows:
+        parse = _AMOUNT if row["parser"] == "amount" else _DURATION
+        if "value" in row:
+            assert _suffixed(row["text"], "x", parse, "...") == row["value"], row
+        else:
+            with pytest.raises(gp.InvalidInputError) as e:
+                _suffixed(row["text"], "x", parse, "...")
+            assert str(e.value) == "x: " + row["error"], row
+    # Numbers pass through the same positivity rule.
+    assert _suffixed(3600, "x", _DURATION, "...") == 3600.0
+    with pytest.raises(gp.InvalidInputError, match=r"^x: must be positive \(got -1\)$"):
+        _suffixed(-1, "x", _DURATION, "...")
+    with pytest.raises(gp.InvalidInputError, match=r"^x: must be a number such as \.\.\. \(got True\)$"):
+        _suffixed(True, "x", _DURATION, "...")
+
+
+# --------------------------------------------------------------------------- GPU fields
+
+
+def test_gpu_fields_are_the_catalogs_columns(repo):
+    header = (repo / "src" / "data" / "gpus.csv").read_text().splitlines()[0].split(",")
+    g = gp.gpu("h100-sxm")
+    d = g.to_dict()
+    # memory_type is descriptive only (not modelled); usable_gib and link_group are the
+    # GPU JSON's overrides of the derived values.
+    assert set(d) | {"memory_type"} >= set(header)
+    assert set(d) - set(header) == {"usable_gib", "link_group"}
+    for key, value in d.items():
+        assert getattr(g, key) == value, key
+        assert getattr(g._core, key) == value, key
+    assert (g.bandwidth_gb_s, g.bf16_tflops, g.gpu_link, g.memory_gb) == (3350.0, 989.4, "nvlink4", 80.0)
+    assert g.memory_bytes == 80 * gp.GiB
+    # The dict is a GPU object: read back, it is the same GPU.
+    assert _core.read_gpu(d).to_dict() == d
+    e = gp.estimate("gpt2", gpu=d, seq_len=1024)
+    assert e.memory.capacity_bytes == gp.estimate("gpt2", gpu="h100-sxm", seq_len=1024).memory.capacity_bytes
+
+
+def test_fit_binding_is_the_largest_component():
+    components = ("weights", "master_weights", "gradients", "optimizer", "activations", "transient", "overhead",
+                  "kv_cache")
+    for kwargs in ({"gpu": "rtx-4090"}, {"gpu": "rtx-4090", "method": "qlora"},
+                   {"gpu": "a100-80gb", "workload": "infer", "inference": {"batch": 64, "prompt_len": 4096}}):
+        f = gp.fit("llama-2-7b", **kwargs)
+        mem = f.memory
+        best = components[0]
+        for c in components[1:]:
+            if mem.get(c + "_bytes", 0) > mem.get(best + "_bytes", 0):
+                best = c
+        assert f.binding == best, kwargs
+        assert "binding" not in f.to_dict().get("limits", {})

@@ -109,6 +109,27 @@ TEST_CASE("catalog: unknown names suggest the nearest three") {
                        "scenario.gpu: unknown GPU 'rtx-4900' (did you mean: rtx-4090, rtx-a4000, rtx-3060?)", config_error);
 }
 
+TEST_CASE("catalog: errors carry their kind") {
+  auto kind = [](auto f) {
+    try {
+      f();
+    } catch (const config_error& e) {
+      return e.kind();
+    }
+    FAIL("no config_error");
+    return error_kind::invalid_input;
+  };
+  CHECK(kind([] { (void)io::find_model("llama-2-13x"); }) == error_kind::unknown_name);
+  CHECK(kind([] { (void)io::load_model(std::string("qwen"), "scenario.model"); }) == error_kind::unknown_name);
+  CHECK(kind([] { (void)io::find_gpu("h100"); }) == error_kind::unknown_name);
+  CHECK(kind([] { (void)io::read_gpu(json{{"base", "rtx-4090"}, {"memory_gbs", 48}}); }) == error_kind::unknown_name);
+  CHECK(kind([] { (void)io::read_gpu(json{{"base", "rtx-4090"}, {"ecc", "maybe"}}); }) == error_kind::unknown_name);
+  CHECK(kind([] { (void)io::read_gpu(json{{"base", "rtx-4090"}, {"memory_gb", -1}}); }) == error_kind::invalid_input);
+  CHECK(kind([] { (void)io::load_model("./nope/config.json"); }) == error_kind::io_error);
+  CHECK(kind([] { io::load_gpu_file("/nonexistent/gpus.json"); }) == error_kind::io_error);
+  CHECK(kind([] { (void)io::load_model(json(42)); }) == error_kind::invalid_input);
+}
+
 TEST_CASE("catalog: user text in messages stays one line of valid UTF-8") {
   CHECK_THROWS_WITH_AS(io::find_model("bad\nname"), "model: unknown model 'bad\\nname' (did you mean: t5-base, t5-small, falcon-7b?)",
                        config_error);

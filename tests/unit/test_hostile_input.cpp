@@ -348,6 +348,30 @@ TEST_CASE("hostile: safetensors headers that lie, truncate or overflow") {
          "tensor \"w\\nx\": data_offsets span 3 bytes but shape [2] of BF16 needs 4");
 }
 
+TEST_CASE("hostile: unreadable files are io errors, malformed contents parse errors") {
+  auto kind = [](auto f) {
+    try {
+      f();
+    } catch (const config_error& e) {
+      return e.kind();
+    }
+    FAIL("no config_error");
+    return error_kind::invalid_input;
+  };
+  const std::string truncated = temp_file("abc", ".safetensors");
+  const std::string not_json = temp_file("{\"model_type\": ", "-cut.json");
+  CHECK(kind([&] { (void)io::read_safetensors_header(truncated); }) == error_kind::parse_error);
+  CHECK(kind([] { (void)io::read_safetensors_header("/nonexistent/model.safetensors"); }) == error_kind::io_error);
+  CHECK(kind([] { (void)io::read_checkpoint_dir("/nonexistent/checkpoint"); }) == error_kind::io_error);
+  CHECK(kind([&] { (void)io::read_hf_config_file(not_json, "model"); }) == error_kind::parse_error);
+  CHECK(kind([] { (void)io::read_hf_config_file("/nonexistent/config.json", "model"); }) == error_kind::io_error);
+  CHECK(kind([] { (void)io::read_hf_config(json{{"model_type", "mamba"}}, "model"); }) == error_kind::unknown_name);
+  CHECK(kind([] { (void)io::read_hf_config(json{{"model_type", "llama"}, {"hidden_size", -1}}, "model"); }) ==
+        error_kind::invalid_input);
+  std::remove(truncated.c_str());
+  std::remove(not_json.c_str());
+}
+
 // ----------------------------------------------------------------- GPU JSON
 
 TEST_CASE("hostile: GPU objects with impossible figures") {

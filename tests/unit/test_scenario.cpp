@@ -112,6 +112,41 @@ TEST_CASE("scenario: malformed JSON is one line naming the position") {
   CHECK_THROWS_WITH_AS(io::read_scenario_text("[1,2]"), "scenario: must be a JSON object (got array [1,2])", config_error);
 }
 
+namespace {
+// The kind of the config_error `f` throws (the message is checked elsewhere).
+template <class F>
+error_kind kind_thrown(F f) {
+  try {
+    f();
+  } catch (const config_error& e) {
+    return e.kind();
+  }
+  FAIL("no config_error");
+  return error_kind::invalid_input;
+}
+}  // namespace
+
+TEST_CASE("scenario: each rejection carries its error kind") {
+  CHECK(kind_thrown([] { (void)io::read_scenario_text("{\"model\": \"gpt2\",,}"); }) == error_kind::parse_error);
+  CHECK(kind_thrown([] { (void)io::read_scenario_file("/nonexistent/run.json"); }) == error_kind::io_error);
+  CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "llama-2-13"}}); }) == error_kind::unknown_name);
+  CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"gpu", "rtx-409"}}); }) == error_kind::unknown_name);
+  CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"modle", "gpt2"}}); }) == error_kind::unknown_name);
+  CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"method", "dora"}}); }) == error_kind::unknown_name);
+  CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"micro_batch", 0}}); }) == error_kind::invalid_input);
+  CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"parallel", {{"tp", 3}}}}); }) ==
+        error_kind::invalid_input);
+  CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"tokens", "lots"}}); }) == error_kind::invalid_input);
+  CHECK(kind_thrown([] { (void)io::read_scenario_text("[1,2]"); }) == error_kind::invalid_input);
+  // The kind does not change the message.
+  try {
+    (void)io::read_scenario(json{{"model", "gpt2"}, {"method", "dora"}});
+  } catch (const config_error& e) {
+    CHECK(std::string(e.what()) == "scenario.method: must be one of full, lora, qlora, freeze (got \"dora\")");
+    CHECK(e.path() == "scenario.method");
+  }
+}
+
 TEST_CASE("scenario: bf16 on T4/V100 is accepted (emulated, warned by the estimators)") {
   CHECK_NOTHROW(io::read_scenario(json{{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", "t4"}, {"precision", "bf16-mixed"}}));
   CHECK_NOTHROW(io::read_scenario(json{{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", "v100-sxm2-16gb"}, {"precision", "bf16-pure"}}));

@@ -3,6 +3,7 @@
 // reads the same everywhere ("26.03 GB (24.24 GiB)": GB = 10^9, GiB = 2^30).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,7 +41,10 @@ nlohmann::json describe_json(const architecture& a);
 std::vector<std::string> warning_messages(warning_set w);
 
 enum class report_format : std::uint8_t { text, markdown, json };
-// "text" | "markdown" | "md" | "json"; throws config_error("--format", ...) otherwise.
+inline constexpr std::array<enum_name<report_format>, 3> kReportFormatNames{{
+    {report_format::text, "text"}, {report_format::markdown, "markdown"}, {report_format::json, "json"}}};
+inline constexpr std::array<enum_name<report_format>, 1> kReportFormatAliases{{{report_format::markdown, "md"}}};
+// A name or alias above; throws config_error("--format", ...) otherwise.
 report_format parse_report_format(std::string_view s);
 
 struct style {
@@ -105,7 +109,7 @@ std::string explain_report(const resolved_run& r, const style& s);
 // Each has a JSON form (the CLI's --json, Python's to_dict()) and a table (the CLI's
 // text/markdown, Python's __repr__ and _repr_html_). Keys are listed in docs/cli.md.
 
-// {"max_micro_batch", "max_seq_len", "seq_step", "seq_limit", "binding",
+// {"max_micro_batch", "max_seq_len", "seq_step", "seq_limit",
 //  "min_gpus": [{"zero", "applicable", "gpus", "searched_up_to"} x 4]}; null = none fits.
 nlohmann::json fit_limits_json(const fit_report& f);
 // Rows: largest micro-batch, longest sequence, min GPUs with ZeRO-0..3.

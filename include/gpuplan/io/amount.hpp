@@ -1,0 +1,87 @@
+// amount.hpp — numbers typed by people: counts ("2e9", "300B", "1T") and durations
+// ("3600", "90m", "24h", "2d"). The one reader of these spellings, used by the
+// scenario file ("tokens"), the CLI (--dataset-tokens, --deadline) and Python
+// (gp.recommend's dataset_tokens and deadline, through gpuplan._core).
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gpuplan/error.hpp"
+
+namespace gpuplan::io {
+
+// A unit suffix and its factor.
+struct amount_suffix {
+  char suffix;
+  double scale;
+};
+// Counts: K/k = 10^3, M = 10^6, B/G = 10^9, T = 10^12 (SI prefixes; B as in "7B parameters").
+inline constexpr std::array<amount_suffix, 6> kCountSuffixes{{{'K', 1e3}, {'k', 1e3}, {'M', 1e6}, {'B', 1e9}, {'G', 1e9}, {'T', 1e12}}};
+// Durations: s, m (minutes), h, d (24 h).
+inline constexpr std::array<amount_suffix, 4> kDurationSuffixes{{{'s', 1.0}, {'m', 60.0}, {'h', 3600.0}, {'d', 86400.0}}};
+
+// The whole text is one finite number (std::stod: leading blanks allowed, nothing
+// after the number); nullopt otherwise.
+inline std::optional<double> parse_finite(std::string_view text) {
+  const std::string digits(text);
+  std::size_t used = 0;
+  double d = 0;
+  try {
+    d = std::stod(digits, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used == 0 || used != digits.size() || !std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+// A finite number with an optional last-character suffix from `suffixes`.
+template <std::size_t N>
+std::optional<double> parse_suffixed(std::string_view text, const std::array<amount_suffix, N>& suffixes) {
+  double scale = 1;
+  if (!text.empty())
+    for (const auto& s : suffixes)
+      if (text.back() == s.suffix) {
+        scale = s.scale;
+        text.remove_suffix(1);
+        break;
+      }
+  const auto d = parse_finite(text);
+  if (!d) return std::nullopt;
+  return *d * scale;
+}
+
+inline std::optional<double> parse_count(std::string_view text) { return parse_suffixed(text, kCountSuffixes); }
+inline std::optional<double> parse_seconds(std::string_view text) { return parse_suffixed(text, kDurationSuffixes); }
+
+// A positive count ("2B" -> 2e9); config_error naming `path` otherwise.
+inline double parse_amount(std::string_view text, const std::string& path) {
+  const auto v = parse_count(text);
+  const std::string got = " (got '" + std::string(text) + "')";
+  if (!v) gpuplan::detail::fail(path, "must be a number such as 2e9, 300B or 1T" + got);
+  if (!(*v > 0)) gpuplan::detail::fail(path, "must be positive" + got);
+  return *v;
+}
+
+// A positive duration in seconds ("24h" -> 86400); config_error naming `path` otherwise.
+inline double parse_duration(std::string_view text, const std::string& path) {
+  const auto v = parse_seconds(text);
+  const std::string got = " (got '" + std::string(text) + "')";
+  if (!v) gpuplan::detail::fail(path, "must be a duration such as 3600, 90m, 24h or 2d" + got);
+  if (!(*v > 0)) gpuplan::detail::fail(path, "must be positive" + got);
+  return *v;
+}
+
+// The same rules for a value that is already a number (Python callers): finite and positive.
+inline double positive_amount(double value, const std::string& path) {
+  if (!std::isfinite(value)) gpuplan::detail::fail(path, "must be a finite number (got " + gpuplan::detail::num(value) + ")");
+  if (!(value > 0)) gpuplan::detail::fail(path, "must be positive (got " + gpuplan::detail::num(value) + ")");
+  return value;
+}
+
+}  // namespace gpuplan::io
