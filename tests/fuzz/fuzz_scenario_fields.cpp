@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -102,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (in.ConsumeIntegralInRange<int>(0, 15) == 0) j["model"] = gpuplan::fuzz::hostile_value(in);
   if (in.ConsumeIntegralInRange<int>(0, 15) == 0) j["gpu"] = gpuplan::fuzz::hostile_value(in);
 
-  gpuplan::io::resolved_run r;
+  std::optional<gpuplan::io::resolved_run> r;
   gpuplan::fuzz::print_input(j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
   try {
     r = gpuplan::io::read_scenario(j);
@@ -110,6 +111,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     gpuplan::fuzz::check_error(e);
     return 0;
   }
-  gpuplan::fuzz::check_run(r);
+  gpuplan::fuzz::check_run(*r);
   return 0;
 }
