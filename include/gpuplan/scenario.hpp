@@ -132,7 +132,8 @@ inline constexpr std::array<enum_name<offload>, 3> kOffloadNames{{
 inline constexpr std::array<enum_name<lora_target>, 8> kLoraTargetNames{{
     {lora_q, "q"}, {lora_k, "k"}, {lora_v, "v"}, {lora_o, "o"}, {lora_gate, "gate"}, {lora_up, "up"},
     {lora_down, "down"}, {lora_all_linear, "all-linear"}}};
-inline constexpr std::span<const enum_name<lora_target>> kLoraSingleTargetNames{kLoraTargetNames.data(), 7};
+inline constexpr std::span<const enum_name<lora_target>> kLoraSingleTargetNames{kLoraTargetNames.data(),
+                                                                               kLoraTargetNames.size() - 1};
 
 // Values of scenario.quantization.weights ("fp8" is e4m3).
 inline constexpr std::array<enum_name<dtype>, 8> kWeightDtypeNames{{
