@@ -223,7 +223,7 @@ std::string run_summary(const scenario& run, bool with_method) {
     s += ", " + std::string(to_string(run.prec)) + ", " + std::string(to_string(run.opt));
     s += ", micro-batch " + std::to_string(run.micro_batch) + " × seq " + std::to_string(run.seq_len);
     if (run.grad_accum > 1) s += " × accum " + std::to_string(run.grad_accum);
-    if (run.ckpt != checkpointing::none) s += ", " + std::string(to_string(run.ckpt)) + " checkpointing";
+    if (run.ckpt && *run.ckpt != checkpointing::none) s += ", " + std::string(to_string(*run.ckpt)) + " checkpointing";
   } else {
     s += ", batch " + std::to_string(run.inference.batch) + ", prompt " + std::to_string(run.inference.prompt_len) +
          " + gen " + std::to_string(run.inference.gen_len);
@@ -627,7 +627,7 @@ layout layout_of(const scenario& s) {
   l.pp = s.parallel.pp;
   l.virtual_stages = s.parallel.virtual_stages;
   l.sp = s.parallel.sp;
-  l.ckpt = s.ckpt;
+  l.ckpt = s.ckpt.value_or(checkpointing::none);
   l.zero = s.parallel.zero;
   l.offload_optimizer = s.parallel.offload_optimizer;
   l.offload_params = s.parallel.offload_params;
@@ -643,7 +643,7 @@ std::string layout_text(const scenario& s) {
   t += " · dp " + std::to_string(s.dp()) + " · mb " + std::to_string(s.micro_batch) + " × ga " +
        std::to_string(s.grad_accum);
   if (s.parallel.sp) t += " · sp";
-  if (s.ckpt != checkpointing::none) t += " · " + std::string(to_string(s.ckpt)) + " ckpt";
+  if (s.ckpt && *s.ckpt != checkpointing::none) t += " · " + std::string(to_string(*s.ckpt)) + " ckpt";
   if (s.parallel.zero > 0) t += " · ZeRO-" + std::to_string(s.parallel.zero);
   if (s.parallel.offload_optimizer != offload::none || s.parallel.offload_params != offload::none)
     t += " · offload " + offload_text(s.parallel.offload_optimizer, s.parallel.offload_params);

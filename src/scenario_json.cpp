@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/io/amount.hpp"
+#include "gpuplan/framework.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/validate.hpp"
 #include "json_text.hpp"
@@ -145,7 +146,7 @@ resolved_run read_scenario(const json& j) {
   require_object(j, "scenario");
   check_keys(j, "scenario", {
     "model", "workload", "method", "lora", "freeze", "quantization", "precision", "optimizer", "micro_batch",
-    "seq_len", "grad_accum", "global_batch", "checkpointing", "attention", "compile", "chunked_loss",
+    "seq_len", "grad_accum", "global_batch", "framework", "checkpointing", "attention", "compile", "chunked_loss",
     "activation_offload", "optimizer_in_backward", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
     "inference", "tokens", "price_per_gpu_hour"});
   scenario s;
@@ -194,6 +195,7 @@ resolved_run read_scenario(const json& j) {
   if (model->is_vit()) s.seq_len = model->vit_tokens();
   if (j.contains("seq_len")) s.seq_len = get_int(j["seq_len"], "scenario.seq_len");
   if (j.contains("grad_accum")) s.grad_accum = get_int(j["grad_accum"], "scenario.grad_accum");
+  if (j.contains("framework")) s.fw = get_enum(j["framework"], "scenario.framework", kFrameworkNames);
   if (j.contains("checkpointing")) s.ckpt = get_enum(j["checkpointing"], "scenario.checkpointing", kCheckpointingNames);
   if (j.contains("attention")) s.attn = get_enum(j["attention"], "scenario.attention", kAttentionNames);
   if (j.contains("compile")) s.compile = get_bool(j["compile"], "scenario.compile");
@@ -242,6 +244,13 @@ resolved_run read_scenario(const json& j) {
   }
   if (j.contains("tokens")) s.tokens = get_amount(j["tokens"], "scenario.tokens");
   if (j.contains("price_per_gpu_hour")) s.price_per_gpu_hour = get_number(j["price_per_gpu_hour"], "scenario.price_per_gpu_hour");
+
+  // Defaults that depend on the GPU and the framework, for keys the file leaves out.
+  // No bf16 tensor cores (T4, V100): fp16 AMP is what runs there (PyTorch autocast docs).
+  if (!j.contains("precision") && !s.gpu.has_bf16()) s.prec = precision::fp16_mixed;
+  // Megatron-style stacks pair sequence parallelism with tensor parallelism (framework.hpp).
+  const bool sp_given = j.contains("parallel") && j["parallel"].is_object() && j["parallel"].contains("sp");
+  if (!sp_given && s.parallel.tp > 1 && profile_of(s.fw).sequence_parallel_with_tp) s.parallel.sp = true;
 
   // global_batch: derives grad_accum (or checks it) from micro_batch x data-parallel
   // degree. The run is validated first, so every factor below is bounded.
@@ -299,7 +308,8 @@ json write_scenario(const resolved_run& r) {
   j["micro_batch"] = s.micro_batch;
   j["seq_len"] = s.seq_len;
   j["grad_accum"] = s.grad_accum;
-  j["checkpointing"] = to_string(s.ckpt);
+  j["framework"] = to_string(s.fw);
+  if (s.ckpt) j["checkpointing"] = to_string(*s.ckpt);
   j["attention"] = to_string(s.attn);
   j["compile"] = s.compile;
   j["chunked_loss"] = s.chunked_loss;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <utility>
 
+#include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
 #include "gpuplan/validate.hpp"
@@ -54,8 +55,15 @@ class run {
   [[nodiscard]] std::int64_t global_batch() const noexcept { return s_.global_batch(); }
 
  private:
+  // Defaults that depend on other fields: QLoRA's base quantization, and the
+  // framework's recipe default for activation checkpointing (framework.hpp).
   void resolve() {
     if (!s_.quant && s_.meth == method::qlora) s_.quant = base_quantization(s_);
+    if (!s_.ckpt) {
+      const framework_profile& p = profile_of(s_.fw);
+      const bool peft = s_.meth == method::lora || s_.meth == method::qlora;
+      s_.ckpt = peft ? p.peft_checkpointing : p.full_checkpointing;
+    }
   }
 
   std::shared_ptr<const architecture> model_;

@@ -25,6 +25,9 @@ enum class optimizer : std::uint8_t {
 enum class checkpointing : std::uint8_t { none, selective, full };
 enum class attention : std::uint8_t { flash, eager };
 enum class offload : std::uint8_t { none, cpu, nvme };
+// The software that runs the training step: what it keeps on the GPU, its recipes'
+// defaults, its kernels and feasible layouts (framework.hpp holds the profiles).
+enum class framework : std::uint8_t { hf, deepspeed, fsdp, torchtune, megatron, unsloth };
 
 // LoRA targets as bits (q,k,v,o,gate,up,down = linear_id order).
 enum lora_target : std::uint8_t {
@@ -81,7 +84,8 @@ struct scenario {
   std::int64_t micro_batch = 1;
   std::int64_t seq_len = 2048;
   std::int64_t grad_accum = 1;
-  checkpointing ckpt = checkpointing::none;
+  framework fw = framework::hf;
+  std::optional<checkpointing> ckpt{};  // unset: the framework's recipe default (run.hpp resolves it)
   attention attn = attention::flash;
   bool compile = false;
   bool chunked_loss = false;
@@ -122,6 +126,9 @@ inline constexpr std::array<enum_name<optimizer>, 9> kOptimizerNames{{
     {optimizer::paged_adamw_8bit, "paged-adamw-8bit"}, {optimizer::paged_adamw_32bit, "paged-adamw-32bit"},
     {optimizer::sgd, "sgd"}, {optimizer::sgd_momentum, "sgd-momentum"}, {optimizer::adafactor, "adafactor"},
     {optimizer::lion, "lion"}}};
+inline constexpr std::array<enum_name<framework>, 6> kFrameworkNames{{
+    {framework::hf, "hf"}, {framework::deepspeed, "deepspeed"}, {framework::fsdp, "fsdp"},
+    {framework::torchtune, "torchtune"}, {framework::megatron, "megatron"}, {framework::unsloth, "unsloth"}}};
 inline constexpr std::array<enum_name<checkpointing>, 3> kCheckpointingNames{{
     {checkpointing::none, "none"}, {checkpointing::selective, "selective"}, {checkpointing::full, "full"}}};
 inline constexpr std::array<enum_name<attention>, 2> kAttentionNames{{{attention::flash, "flash"}, {attention::eager, "eager"}}};
@@ -149,6 +156,7 @@ template <> inline constexpr std::span<const enum_name<method>> name_table<metho
 template <> inline constexpr std::span<const enum_name<precision>> name_table<precision>{kPrecisionNames};
 template <> inline constexpr std::span<const enum_name<optimizer>> name_table<optimizer>{kOptimizerNames};
 template <> inline constexpr std::span<const enum_name<checkpointing>> name_table<checkpointing>{kCheckpointingNames};
+template <> inline constexpr std::span<const enum_name<framework>> name_table<framework>{kFrameworkNames};
 template <> inline constexpr std::span<const enum_name<attention>> name_table<attention>{kAttentionNames};
 template <> inline constexpr std::span<const enum_name<offload>> name_table<offload>{kOffloadNames};
 template <> inline constexpr std::span<const enum_name<lora_target>> name_table<lora_target>{kLoraTargetNames};
@@ -158,6 +166,7 @@ static_assert(names_are_unique(kMethodNames) && names_cover(kMethodNames, method
 static_assert(names_are_unique(kPrecisionNames) && names_cover(kPrecisionNames, precision::fp8_mixed));
 static_assert(names_are_unique(kOptimizerNames) && names_cover(kOptimizerNames, optimizer::lion));
 static_assert(names_are_unique(kCheckpointingNames) && names_cover(kCheckpointingNames, checkpointing::full));
+static_assert(names_are_unique(kFrameworkNames) && names_cover(kFrameworkNames, framework::unsloth));
 static_assert(names_are_unique(kAttentionNames) && names_cover(kAttentionNames, attention::eager));
 static_assert(names_are_unique(kOffloadNames) && names_cover(kOffloadNames, offload::nvme));
 static_assert(names_are_unique(kLoraTargetNames) && names_are_unique(kWeightDtypeNames) &&

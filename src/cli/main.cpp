@@ -153,7 +153,8 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_key<std::int64_t>(sub, a, "--global-batch", "global_batch", "Global batch (derives --grad-accum)");
   add_key<std::string>(sub, a, "--precision", "precision", name_list<gpuplan::precision>());
   add_key<std::string>(sub, a, "--optimizer", "optimizer", name_list<gpuplan::optimizer>());
-  add_key<std::string>(sub, a, "--checkpointing", "checkpointing", "Activation checkpointing: " + name_list<gpuplan::checkpointing>());
+  add_key<std::string>(sub, a, "--framework", "framework", "Training framework (its defaults, memory and speed): " + name_list<gpuplan::framework>());
+  add_key<std::string>(sub, a, "--checkpointing", "checkpointing", "Activation checkpointing (default: the framework's recipe): " + name_list<gpuplan::checkpointing>());
   add_key<std::string>(sub, a, "--attention", "attention", name_list<gpuplan::attention>());
   add_key<std::int64_t>(sub, a, "--gpus,-n", "num_gpus", "Number of GPUs");
   add_key<std::int64_t>(sub, a, "--gpus-per-node", "gpus_per_node", "GPUs per node (default 8)");
@@ -191,7 +192,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   // Help groups, in the order a reader looks for them.
   const std::pair<const char*, std::vector<const char*>> groups[] = {
       {"Run", {"--scenario", "--gpu", "--gpu-file", "--method", "--seq", "--batch", "--grad-accum", "--global-batch",
-               "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--compile",
+               "--framework", "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--compile",
                "--activation-offload", "--optimizer-in-backward"}},
       {"Parallelism", {"--gpus", "--gpus-per-node", "--tp", "--pp", "--virtual-stages", "--sp", "--cp", "--ep",
                        "--zero", "--offload-optimizer", "--offload-params"}},
@@ -576,6 +577,7 @@ std::string bash_completion(CLI::App& app) {
   s += "    --precision) COMPREPLY=( " + words(name_list<gpuplan::precision>(" ")) + " ); return 0 ;;\n";
   s += "    --optimizer) COMPREPLY=( " + words(name_list<gpuplan::optimizer>(" ")) + " ); return 0 ;;\n";
   s += "    --checkpointing) COMPREPLY=( " + words(name_list<gpuplan::checkpointing>(" ")) + " ); return 0 ;;\n";
+  s += "    --framework) COMPREPLY=( " + words(name_list<gpuplan::framework>(" ")) + " ); return 0 ;;\n";
   s += "    --attention) COMPREPLY=( " + words(name_list<gpuplan::attention>(" ")) + " ); return 0 ;;\n";
   s += "    --offload-optimizer|--offload-params) COMPREPLY=( " + words(name_list<gpuplan::offload>(" ")) + " ); return 0 ;;\n";
   s += "    --lora-targets) COMPREPLY=( " + words(join_names(gpuplan::kLoraTargetNames, " ")) + " ); return 0 ;;\n";

@@ -32,7 +32,7 @@ struct per_block { double enc = 0, dec = 0; };
 // the checkpoint boundary (fp32 residual stream under autocast LayerNorm), the same
 // bytes selective keeps as its input.
 inline per_block kept_by_block(const architecture& a, const scenario& r, const facts& f, const per_block& saved) {
-  switch (r.ckpt) {
+  switch (r.ckpt.value_or(checkpointing::none)) {
     case checkpointing::none: return saved;
     case checkpointing::selective: return {block_bytes(f, f.sel_enc), block_bytes(f, f.sel_dec)};
     case checkpointing::full: {

@@ -11,6 +11,7 @@
 #include "gpuplan/detail/memory_facts.hpp"
 #include "gpuplan/detail/memory_trainable.hpp"
 #include "gpuplan/dtype.hpp"
+#include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
 
@@ -33,13 +34,35 @@ inline double base_weight_bytes(const architecture& a, const facts& f, const sta
   return sp.linear * lin_b + sp.other * f.pb.weight;
 }
 
+// Training a bitsandbytes-quantized base under a framework that prepares it with
+// PEFT's prepare_model_for_kbit_training: every parameter bitsandbytes did not
+// quantise (embeddings, LM head, norms, biases) is cast to fp32
+// (peft/utils/other.py: "cast all non INT8 parameters to fp32").
+inline bool kbit_prepared(const scenario& r, const facts& f) {
+  const bool bnb = f.q.weights == dtype::nf4 || f.q.weights == dtype::fp4 || f.q.weights == dtype::int8;
+  return r.work == workload::train && bnb && profile_of(r.fw).kbit_non_quantized_fp32;
+}
+
+inline double training_base_weight_bytes(const architecture& a, const scenario& r, const facts& f, const stage_params& sp) {
+  if (!kbit_prepared(r, f)) return base_weight_bytes(a, f, sp);
+  return sp.linear * bits_per_element(f.q, d(a.hidden)) / kBitsPerByte + sp.other * kFp32Bytes;
+}
+
+// FSDP mixed precision keeps the sharded parameters in fp32 and they are the
+// optimizer's master copy (torch.distributed.fsdp MixedPrecision: "the sharded
+// parameters are kept in full precision"); DeepSpeed keeps a 16-bit shard beside
+// its fp32 partition.
+inline bool sharded_master_is_weight(const scenario& r, const facts& f) {
+  return r.parallel.zero >= 3 && f.pb.master > 0 && profile_of(r.fw).sharded_fp32_is_master;
+}
+
 // ZeRO-3 counts the largest trainable module's gathered parameters and unsharded
 // gradient as model states when a master copy exists: DeepSpeed's mixed-precision
 // engine (estimate_zero3_model_states_mem_needs: 4·largest_layer = fp16 params +
 // fp16 grads of the largest layer). Otherwise (fp32, bf16-pure: FSDP-style) the
 // gathered module is a transient (step_transients).
 inline bool zero3_states_hold_gathered(const scenario& r, const facts& f) {
-  return r.parallel.zero >= 3 && f.pb.master > 0;
+  return r.parallel.zero >= 3 && f.pb.master > 0 && !profile_of(r.fw).sharded_fp32_is_master;
 }
 
 struct weight_states { double gpu = 0, host = 0; };
@@ -49,11 +72,13 @@ struct weight_states { double gpu = 0, host = 0; };
 // copy, the gathered largest trainable module.
 inline weight_states resident_weights(const architecture& a, const scenario& r, const facts& f, const stage_params& sp,
                                       const stage_trainables& t) {
-  double W = base_weight_bytes(a, f, sp) + sp.linear * f.pb.fp8_copy;
+  double W = training_base_weight_bytes(a, r, f, sp) + sp.linear * f.pb.fp8_copy;
   if (is_lora(r)) W += t.params * f.pb.weight;
   weight_states w;
   if (r.parallel.zero >= 3) {
     W /= f.shard;
+    // FSDP: the trainable shard is the fp32 master (counted there); frozen parameters stay as stored.
+    if (sharded_master_is_weight(r, f)) W = std::max(0.0, W - t.params * f.pb.weight / f.shard);
     if (r.parallel.offload_params != offload::none) { w.host = W * gpus_on_node(r); W = 0; }
     if (zero3_states_hold_gathered(r, f)) W += t.largest * f.pb.weight;
   }
@@ -94,6 +119,9 @@ inline model_states resident_states(const architecture& a, const scenario& r, co
   if (zero >= 1) {
     if (pb.master > 0) G_fp32_part = t.params * kFp32Bytes / N;
     if (zero >= 3) G = zero3_states_hold_gathered(r, f) ? t.largest * pb.grad : t.params * pb.grad / N;
+    // FSDP upcasts the reduce-scattered gradient shard to fp32 (keep_low_precision_grads=False):
+    // the fp32 shard is the only persistent gradient: 4 + 4 + 8 = 16 B/param / N with the master.
+    if (sharded_master_is_weight(r, f)) G = 0;
   }
   if (r.optimizer_in_backward) G = t.largest * pb.grad;  // step per tensor in the gradient hook
   double O = optimizer_state_bytes(a, r, f, sp, t);

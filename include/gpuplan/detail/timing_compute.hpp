@@ -13,6 +13,7 @@
 #include "gpuplan/detail/timing_model.hpp"
 #include "gpuplan/detail/timing_params.hpp"
 #include "gpuplan/flops.hpp"
+#include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
 
@@ -90,6 +91,8 @@ inline bool column_parallel(linear_id id) {
   return id == linear_id::q || id == linear_id::k || id == linear_id::v || id == linear_id::gate || id == linear_id::up;
 }
 inline bool is_lora(const scenario& run) { return run.meth == method::lora || run.meth == method::qlora; }
+// Element-wise work in fused kernels: torch.compile, or a framework whose kernels are fused (framework.hpp).
+inline bool fused(const scenario& run) { return run.compile || profile_of(run.fw).fused_kernels; }
 // FlashAttention runs in 16-bit only; fp32/tf32 runs take the eager path.
 inline bool flash_kernel(const scenario& run, const peak_rates& r) { return run.attn == attention::flash && r.act_bytes <= 2; }
 
@@ -158,6 +161,13 @@ inline linear_cost block_linears(const architecture& a, const scenario& run, con
     // Read the packed weights (bits_per_element incl. scales), write the bf16 copy.
     const double packed = bits_per_element(base_quantization(run), static_cast<double>(a.hidden)) / kBitsPerByte;
     c.dequant = linear_params * (packed + kDequantWriteBytes) / d.bwe;
+    // LLM.int8's outlier-decomposed matmul is slower than its traffic (framework.hpp).
+    if (base_quantization(run).weights == dtype::int8) {
+      const double f = profile_of(run.fw).int8_gemm_factor;
+      c.linear *= f;
+      c.col_attn *= f;
+      c.col_mlp *= f;
+    }
   }
   return c;
 }
@@ -192,7 +202,7 @@ inline attention_cost attention_core_seconds(const architecture& a, const scenar
                    gemm_seconds(s_q, dh, s_kv, batch * heads, 1, r.gemm, d.ceiling, d.bw, eb, e);
   c.fwd = t;
   c.bwd = kEagerCoreBackwardRatio * t;
-  const double u = run.compile ? 1.0 : e.unfused_factor;
+  const double u = fused(run) ? 1.0 : e.unfused_factor;
   double acc = kReadWrite * u + kSoftmaxUpcastPasses;
   if (a.dropout > 0) acc += kReadWrite * u + kDropoutMaskBytes / eb;
   c.scores = batch * heads * s_q * s_kv * eb * acc / d.bwe;
@@ -209,7 +219,7 @@ inline double elementwise_seconds(const architecture& a, const scenario& run, co
   const double tp = run.parallel.tp;
   const double eb = d.peak.act_bytes;
   const double h = static_cast<double>(a.hidden);
-  const double u = run.compile ? 1.0 : e.unfused_factor;
+  const double u = fused(run) ? 1.0 : e.unfused_factor;
   const double hid_div = run.parallel.sp ? tp : 1.0;
   const double norms = (a.parallel_block ? 1.0 : 2.0) + (decoder_block ? 1.0 : 0.0);
   const double residuals = (a.parallel_block ? 1.0 : 2.0) + (decoder_block ? 1.0 : 0.0);
@@ -253,7 +263,7 @@ inline block_cost block_seconds(const architecture& a, const scenario& run, cons
   c.elementwise = elementwise_seconds(a, run, d, tokens, decoder_block, flash, l.fp8_cast_elems, e);
   c.tp_bytes = tokens * static_cast<double>(a.hidden) * d.peak.act_bytes;  // one all-reduce of T·h
   c.tp_collectives = kTpAllReducesPerBlock + (decoder_block ? 1 : 0);
-  c.kernels = (run.compile ? kFusedKernelsPerBlock : kEagerKernelsPerBlock) +
+  c.kernels = (fused(run) ? kFusedKernelsPerBlock : kEagerKernelsPerBlock) +
               (is_lora(run) ? kLoraKernelsPerTarget * std::popcount(run.lora.targets) : 0);
   return c;
 }
@@ -362,8 +372,8 @@ inline compute_cost add_block_compute(compute_cost c, const block_group& g, chec
 inline compute_cost compute_per_microbatch(const architecture& a, const scenario& run, const device_rates& d,
                                            const microbatch_shape& m, const stage_blocks& blocks,
                                            const backward_scope& sc, const efficiency_params& e) {
-  compute_cost c = add_block_compute(compute_cost{}, blocks.plain, run.ckpt, sc);
-  c = add_block_compute(c, blocks.decoder, run.ckpt, sc);
+  compute_cost c = add_block_compute(compute_cost{}, blocks.plain, run.ckpt.value_or(checkpointing::none), sc);
+  c = add_block_compute(c, blocks.decoder, run.ckpt.value_or(checkpointing::none), sc);
   const head_cost hd = head_seconds(a, run, d, m, sc, e);
   c.fwd += hd.fwd;
   c.bwd += hd.bwd;

@@ -144,7 +144,7 @@ inline search_plan plan_space(const architecture& m, const scenario& t, const se
   }
   if (p.chain_begin.empty()) p.chain_begin.push_back(0);
   if (o.vary_checkpointing) p.ckpts.assign(kCkpt.begin(), kCkpt.end());
-  else p.ckpts.push_back(t.ckpt);
+  else p.ckpts.push_back(t.ckpt.value_or(checkpointing::none));
   if (o.vary_zero) {
     for (const auto& z : kZeroVariants)
       if (o.allow_offload || z.opt == offload::none) p.variants.push_back(z);
