@@ -204,9 +204,35 @@ json estimate_json(const resolved_run& r) {
     w |= s.warnings;
   }
   j["memory"]["stages"] = std::move(st);
+  const memory_bands mb = bands_of(r.run, mem);
+  j["memory"]["bands"] = memory_bands_json(mb);
+  j["memory"]["verdict"] = to_string(verdict_of(mb.device, in_bytes(mem.capacity)));
   j["time"] = time_json(t, run.work);
+  j["time"]["bands"] = time_bands_json(bands_of(r.run, t));
   j["warnings"] = warning_messages(w);
   return j;
+}
+
+json band_json(const band& b) { return {{"p10", b.p10}, {"p50", b.p50}, {"p90", b.p90}}; }
+
+namespace {
+json band_source_json(const band_source& s) {
+  auto any = [](int v) { return v < 0 ? json(nullptr) : json(v == 1); };
+  return {{"peft", any(s.peft)}, {"multi_gpu", any(s.multi_gpu)}, {"cases", s.cases}, {"validated", s.validated}};
+}
+}  // namespace
+
+json memory_bands_json(const memory_bands& b) {
+  return {{"peak_allocated_bytes", band_json(b.peak_allocated)},
+          {"peak_reserved_bytes", band_json(b.peak_reserved)},
+          {"device_bytes", band_json(b.device)},
+          {"regime", band_source_json(b.source)}};
+}
+
+json time_bands_json(const time_bands& b) {
+  return {{"step_seconds", band_json(b.step_seconds)},
+          {"tokens_per_second_per_gpu", band_json(b.tokens_per_second_per_gpu)},
+          {"regime", band_source_json(b.source)}};
 }
 
 // ---------------------------------------------------------------------- reports
@@ -273,6 +299,28 @@ std::string verdict_line(const memory_breakdown& m, const style& s) {
   const memory_component bind = largest_component(m);
   line += "; largest term: " + std::string(name_of(kComponentLabels, bind));
   if (dev > 0) line += " (" + pct(in_bytes(component_bytes(m, bind)) / dev) + " of device)";
+  return line;
+}
+
+std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const style& s) {
+  const verdict v = verdict_of(b.device, in_bytes(m.capacity));
+  const bool md = s.format == report_format::markdown;
+  const char* on = "";
+  const char* off = "";
+  if (s.color && s.format == report_format::text) {
+    on = v == verdict::fits ? "\033[1;32m" : v == verdict::tight ? "\033[1;33m" : "\033[1;31m";
+    off = "\033[0m";
+  }
+  const char* word = v == verdict::fits ? "FITS" : v == verdict::tight ? "TIGHT" : "DOES NOT FIT";
+  std::string line = std::string(on) + (md ? "**" + std::string(word) + "**" : std::string(word)) + off + ": needs " +
+                     format_bytes(m.device) + " [P10–P90 " + format_number(b.device.p10 / 1e9, 3) + "–" +
+                     format_number(b.device.p90 / 1e9, 3) + " GB] of " + format_bytes(m.capacity) + " usable";
+  if (m.fits) line += "; headroom " + format_bytes(m.headroom);
+  else line += "; short by " + format_bytes(bytes(-in_bytes(m.headroom)));
+  if (v == verdict::tight) line += "; likely fits, but the P90 does not: leave headroom or try it";
+  if (!b.source.validated) line += "; no measured run like this one: widest band";
+  const memory_component bind = largest_component(m);
+  line += "; largest term: " + std::string(name_of(kComponentLabels, bind));
   return line;
 }
 

@@ -2,7 +2,7 @@
 // Every subcommand builds a scenario JSON object (from --scenario FILE, MODEL and
 // flags) and hands it to io::read_scenario, so the CLI, the scenario file, C++ and
 // Python share one validation path. Exit codes: 0 ok, 1 "does not fit" (fit only),
-// 2 usage or input error; every error is one line "gpuplan: <path>: <reason>".
+// 2 usage or input error, 3 "tight" (fit only); every error is one line "gpuplan: <path>: <reason>".
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,10 +45,12 @@ using gpuplan::config_error;
 constexpr int kExitOk = 0;
 constexpr int kExitDoesNotFit = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitTight = 3;  // fit: the median estimate fits, its P90 does not (bands.hpp)
 
 const char* const kExitCodes =
-    "Exit codes: 0 ok; 1 the run does not fit (fit only); 2 usage or input error "
-    "(one line on stderr: 'gpuplan: <path>: <reason>').";
+    "Exit codes: 0 ok (fit: fits even at the P90 of the estimate); 1 the run does not fit (fit only); "
+    "2 usage or input error (one line on stderr: 'gpuplan: <path>: <reason>'); 3 tight: the median estimate "
+    "fits, its P90 does not (fit only).";
 
 std::string one_line(std::string s) {
   for (char& c : s)
@@ -420,10 +422,15 @@ int cmd_fit(run_args& a, const output_args& out) {
   for (const auto& m : methods) runs.push_back(build_run(a, &m));
 
   std::vector<io::labelled_memory> cols;
+  std::vector<gpuplan::memory_bands> bands;
   bool all_fit = true;
+  gpuplan::verdict worst = gpuplan::verdict::fits;
   json results = json::array();
   for (const auto& r : runs) {
     const gpuplan::memory_breakdown mem = gpuplan::estimate_memory(r.run);
+    bands.push_back(gpuplan::bands_of(r.run, mem));
+    const gpuplan::verdict v = gpuplan::verdict_of(bands.back().device, gpuplan::in_bytes(mem.capacity));
+    worst = std::max(worst, v);
     all_fit = all_fit && mem.fits;
     cols.push_back({std::string(gpuplan::to_string(r.settings().meth)), mem});
     if (st.format == io::report_format::json) {
@@ -433,6 +440,7 @@ int cmd_fit(run_args& a, const output_args& out) {
                    {"scenario", j["scenario"]},
                    {"memory", j["memory"]},
                    {"fits", mem.fits},
+                   {"verdict", gpuplan::to_string(v)},
                    {"binding", gpuplan::to_string(gpuplan::largest_component(mem))},
                    {"warnings", io::warning_messages(mem.warnings)},
                    {"limits", gpuplan::cli::limits_of(r).json},
@@ -442,9 +450,12 @@ int cmd_fit(run_args& a, const output_args& out) {
       results.push_back(std::move(item));
     }
   }
+  const int exit_code = worst == gpuplan::verdict::does_not_fit ? kExitDoesNotFit
+                        : worst == gpuplan::verdict::tight       ? kExitTight
+                                                                 : kExitOk;
   if (st.format == io::report_format::json) {
-    print_json({{"fits", all_fit}, {"results", std::move(results)}});
-    return all_fit ? kExitOk : kExitDoesNotFit;
+    print_json({{"fits", all_fit}, {"verdict", gpuplan::to_string(worst)}, {"results", std::move(results)}});
+    return exit_code;
   }
 
   const auto& first = runs.front();
@@ -458,7 +469,7 @@ int cmd_fit(run_args& a, const output_args& out) {
   gpuplan::warning_set warnings = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     if (runs.size() > 1) text += (md ? "- **" + cols[i].label + "**: " : cols[i].label + ": ");
-    text += io::verdict_line(cols[i].memory, st) + "\n";
+    text += io::verdict_line(cols[i].memory, bands[i], st) + "\n";
     warnings |= cols[i].memory.warnings;
   }
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -475,7 +486,7 @@ int cmd_fit(run_args& a, const output_args& out) {
   }
   for (const auto& w : io::warning_messages(warnings)) text += "warning: " + w + "\n";
   print(text);
-  return all_fit ? kExitOk : kExitDoesNotFit;
+  return exit_code;
 }
 
 int cmd_time(run_args& a, const output_args& out) {
@@ -492,7 +503,7 @@ int cmd_time(run_args& a, const output_args& out) {
   std::string text = std::string(md ? "### " : "") + r.model().name + " on " + std::to_string(r.settings().num_gpus) +
                      " × " + r.settings().gpu.name + "\n" + io::run_summary(r.settings()) + "\n\n";
   text += io::time_report(t, r.settings(), st);
-  text += "\nmemory: " + io::verdict_line(mem, st) + "\n";
+  text += "\nmemory: " + io::verdict_line(mem, gpuplan::bands_of(r.run, mem), st) + "\n";
   for (const auto& w : io::warning_messages(t.warnings | mem.warnings)) text += "warning: " + w + "\n";
   print(text);
   return kExitOk;
@@ -649,7 +660,7 @@ int run(int argc, char** argv) {
                           "  gpuplan fit llama-2-13b --gpu rtx-4090 --method full,lora,qlora\n"
                           "  gpuplan fit llama-3-8b --gpu a100-80gb --seq 8192 --batch 2 --checkpointing full\n"
                           "  gpuplan fit llama-2-70b --gpu h100-sxm --gpus 8 --zero 3 --json\n"
-                          "With several methods, exit 1 when any of them does not fit.\n") +
+                          "With several methods, exit 1 when any of them does not fit, else 3 when any is tight.\n") +
               kExitCodes);
 
   auto* time = app.add_subcommand("time", "Step time, tokens/s, MFU/HFU, time to train, GPU-hours, cost, energy");

@@ -123,6 +123,18 @@ def case_fit_exit_codes():
     expect("GB (" in out and "GiB)" in out, "GB and GiB", rc, out, err)
     rc, out, err = run("fit", "llama-3.1-405b", "--gpu", "rtx-4090", "--json")
     expect(rc == 1 and json.loads(out)["fits"] is False, "--json keeps the exit code", rc, out, err)
+    expect(json.loads(out)["verdict"] == "does_not_fit", "verdict does_not_fit", rc, out, err)
+    # Exit 3 = tight: the median estimate fits, its P90 does not (bands.hpp). LoRA on a
+    # 7B at 12k tokens on a 24 GB card needs ~24 GB, inside the band around 25.8 GB.
+    rc, out, err = run("fit", "llama-2-7b", "--gpu", "rtx-4090", "--method", "lora", "--seq", "12288", "--json")
+    j = json.loads(out)
+    expect(rc == 3 and j["verdict"] == "tight", "tight: exit 3", rc, out, err)
+    mem = j["results"][0]["memory"]
+    band = mem["bands"]["device_bytes"]
+    expect(band["p50"] <= mem["capacity_bytes"] < band["p90"], "tight means P50 within capacity, P90 above", rc, out, err)
+    for key in ("peak_allocated_bytes", "peak_reserved_bytes", "device_bytes"):
+        b = mem["bands"][key]
+        expect(b["p10"] <= b["p50"] <= b["p90"], f"{key} band ordered", rc, out, err)
 
 
 # The memory components in gpuplan::memory_component order (plan.hpp): the largest
@@ -254,7 +266,7 @@ def case_help_everywhere():
                 "completion"):
         rc, out, err = run(sub, "--help")
         expect(rc == 0, f"{sub} --help exits 0", rc, out, err)
-        expect("Exit codes: 0 ok; 1" in out, f"{sub} --help documents exit codes", rc, out, err)
+        expect("Exit codes: 0 ok" in out and "3 tight" in out, f"{sub} --help documents exit codes", rc, out, err)
         expect("Examples:" in out, f"{sub} --help has examples", rc, out, err)
 
 

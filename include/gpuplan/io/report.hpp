@@ -11,6 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "gpuplan/bands.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/plan.hpp"
@@ -87,6 +88,13 @@ std::string time_report(const time_estimate& t, const scenario& run, const style
 std::string binding_component(const memory_breakdown& m);
 // "FITS with 3.20 GB (2.98 GiB) headroom" / "DOES NOT FIT: short by ...".
 std::string verdict_line(const memory_breakdown& m, const style& s);
+// The three-state verdict with the device band: "TIGHT: needs 21.3 GB [20.1–23.0] of ...".
+std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const style& s);
+// {"p10": ..., "p50": ..., "p90": ...}
+nlohmann::json band_json(const band& b);
+// Bands of the three memory peaks and the regime they come from.
+nlohmann::json memory_bands_json(const memory_bands& b);
+nlohmann::json time_bands_json(const time_bands& b);
 // One line describing a run: "train, lora r=8, bf16-mixed, adamw, micro-batch 1 × seq 2048; 1 × rtx-4090".
 // With `with_method = false` the method is left out (a table with one column per method).
 std::string run_summary(const scenario& run, bool with_method = true);
