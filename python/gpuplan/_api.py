@@ -511,6 +511,20 @@ class Estimate:
         return bool(self.memory.fits)
 
     @property
+    def verdict(self) -> str:
+        """``"fits"`` (the P90 of device memory fits), ``"tight"`` (only the median
+        does: leave headroom or try it) or ``"does_not_fit"``."""
+        return str(self.to_dict()["memory"]["verdict"])
+
+    @property
+    def bands(self) -> Dict[str, Any]:
+        """P10/P50/P90 bands of every memory and time figure, from the out-of-sample
+        validation residuals of the run's regime: ``{"memory": {"device_bytes":
+        {"p10", "p50", "p90"}, ...}, "time": {"step_seconds": ..., ...}}``."""
+        d = self.to_dict()
+        return {"memory": d["memory"]["bands"], "time": d["time"]["bands"]}
+
+    @property
     def warnings(self) -> List[str]:
         """Warnings from the memory and time models, without duplicates."""
         bits = self.memory._core.warning_bits | self.time._core.warning_bits

@@ -382,3 +382,27 @@ def test_fit_binding_is_the_largest_component():
                 best = c
         assert f.binding == best, kwargs
         assert "binding" not in f.to_dict().get("limits", {})
+
+
+def test_bands_and_three_state_verdict():
+    # 7B LoRA on a 24 GB card: ~18 GB fits even at the P90; at 12k tokens ~24 GB is tight.
+    e = gp.estimate("llama-2-7b", gpu="rtx-4090", method="lora", seq_len=2048)
+    assert e.verdict == "fits"
+    dev = e.bands["memory"]["device_bytes"]
+    assert dev["p10"] <= dev["p50"] <= dev["p90"] <= e.memory.capacity_bytes
+    assert e.bands["memory"]["regime"]["validated"] is True
+    tight = gp.estimate("llama-2-7b", gpu="rtx-4090", method="lora", seq_len=12288)
+    assert tight.verdict == "tight"
+    t = tight.bands["time"]["step_seconds"]
+    assert t["p10"] <= t["p50"] <= t["p90"]
+    # A family never measured gets the widest band and says so.
+    assert gp.estimate("phi-2", gpu="a100-80gb").bands["memory"]["regime"]["validated"] is False
+
+
+def test_framework_keyword():
+    # PEFT/TRL recipes checkpoint QLoRA; an explicit value wins; unknown names are errors.
+    assert gp.Scenario("llama-2-7b", gpu="t4", method="qlora").to_dict()["checkpointing"] == "full"
+    assert gp.Scenario("llama-2-7b", gpu="t4", method="qlora", checkpointing="none").to_dict()["checkpointing"] == "none"
+    assert gp.Scenario("llama-2-7b", gpu="a100-80gb", framework="megatron").to_dict()["framework"] == "megatron"
+    with pytest.raises(gp.UnknownNameError):
+        gp.Scenario("llama-2-7b", gpu="a100-80gb", framework="keras")

@@ -177,7 +177,9 @@ TEST_CASE("gpus: dense rates, missing formats, and compute capability from the c
   CHECK(in_flop_per_s(*t4.fp16_acc16) == doctest::Approx(65e12));
   CHECK(t4.confidence == "vendor (no bf16 hardware; fp16 65)");
   CHECK_FALSE(io::find_gpu("v100-sxm2-32gb").has_bf16());
-  CHECK(io::find_gpu("rtx-6000-ada").confidence == "bf16/tf32 unverified (182 or 364)");
+  // AD102 professional card: dense BF16 with FP32 accumulate at full rate, like the L40S.
+  REQUIRE(io::find_gpu("rtx-6000-ada").has_bf16());
+  CHECK(in_flop_per_s(*io::find_gpu("rtx-6000-ada").bf16) == doctest::Approx(364.2e12));
 
   const auto& mi300x = io::find_gpu("mi300x");
   CHECK(mi300x.vendor == gpu_vendor::amd);
@@ -191,6 +193,9 @@ TEST_CASE("gpus: dense rates, missing formats, and compute capability from the c
   CHECK(in_flop_per_s(*mi300x.bf16) == doctest::Approx(1307.4e12).epsilon(1e-12));
   CHECK(io::find_gpu("mi250x").vendor == gpu_vendor::amd);
   CHECK_FALSE(io::find_gpu("mi250x").has_fp8());
+  // An MI250X is two GCDs, each its own 64 GB device.
+  CHECK(in_gib(io::find_gpu("mi250x").memory) == doctest::Approx(64));
+  CHECK(in_flop_per_s(*io::find_gpu("mi250x").bf16) == doctest::Approx(191.5e12));
   CHECK(io::find_gpu("rtx-5090").cc_major == 12);
 
   // FP8 exists from Ada/Hopper on (sm_89+); every NVIDIA row with an fp8 figure is sm_89+.

@@ -90,6 +90,8 @@ std::string binding_component(const memory_breakdown& m);
 std::string verdict_line(const memory_breakdown& m, const style& s);
 // The three-state verdict with the device band: "TIGHT: needs 21.3 GB [20.1–23.0] of ...".
 std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const style& s);
+// "Framework: hf (...)" and each profile term that applies to the run (framework.hpp).
+std::string framework_text(const scenario& run);
 // {"p10": ..., "p50": ..., "p90": ...}
 nlohmann::json band_json(const band& b);
 // Bands of the three memory peaks and the regime they come from.
