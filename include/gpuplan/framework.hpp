@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string_view>
 
 #include "gpuplan/scenario.hpp"
@@ -107,10 +108,17 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .int8_gemm_factor = detail::kBnbInt8GemmFactor},
 }};
 
+// The table is in enum order, so a profile is one index away (estimators call this per estimate).
+constexpr bool profiles_in_enum_order() {
+  for (std::size_t i = 0; i < kFrameworkProfiles.size(); ++i)
+    if (static_cast<std::size_t>(kFrameworkProfiles[i].id) != i) return false;
+  return true;
+}
+static_assert(profiles_in_enum_order() && kFrameworkProfiles.size() == kFrameworkNames.size());
+
 constexpr const framework_profile& profile_of(framework f) {
-  for (const auto& p : kFrameworkProfiles)
-    if (p.id == f) return p;
-  return kFrameworkProfiles[0];
+  const auto i = static_cast<std::size_t>(f);
+  return i < kFrameworkProfiles.size() ? kFrameworkProfiles[i] : kFrameworkProfiles[0];
 }
 
 }  // namespace gpuplan
