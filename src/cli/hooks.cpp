@@ -63,12 +63,12 @@ std::map<std::string, double, std::less<>> parse_prices(const std::string& text,
 std::optional<fit_suggestions> what_would_make_it_fit(const io::resolved_run& run) {
   suggest_options o;
   o.gpus = catalog_gpus();
-  const std::vector<suggestion> s = suggest(run.model(), run.settings(), o);
+  const std::vector<suggestion> s = suggest(run.run, o);
   return fit_suggestions{io::suggestions_table(s), io::suggestions_json(s, run.model(), run.model_spec)};
 }
 
 fit_limits limits_of(const io::resolved_run& run) {
-  const fit_report f = fit(run.model(), run.settings());
+  const fit_report f = fit(run.run);
   return {io::fit_limits_table(f, run.settings()), io::fit_limits_json(f)};
 }
 
@@ -88,7 +88,7 @@ int run_search(const io::resolved_run& run, const search_request& request, const
     throw config_error("--global-batch", "must be at least 1 (got " + std::to_string(*request.global_batch) + ")");
   search_result r;
   try {
-    r = search(run.model(), run.settings(), o);
+    r = search(run.run, o);
   } catch (const config_error& e) {
     // search.global_batch etc. -> the flag the user typed.
     const std::string path = e.path();
@@ -145,7 +145,7 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
     throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
   if (!run.settings().tokens && !o.dataset_tokens) throw config_error("--tokens", "recommend needs --tokens (or --epochs with --dataset-tokens)");
 
-  std::vector<recommendation> rows = recommend(run.model(), run.settings(), o);
+  std::vector<recommendation> rows = recommend(run.run, o);
   const std::size_t total = rows.size();
   if (rows.size() > request.top_k) rows.resize(request.top_k);
   const double tokens = o.dataset_tokens ? o.epochs * *o.dataset_tokens : run.settings().tokens.value_or(0);
