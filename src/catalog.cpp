@@ -23,6 +23,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/hf_config.hpp"
+#include "csv_text.hpp"
 #include "json_text.hpp"
 
 namespace gpuplan::io {
@@ -170,34 +171,6 @@ const model_entry* lookup_model(std::string_view name) {
 
 // ---------------------------------------------------------------- GPUs
 
-// CSV line splitter with RFC 4180 quotes.
-std::vector<std::string> split_csv(std::string_view line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else {
-        cur += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      out.push_back(std::move(cur));
-      cur.clear();
-    } else {
-      cur += ch;
-    }
-  }
-  out.push_back(std::move(cur));
-  return out;
-}
 
 std::vector<std::vector<std::string>> read_csv(std::string_view text) {
   std::vector<std::vector<std::string>> rows;
@@ -207,7 +180,7 @@ std::vector<std::vector<std::string>> read_csv(std::string_view text) {
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(pos, end - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.empty() && line.front() != '#') rows.push_back(split_csv(line));
+    if (!line.empty() && line.front() != '#') rows.push_back(detail::split_csv_line(line, "gpus.csv"));
     pos = end + 1;
   }
   return rows;

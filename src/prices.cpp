@@ -20,6 +20,7 @@
 #include "embedded.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "csv_text.hpp"
 #include "json_text.hpp"
 
 namespace gpuplan::io {
@@ -179,35 +180,6 @@ struct csv_line {
   std::vector<std::string> fields;
 };
 
-// One line split on commas, RFC 4180 quotes ("" inside quotes is a quote).
-std::vector<std::string> split_line(std::string_view line, const std::string& where) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else {
-        cur += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      out.push_back(std::move(cur));
-      cur.clear();
-    } else {
-      cur += ch;
-    }
-  }
-  if (quoted) fail(where, "unterminated quoted field");
-  out.push_back(std::move(cur));
-  return out;
-}
 
 std::vector<csv_line> read_lines(std::string_view text, const std::string& name) {
   std::vector<csv_line> rows;
@@ -221,7 +193,7 @@ std::vector<csv_line> read_lines(std::string_view text, const std::string& name)
     pos = end + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (trim(line).empty() || trim(line).front() == '#') continue;
-    rows.push_back({number, split_line(line, name + ":" + std::to_string(number))});
+    rows.push_back({number, detail::split_csv_line(line, name + ":" + std::to_string(number))});
   }
   return rows;
 }

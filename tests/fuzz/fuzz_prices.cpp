@@ -2,49 +2,15 @@
 // io::read_prices_text. Bad input is a one-line config_error; accepted rows
 // name a catalog GPU and carry a finite price in (0, 1000] per GPU-hour, a GPU
 // count in [1, 1024] and a known kind, and the cheapest price of each is found.
-//
-// The invariants are fuzz_common.hpp's (one non-empty line of valid UTF-8 that
-// starts with its path), restated here so that this target builds on the
-// readers alone: fuzz_common.hpp also pulls in the scenario round trip.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
 #include <string_view>
 #include <vector>
 
-#include "gpuplan/error.hpp"
+#include "fuzz_invariants.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/prices.hpp"
-#include "support/utf8.hpp"
-
-namespace gpuplan::fuzz {
-
-[[noreturn]] void die(const char* what, std::string_view detail = {}) {
-  std::fprintf(stderr, "\n*** gpuplan fuzz invariant violated: %s\n%.*s\n", what, static_cast<int>(detail.size()),
-               detail.data());
-  std::abort();
-}
-void expect(bool ok, const char* what, std::string_view detail = {}) {
-  if (!ok) die(what, detail);
-}
-void check_error(const config_error& e) {
-  const std::string_view msg = e.what();
-  expect(!msg.empty(), "empty error message");
-  expect(msg.find('\n') == std::string_view::npos && msg.find('\r') == std::string_view::npos,
-         "error message spans several lines", msg);
-  expect(test::valid_utf8(msg), "error message is not valid UTF-8", msg);
-  expect(!e.path().empty() && msg.substr(0, e.path().size()) == e.path(), "error message does not start with its path",
-         msg);
-  expect(msg.size() < 4096, "error message longer than 4 KiB", msg.substr(0, 200));
-}
-void finite_nonneg(double v, const char* what) {
-  if (!std::isfinite(v) || v < 0) die(what, std::to_string(v));
-}
-
-}  // namespace gpuplan::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
