@@ -15,7 +15,7 @@
 namespace gpuplan {
 
 enum class workload : std::uint8_t { train, infer };
-enum class method : std::uint8_t { full, lora, qlora, freeze };
+enum class method : std::uint8_t { full, lora, qlora, freeze, dora, ia3, prompt_tuning, prefix_tuning, vera, ln_tuning };
 // fp16-mixed / bf16-mixed: fp32 master weights and fp32 optimizer moments
 // (Micikevicius et al. 2018); bf16-pure: everything bf16, no master copy.
 enum class precision : std::uint8_t { fp32, tf32, fp16_mixed, bf16_mixed, bf16_pure, fp8_mixed };
@@ -47,6 +47,16 @@ struct freeze_config {
   friend bool operator==(const freeze_config&, const freeze_config&) = default;
 };
 
+// Options of the PEFT methods other than LoRA (peft.hpp; docs/scenario.md § PEFT methods).
+// DoRA and VeRA take their targets (and DoRA its rank) from lora_config.
+struct peft_config {
+  std::int64_t virtual_tokens = 20;  // prompt / prefix tuning: num_virtual_tokens (PEFT requires it; 20 as its docs' examples)
+  std::int64_t vera_rank = 256;      // VeraConfig.r default
+  std::uint8_t ia3_targets = lora_k | lora_v | lora_down;  // IA3 default for llama (peft/utils/constants.py)
+
+  friend bool operator==(const peft_config&, const peft_config&) = default;
+};
+
 struct parallel_config {
   int tp = 1;
   int pp = 1;
@@ -75,6 +85,7 @@ struct scenario {
   method meth = method::full;
   lora_config lora{};
   freeze_config freeze{};
+  peft_config peft{};
   std::optional<quantization> quant{};  // base-weight quantization (qlora default: nf4 + double quant)
   precision prec = precision::bf16_mixed;
   optimizer opt = optimizer::adamw;
@@ -112,8 +123,10 @@ inline quantization base_quantization(const scenario& s) {
 // Names as they appear in the scenario file, the CLI and Python, in the order
 // error messages, help and completions list them.
 inline constexpr std::array<enum_name<workload>, 2> kWorkloadNames{{{workload::train, "train"}, {workload::infer, "infer"}}};
-inline constexpr std::array<enum_name<method>, 4> kMethodNames{{
-    {method::full, "full"}, {method::lora, "lora"}, {method::qlora, "qlora"}, {method::freeze, "freeze"}}};
+inline constexpr std::array<enum_name<method>, 10> kMethodNames{{
+    {method::full, "full"}, {method::lora, "lora"}, {method::qlora, "qlora"}, {method::freeze, "freeze"},
+    {method::dora, "dora"}, {method::ia3, "ia3"}, {method::prompt_tuning, "prompt-tuning"},
+    {method::prefix_tuning, "prefix-tuning"}, {method::vera, "vera"}, {method::ln_tuning, "ln-tuning"}}};
 inline constexpr std::array<enum_name<precision>, 6> kPrecisionNames{{
     {precision::fp32, "fp32"}, {precision::tf32, "tf32"}, {precision::fp16_mixed, "fp16-mixed"},
     {precision::bf16_mixed, "bf16-mixed"}, {precision::bf16_pure, "bf16-pure"}, {precision::fp8_mixed, "fp8-mixed"}}};
@@ -154,7 +167,7 @@ template <> inline constexpr std::span<const enum_name<offload>> name_table<offl
 template <> inline constexpr std::span<const enum_name<lora_target>> name_table<lora_target>{kLoraTargetNames};
 
 static_assert(names_are_unique(kWorkloadNames) && names_cover(kWorkloadNames, workload::infer));
-static_assert(names_are_unique(kMethodNames) && names_cover(kMethodNames, method::freeze));
+static_assert(names_are_unique(kMethodNames) && names_cover(kMethodNames, method::ln_tuning));
 static_assert(names_are_unique(kPrecisionNames) && names_cover(kPrecisionNames, precision::fp8_mixed));
 static_assert(names_are_unique(kOptimizerNames) && names_cover(kOptimizerNames, optimizer::lion));
 static_assert(names_are_unique(kCheckpointingNames) && names_cover(kCheckpointingNames, checkpointing::full));

@@ -25,7 +25,16 @@ inline double trainable_on_stage(const architecture& a, const scenario& r, const
     case method::full: return sp.linear + sp.other;
     case method::lora:
     case method::qlora:
+    case method::dora:
       return (d(sp.enc_blocks) * f.lora_enc.params + d(sp.dec_blocks) * f.lora_dec.params) / f.tp;
+    case method::ia3:
+    case method::prompt_tuning:
+    case method::prefix_tuning:
+    case method::vera:
+    case method::ln_tuning:
+      // Per-block adapters, plus the prompt embedding (first stage) or the final norm(s) (last).
+      return (d(sp.enc_blocks) * f.lora_enc.params + d(sp.dec_blocks) * f.lora_dec.params) / f.tp +
+             ((r.meth == method::prompt_tuning ? sp.first : sp.last) ? d(peft_model_params(a, r)) : 0.0);
     case method::freeze: {
       // The top N blocks of the execution order, plus head and final norm(s) (and a
       // tied LM head's embedding matrix, which is the head's weight).
@@ -56,7 +65,13 @@ inline double largest_trainable(const architecture& a, const scenario& r, const 
     case method::full: return sp.largest;
     case method::lora:
     case method::qlora:
+    case method::dora:
+    case method::ia3:
+    case method::prefix_tuning:
+    case method::vera:
+    case method::ln_tuning:
       return std::max(sp.enc_blocks > 0 ? f.lora_enc.largest : 0.0, sp.dec_blocks > 0 ? f.lora_dec.largest : 0.0) / f.tp;
+    case method::prompt_tuning: return sp.first ? d(peft_model_params(a, r)) : 0.0;  // the P×h prompt embedding
     case method::freeze: {
       const bool blocks = sp.begin_block + sp.enc_blocks + sp.dec_blocks > first_trainable_block(a, r);
       return std::max(blocks ? sp.largest_block_matrix : 0.0, sp.head_module);
