@@ -161,11 +161,19 @@ resolved_run read_scenario(const json& j) {
     require_object(l, "scenario.lora");
     if (s.meth != method::lora && s.meth != method::qlora && s.meth != method::dora && s.meth != method::vera)
       fail("scenario.lora", "only applies to method lora, qlora, dora or vera (got method " + std::string(to_string(s.meth)) + ")");
-    check_keys(l, "scenario.lora", {"rank", "alpha", "dropout", "targets"});
+    check_keys(l, "scenario.lora", {"rank", "alpha", "dropout", "targets", "modules_to_save"});
     if (l.contains("rank")) s.lora.rank = get_int(l["rank"], "scenario.lora.rank");
     if (l.contains("alpha")) s.lora.alpha = get_number(l["alpha"], "scenario.lora.alpha");
     if (l.contains("dropout")) s.lora.dropout = get_number(l["dropout"], "scenario.lora.dropout");
     if (l.contains("targets")) s.lora.targets = read_targets(l["targets"], "scenario.lora.targets");
+    if (l.contains("modules_to_save")) {
+      const json& m = l["modules_to_save"];
+      if (!m.is_array())
+        fail("scenario.lora.modules_to_save", "must be a list of " + join_names(kLoraModuleNames) + " (got " + show(m) + ")");
+      s.lora.modules_to_save = 0;
+      for (std::size_t i = 0; i < m.size(); ++i)
+        s.lora.modules_to_save |= get_enum(m[i], "scenario.lora.modules_to_save[" + std::to_string(i) + "]", kLoraModuleNames);
+    }
   }
   if (j.contains("peft")) {
     // Options of the PEFT methods beyond LoRA (peft.hpp); each key belongs to its methods.
@@ -308,6 +316,12 @@ json write_scenario(const resolved_run& r) {
     for (const auto& t : kLoraSingleTargetNames)
       if (s.lora.targets & t.value) targets.push_back(t.name);
     j["lora"] = {{"rank", s.lora.rank}, {"alpha", s.lora.alpha}, {"dropout", s.lora.dropout}, {"targets", targets}};
+    if (s.lora.modules_to_save != 0) {
+      json modules = json::array();
+      for (const auto& m : kLoraModuleNames)
+        if (s.lora.modules_to_save & m.value) modules.push_back(m.name);
+      j["lora"]["modules_to_save"] = modules;
+    }
   }
   if (s.meth == method::prompt_tuning || s.meth == method::prefix_tuning) j["peft"] = {{"virtual_tokens", s.peft.virtual_tokens}};
   if (s.meth == method::vera) j["peft"] = {{"vera_rank", s.peft.vera_rank}};

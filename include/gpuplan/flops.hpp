@@ -172,7 +172,7 @@ inline backward_scope backward_scope_of(const architecture& a, const scenario& r
     case method::vera:
     case method::ln_tuning:
       b.trained_blocks = 0.0;
-      b.head_trains = false;
+      b.head_trains = has_low_rank_path(run.meth) && (run.lora.modules_to_save & lora_save_head) != 0;  // modules_to_save
       break;
     case method::freeze: {
       const double total = static_cast<double>(std::max<std::int64_t>(1, a.total_layers()));

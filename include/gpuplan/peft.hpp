@@ -150,12 +150,29 @@ inline double peft_frozen_buffer_bytes(const architecture& a, const scenario& s)
   return detail::kAdapterBytes * static_cast<double>(s.peft.vera_rank) * static_cast<double>(max_in + max_out);
 }
 
+// modules_to_save (LoRA, DoRA, VeRA): a deep copy of each listed module trains and the
+// frozen original stays (utils/other.py:632-661). A tied LM head is the embedding matrix:
+// one copy, counted with the embedding (first stage). Parameters of the copy:
+// token embedding (first stage) and untied head (last stage).
+inline std::int64_t saved_embedding_params(const architecture& a, const scenario& s) {
+  if (!has_low_rank_path(s.meth)) return 0;
+  const bool tied_lm = a.head == head_kind::lm && a.tied_embeddings;
+  const bool embed = (s.lora.modules_to_save & lora_save_embed) != 0 || (tied_lm && (s.lora.modules_to_save & lora_save_head) != 0);
+  return embed ? a.vocab * a.hidden : 0;
+}
+inline std::int64_t saved_head_params(const architecture& a, const scenario& s) {
+  if (!has_low_rank_path(s.meth) || (s.lora.modules_to_save & lora_save_head) == 0) return 0;
+  if (a.head == head_kind::lm && a.tied_embeddings) return 0;  // in saved_embedding_params
+  return count_parameters(a).head;
+}
+
 // Trainable parameters beyond the LoRA A/B matrices, over the whole model: with
 // run.hpp's LoRA count, exactly PEFT's print_trainable_parameters.
 inline std::int64_t peft_extra_trainable(const architecture& a, const scenario& s) {
   const peft_block e = peft_of_block(a, s, 2, 1, false);
   const peft_block d = a.decoder_layers > 0 ? peft_of_block(a, s, 2, 1, true) : peft_block{};
-  return a.layers * e.params + a.decoder_layers * d.params + peft_model_params(a, s);
+  return a.layers * e.params + a.decoder_layers * d.params + peft_model_params(a, s) + saved_embedding_params(a, s) +
+         saved_head_params(a, s);
 }
 
 }  // namespace gpuplan

@@ -32,11 +32,15 @@ enum lora_target : std::uint8_t {
   lora_all_linear = 127,
 };
 
+// PEFT modules_to_save: whole modules trained as full copies next to the adapters.
+enum lora_module : std::uint8_t { lora_save_embed = 1, lora_save_head = 2 };
+
 struct lora_config {
   std::int64_t rank = 8;
   double alpha = 16;
   double dropout = 0.0;
   std::uint8_t targets = lora_q | lora_v;  // PEFT's default for llama-style models
+  std::uint8_t modules_to_save = 0;        // lora_module bits (peft.hpp)
 
   friend bool operator==(const lora_config&, const lora_config&) = default;
 };
@@ -147,6 +151,8 @@ inline constexpr std::array<enum_name<lora_target>, 8> kLoraTargetNames{{
     {lora_down, "down"}, {lora_all_linear, "all-linear"}}};
 inline constexpr std::span<const enum_name<lora_target>> kLoraSingleTargetNames{kLoraTargetNames.data(),
                                                                                kLoraTargetNames.size() - 1};
+// Values of scenario.lora.modules_to_save (the token embedding, the LM head or classifier).
+inline constexpr std::array<enum_name<lora_module>, 2> kLoraModuleNames{{{lora_save_embed, "embed"}, {lora_save_head, "head"}}};
 
 // Values of scenario.quantization.weights ("fp8" is e4m3).
 inline constexpr std::array<enum_name<dtype>, 8> kWeightDtypeNames{{

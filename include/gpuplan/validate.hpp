@@ -122,6 +122,8 @@ inline void validate_scenario(const architecture& m, const scenario& s) {
     if (!(s.lora.alpha > 0) || !std::isfinite(s.lora.alpha))
       fail("scenario.lora.alpha", "must be a positive finite number (got " + detail::num(s.lora.alpha) + ")");
     detail::require_finite(s.lora.dropout, 0, 0.999, "scenario.lora.dropout");
+    if ((s.lora.modules_to_save & lora_save_embed) != 0 && m.vocab <= 0)
+      fail("scenario.lora.modules_to_save", "model has no token embedding to train (got embed)");
   }
   // PEFT methods beyond LoRA (peft.hpp).
   if (s.meth == method::vera) require_range(s.peft.vera_rank, 1, kMaxModelDim, "scenario.peft.vera_rank");

@@ -177,3 +177,40 @@ TEST_CASE("peft: the scenario file reads and writes each method's keys") {
   bad.update({{"method", "prompt-tuning"}, {"peft", {{"virtual_tokens", 0}}}});
   CHECK_THROWS_WITH(io::read_scenario(bad), "scenario.peft.virtual_tokens: must be at least 1 (got 0)");
 }
+
+TEST_CASE("peft: modules_to_save trains full copies of the embedding and the head") {
+  // Qwen-7B dims (QW-E2048): h 4096, vocab 151936, untied: each copy is 151936·4096.
+  const json qwen = {{"model_type", "qwen2"}, {"hidden_size", 4096}, {"intermediate_size", 11008},
+                     {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 32},
+                     {"vocab_size", 151936}, {"max_position_embeddings", 32768}, {"tie_word_embeddings", false}};
+  json j = {{"model", qwen}, {"gpu", "a100-80gb"}, {"seq_len", 2048}, {"method", "lora"},
+            {"lora", {{"rank", 64}, {"alpha", 16}, {"targets", "all-linear"}}}};
+  const std::int64_t lora = trainable_parameters(io::read_scenario(j).model(), io::read_scenario(j).settings());
+  j["lora"]["modules_to_save"] = {"embed", "head"};
+  const auto r = io::read_scenario(j);
+  CHECK(trainable_parameters(r.model(), r.settings()) == lora + 2 * std::int64_t{151936} * 4096);
+  CHECK(io::read_scenario(io::write_scenario(r)).settings() == r.settings());
+  CHECK(io::write_scenario(r)["lora"]["modules_to_save"] == json({"embed", "head"}));
+  // Pipeline stages: the embedding copy on the first, the head copy on the last.
+  scenario s = r.settings();
+  s.parallel.pp = 2;
+  s.num_gpus = 2;
+  const run r2(r.model(), s);
+  const mem::facts f = mem::facts_with_acts(r2.model(), r2.settings());
+  const auto s0 = mem::trainables_of_stage(r2.model(), s, f, mem::params_of_stage(r2.model(), f, s, 0));
+  const auto s1 = mem::trainables_of_stage(r2.model(), s, f, mem::params_of_stage(r2.model(), f, s, 1));
+  CHECK(s0.params + s1.params == doctest::Approx(static_cast<double>(trainable_parameters(r2.model(), s))).epsilon(kEps));
+  CHECK(s0.largest == 151936.0 * 4096);
+  CHECK(s1.head == 151936.0 * 4096);
+  CHECK(s0.head == 0.0);
+  // A tied head is the embedding matrix: one copy (llama-3.2-3b, vocab 128256).
+  scenario t = bench(method::lora);
+  t.lora.modules_to_save = lora_save_embed | lora_save_head;
+  CHECK(trainable_parameters(llama32_3b(), t) == 9175040 + std::int64_t{128256} * 3072);
+  // Rejections.
+  json bad = j;
+  bad["lora"]["modules_to_save"] = {"wte"};
+  CHECK_THROWS_WITH(io::read_scenario(bad), "scenario.lora.modules_to_save[0]: must be one of embed, head (got \"wte\")");
+  bad["lora"]["modules_to_save"] = "head";
+  CHECK_THROWS_WITH(io::read_scenario(bad), "scenario.lora.modules_to_save: must be a list of embed, head (got \"head\")");
+}

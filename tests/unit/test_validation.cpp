@@ -50,7 +50,7 @@ TEST_CASE("validation: all 55 + 63 cases load; every expressible one estimates")
     if (r.unexpressible) { ++unexpressible; continue; }
     CHECK(r.failure == "");
   }
-  CHECK(unexpressible == 13);  // BOFT, OSF, modules_to_save, CNN, diffusion, encoder-only inference
+  CHECK(unexpressible == 12);  // BOFT, OSF, CNN, diffusion, encoder-only inference
 }
 
 TEST_CASE("validation: every fit/OOM verdict is right") {
@@ -91,13 +91,13 @@ TEST_CASE("validation: time median |error| <= 15%, each case within 60% (known m
 namespace {
 constexpr double kSlack = 0.01;  // one percentage point of |error|
 struct recorded { const char* what; bool held_out; bool memory; bool loso; double median, p90; };
-// Re-recorded when the PEFT methods (peft.hpp) made PF5m-PF9m, PF11m and PF7t expressible:
-// the sets grew (held-out memory n 18 -> 24, time 25 -> 26); the 43 rows scored before are
+// Re-recorded when the PEFT methods (peft.hpp) made PF5m-PF9m, PF11m, PF7t and QW-E2048 expressible:
+// the sets grew (held-out memory n 18 -> 25, time 25 -> 26); the 43 rows scored before are
 // unchanged. Before: held-out memory 0.031 / 0.203, time 0.313; LOSO memory 0.049 / 0.180, time 0.239.
 constexpr recorded kRecorded[] = {
-    {"held-out memory", true, true, false, 0.080, 0.307},
+    {"held-out memory", true, true, false, 0.085, 0.307},
     {"held-out time", true, false, false, 0.340, 2.512},
-    {"LOSO memory", false, true, true, 0.051, 0.241},
+    {"LOSO memory", false, true, true, 0.052, 0.272},
     {"LOSO time", false, false, true, 0.238, 0.744},
 };
 }  // namespace
