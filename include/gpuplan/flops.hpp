@@ -122,6 +122,8 @@ inline forward_flops forward_pass_flops(const architecture& a, const scenario& r
     core = L * detail::attention_core_flops(a, batch, s, s, causal_self, flash);
     ad = L * detail::block_adapter_flops(a, run, T, false);
   }
+  // Prefix tuning: every query also attends to the P prefix keys, none masked (peft.hpp).
+  core += (L + Ld) * detail::attention_core_flops(a, batch, s, static_cast<double>(prefix_tokens(run)), false, flash);
   const double h = static_cast<double>(a.hidden);
   double head = 0;
   switch (a.head) {

@@ -135,6 +135,13 @@ TEST_CASE("peft: prompt tuning runs the model on S+P positions, VeRA's path has 
   l.lora.rank = 256;
   CHECK(detail::block_adapter_flops(llama32_3b(), v, 1, false) == detail::block_adapter_flops(llama32_3b(), l, 1, false));
   CHECK(detail::block_adapter_flops(llama32_3b(), v, 1, false) == 2.0 * 256 * (3072 + 3072 + 3072 + 1024));
+  // Prefix tuning: + 4·B·S·P·q_dim attention-core FLOPs per layer (forward), nothing masked.
+  scenario pre = bench(method::prefix_tuning), none = bench(method::ia3);
+  pre.seq_len = none.seq_len = 210;
+  CHECK(in_flops(training_flops(llama32_3b(), pre).pass.attention_core) -
+            in_flops(training_flops(llama32_3b(), none).pass.attention_core) ==
+        doctest::Approx(28.0 * 4 * 4 * 210 * 200 * 3072).epsilon(kEps));
+  CHECK(estimate_time(run(llama32_3b(), pre)).tokens_per_second < estimate_time(run(llama32_3b(), none)).tokens_per_second);
   // Throughput counts real tokens only (1e-3: the optimizer steps over different trainable counts).
   const auto tp = estimate_time(run(llama32_3b(), p));
   const auto tl = estimate_time(run(llama32_3b(), longer));

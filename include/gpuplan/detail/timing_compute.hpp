@@ -244,6 +244,13 @@ inline block_cost block_seconds(const architecture& a, const scenario& run, cons
   c.core = self.fwd;
   c.core_bwd = self.bwd;
   c.scores = self.scores;
+  if (prefix_tokens(run) > 0) {
+    // Prefix tuning: the P prefix keys of every layer, visible to every query (peft.hpp).
+    const attention_cost pre = attention_core_seconds(a, run, d, batch, s_q, static_cast<double>(prefix_tokens(run)), false, flash, e);
+    c.core += pre.fwd;
+    c.core_bwd += pre.bwd;
+    c.scores += pre.scores;
+  }
   if (decoder_block) {
     const attention_cost cross = attention_core_seconds(a, run, d, batch, s_q, s_kv, false, flash, e);
     c.core += cross.fwd;
