@@ -145,7 +145,7 @@ void read_parallel(const json& j, parallel_config& p) {
 resolved_run read_scenario(const json& j) {
   require_object(j, "scenario");
   check_keys(j, "scenario", {
-    "model", "workload", "method", "lora", "freeze", "quantization", "precision", "optimizer", "micro_batch",
+    "model", "workload", "method", "lora", "peft", "freeze", "quantization", "precision", "optimizer", "micro_batch",
     "seq_len", "grad_accum", "global_batch", "framework", "checkpointing", "attention", "compile", "chunked_loss",
     "activation_offload", "optimizer_in_backward", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
     "inference", "tokens", "price_per_gpu_hour"});
@@ -160,13 +160,41 @@ resolved_run read_scenario(const json& j) {
   if (j.contains("lora")) {
     const json& l = j["lora"];
     require_object(l, "scenario.lora");
-    if (s.meth != method::lora && s.meth != method::qlora)
-      fail("scenario.lora", "only applies to method lora or qlora (got method " + std::string(to_string(s.meth)) + ")");
-    check_keys(l, "scenario.lora", {"rank", "alpha", "dropout", "targets"});
+    if (s.meth != method::lora && s.meth != method::qlora && s.meth != method::dora && s.meth != method::vera)
+      fail("scenario.lora", "only applies to method lora, qlora, dora or vera (got method " + std::string(to_string(s.meth)) + ")");
+    check_keys(l, "scenario.lora", {"rank", "alpha", "dropout", "targets", "modules_to_save"});
     if (l.contains("rank")) s.lora.rank = get_int(l["rank"], "scenario.lora.rank");
     if (l.contains("alpha")) s.lora.alpha = get_number(l["alpha"], "scenario.lora.alpha");
     if (l.contains("dropout")) s.lora.dropout = get_number(l["dropout"], "scenario.lora.dropout");
     if (l.contains("targets")) s.lora.targets = read_targets(l["targets"], "scenario.lora.targets");
+    if (l.contains("modules_to_save")) {
+      const json& m = l["modules_to_save"];
+      if (!m.is_array())
+        fail("scenario.lora.modules_to_save", "must be a list of " + join_names(kLoraModuleNames) + " (got " + show(m) + ")");
+      s.lora.modules_to_save = 0;
+      for (std::size_t i = 0; i < m.size(); ++i)
+        s.lora.modules_to_save |= get_enum(m[i], "scenario.lora.modules_to_save[" + std::to_string(i) + "]", kLoraModuleNames);
+    }
+  }
+  if (j.contains("peft")) {
+    // Options of the PEFT methods beyond LoRA (peft.hpp); each key belongs to its methods.
+    const json& p = j["peft"];
+    require_object(p, "scenario.peft");
+    check_keys(p, "scenario.peft", {"virtual_tokens", "vera_rank", "ia3_targets"});
+    const std::string got = " (got method " + std::string(to_string(s.meth)) + ")";
+    if (p.contains("virtual_tokens")) {
+      if (s.meth != method::prompt_tuning && s.meth != method::prefix_tuning)
+        fail("scenario.peft.virtual_tokens", "only applies to method prompt-tuning or prefix-tuning" + got);
+      s.peft.virtual_tokens = get_int(p["virtual_tokens"], "scenario.peft.virtual_tokens");
+    }
+    if (p.contains("vera_rank")) {
+      if (s.meth != method::vera) fail("scenario.peft.vera_rank", "only applies to method vera" + got);
+      s.peft.vera_rank = get_int(p["vera_rank"], "scenario.peft.vera_rank");
+    }
+    if (p.contains("ia3_targets")) {
+      if (s.meth != method::ia3) fail("scenario.peft.ia3_targets", "only applies to method ia3" + got);
+      s.peft.ia3_targets = read_targets(p["ia3_targets"], "scenario.peft.ia3_targets");
+    }
   }
   if (j.contains("freeze")) {
     const json& f = j["freeze"];
@@ -292,11 +320,25 @@ json write_scenario(const resolved_run& r) {
   else j["model"] = r.model_spec.empty() ? r.model().name : r.model_spec;
   j["workload"] = to_string(s.work);
   j["method"] = to_string(s.meth);
-  if (s.meth == method::lora || s.meth == method::qlora) {
+  if (s.meth == method::lora || s.meth == method::qlora || s.meth == method::dora || s.meth == method::vera) {
     json targets = json::array();
     for (const auto& t : kLoraSingleTargetNames)
       if (s.lora.targets & t.value) targets.push_back(t.name);
     j["lora"] = {{"rank", s.lora.rank}, {"alpha", s.lora.alpha}, {"dropout", s.lora.dropout}, {"targets", targets}};
+    if (s.lora.modules_to_save != 0) {
+      json modules = json::array();
+      for (const auto& m : kLoraModuleNames)
+        if (s.lora.modules_to_save & m.value) modules.push_back(m.name);
+      j["lora"]["modules_to_save"] = modules;
+    }
+  }
+  if (s.meth == method::prompt_tuning || s.meth == method::prefix_tuning) j["peft"] = {{"virtual_tokens", s.peft.virtual_tokens}};
+  if (s.meth == method::vera) j["peft"] = {{"vera_rank", s.peft.vera_rank}};
+  if (s.meth == method::ia3) {
+    json targets = json::array();
+    for (const auto& t : kLoraSingleTargetNames)
+      if (s.peft.ia3_targets & t.value) targets.push_back(t.name);
+    j["peft"] = {{"ia3_targets", targets}};
   }
   if (s.meth == method::freeze) j["freeze"] = {{"trainable_layers", s.freeze.trainable_layers}};
   if (s.quant)

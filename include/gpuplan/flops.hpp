@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "gpuplan/model.hpp"
+#include "gpuplan/peft.hpp"
 #include "gpuplan/scenario.hpp"
 #include "gpuplan/units.hpp"
 
@@ -73,9 +74,9 @@ inline double block_linear_flops(const architecture& a, double tokens, bool deco
 // LoRA adapter FLOPs of one block: r·(in+out) multiply-adds per token per targeted
 // linear instance (Hu et al. 2021: x·A (in x r) then ·B (r x out)).
 inline double block_adapter_flops(const architecture& a, const scenario& run, double tokens, bool decoder_block) {
-  if (run.meth != method::lora && run.meth != method::qlora) return 0;
+  if (!has_low_rank_path(run.meth)) return 0;  // LoRA, DoRA, VeRA (peft.hpp)
   double f = 0;
-  const double r = static_cast<double>(run.lora.rank);
+  const double r = static_cast<double>(adapter_rank(run));
   for (int i = 0; i < kLinearKinds; ++i) {
     if ((run.lora.targets & (1u << i)) == 0) continue;
     const auto id = static_cast<linear_id>(i);
@@ -121,6 +122,8 @@ inline forward_flops forward_pass_flops(const architecture& a, const scenario& r
     core = L * detail::attention_core_flops(a, batch, s, s, causal_self, flash);
     ad = L * detail::block_adapter_flops(a, run, T, false);
   }
+  // Prefix tuning: every query also attends to the P prefix keys, none masked (peft.hpp).
+  core += (L + Ld) * detail::attention_core_flops(a, batch, s, static_cast<double>(prefix_tokens(run)), false, flash);
   const double h = static_cast<double>(a.hidden);
   double head = 0;
   switch (a.head) {
@@ -164,8 +167,14 @@ inline backward_scope backward_scope_of(const architecture& a, const scenario& r
     case method::full: break;
     case method::lora:
     case method::qlora:
+    case method::dora:
+    case method::ia3:
+    case method::prompt_tuning:
+    case method::prefix_tuning:
+    case method::vera:
+    case method::ln_tuning:
       b.trained_blocks = 0.0;
-      b.head_trains = false;
+      b.head_trains = has_low_rank_path(run.meth) && (run.lora.modules_to_save & lora_save_head) != 0;  // modules_to_save
       break;
     case method::freeze: {
       const double total = static_cast<double>(std::max<std::int64_t>(1, a.total_layers()));
@@ -182,7 +191,7 @@ inline backward_scope backward_scope_of(const architecture& a, const scenario& r
 inline flop_breakdown training_flops(const architecture& a, const scenario& run) {
   flop_breakdown f;
   const double batch = static_cast<double>(run.global_batch());
-  const forward_flops p = forward_pass_flops(a, run, batch, run.seq_len);
+  const forward_flops p = forward_pass_flops(a, run, batch, run.seq_len + prompt_tokens(run));  // prompt tuning: S+P
   const backward_scope sc = backward_scope_of(a, run);
   const double lin = in_flops(p.block_linear), core = in_flops(p.attention_core), ad = in_flops(p.adapters);
   const double head = in_flops(p.head), embed = in_flops(p.embed);

@@ -12,6 +12,7 @@
 
 #include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/peft.hpp"
 #include "gpuplan/scenario.hpp"
 #include "gpuplan/validate.hpp"
 
@@ -80,8 +81,9 @@ inline std::int64_t trainable_parameters(const architecture& a, const scenario& 
   switch (s.meth) {
     case method::full: return p.total;
     case method::lora:
-    case method::qlora: {
-      std::int64_t n = 0;
+    case method::qlora:
+    case method::dora: {
+      std::int64_t n = peft_extra_trainable(a, s);  // DoRA: + magnitude vectors (peft.hpp)
       for (int i = 0; i < kLinearKinds; ++i) {
         if ((s.lora.targets & (1u << i)) == 0) continue;
         const linear_shape e = linear_of(a, static_cast<linear_id>(i));
@@ -90,6 +92,11 @@ inline std::int64_t trainable_parameters(const architecture& a, const scenario& 
       }
       return n;
     }
+    case method::ia3:
+    case method::prompt_tuning:
+    case method::prefix_tuning:
+    case method::vera:
+    case method::ln_tuning: return peft_extra_trainable(a, s);  // peft.hpp
     case method::freeze: {
       // Execution order: encoder blocks, then decoder blocks; the top N train.
       const std::int64_t k = std::clamp<std::int64_t>(s.freeze.trainable_layers, 0, a.total_layers());

@@ -15,7 +15,7 @@
 namespace gpuplan {
 
 enum class workload : std::uint8_t { train, infer };
-enum class method : std::uint8_t { full, lora, qlora, freeze };
+enum class method : std::uint8_t { full, lora, qlora, freeze, dora, ia3, prompt_tuning, prefix_tuning, vera, ln_tuning };
 // fp16-mixed / bf16-mixed: fp32 master weights and fp32 optimizer moments
 // (Micikevicius et al. 2018); bf16-pure: everything bf16, no master copy.
 enum class precision : std::uint8_t { fp32, tf32, fp16_mixed, bf16_mixed, bf16_pure, fp8_mixed };
@@ -35,11 +35,15 @@ enum lora_target : std::uint8_t {
   lora_all_linear = 127,
 };
 
+// PEFT modules_to_save: whole modules trained as full copies next to the adapters.
+enum lora_module : std::uint8_t { lora_save_embed = 1, lora_save_head = 2 };
+
 struct lora_config {
   std::int64_t rank = 8;
   double alpha = 16;
   double dropout = 0.0;
   std::uint8_t targets = lora_q | lora_v;  // PEFT's default for llama-style models
+  std::uint8_t modules_to_save = 0;        // lora_module bits (peft.hpp)
 
   friend bool operator==(const lora_config&, const lora_config&) = default;
 };
@@ -48,6 +52,16 @@ struct freeze_config {
   std::int64_t trainable_layers = 1;  // the top N blocks (plus the head) train
 
   friend bool operator==(const freeze_config&, const freeze_config&) = default;
+};
+
+// Options of the PEFT methods other than LoRA (peft.hpp; docs/scenario.md § PEFT methods).
+// DoRA and VeRA take their targets (and DoRA its rank) from lora_config.
+struct peft_config {
+  std::int64_t virtual_tokens = 20;  // prompt / prefix tuning: num_virtual_tokens (PEFT requires it; 20 as its docs' examples)
+  std::int64_t vera_rank = 256;      // VeraConfig.r default
+  std::uint8_t ia3_targets = lora_k | lora_v | lora_down;  // IA3 default for llama (peft/utils/constants.py)
+
+  friend bool operator==(const peft_config&, const peft_config&) = default;
 };
 
 struct parallel_config {
@@ -78,6 +92,7 @@ struct scenario {
   method meth = method::full;
   lora_config lora{};
   freeze_config freeze{};
+  peft_config peft{};
   std::optional<quantization> quant{};  // base-weight quantization (qlora default: nf4 + double quant)
   precision prec = precision::bf16_mixed;
   optimizer opt = optimizer::adamw;
@@ -116,8 +131,10 @@ inline quantization base_quantization(const scenario& s) {
 // Names as they appear in the scenario file, the CLI and Python, in the order
 // error messages, help and completions list them.
 inline constexpr std::array<enum_name<workload>, 2> kWorkloadNames{{{workload::train, "train"}, {workload::infer, "infer"}}};
-inline constexpr std::array<enum_name<method>, 4> kMethodNames{{
-    {method::full, "full"}, {method::lora, "lora"}, {method::qlora, "qlora"}, {method::freeze, "freeze"}}};
+inline constexpr std::array<enum_name<method>, 10> kMethodNames{{
+    {method::full, "full"}, {method::lora, "lora"}, {method::qlora, "qlora"}, {method::freeze, "freeze"},
+    {method::dora, "dora"}, {method::ia3, "ia3"}, {method::prompt_tuning, "prompt-tuning"},
+    {method::prefix_tuning, "prefix-tuning"}, {method::vera, "vera"}, {method::ln_tuning, "ln-tuning"}}};
 inline constexpr std::array<enum_name<precision>, 6> kPrecisionNames{{
     {precision::fp32, "fp32"}, {precision::tf32, "tf32"}, {precision::fp16_mixed, "fp16-mixed"},
     {precision::bf16_mixed, "bf16-mixed"}, {precision::bf16_pure, "bf16-pure"}, {precision::fp8_mixed, "fp8-mixed"}}};
@@ -141,6 +158,8 @@ inline constexpr std::array<enum_name<lora_target>, 8> kLoraTargetNames{{
     {lora_down, "down"}, {lora_all_linear, "all-linear"}}};
 inline constexpr std::span<const enum_name<lora_target>> kLoraSingleTargetNames{kLoraTargetNames.data(),
                                                                                kLoraTargetNames.size() - 1};
+// Values of scenario.lora.modules_to_save (the token embedding, the LM head or classifier).
+inline constexpr std::array<enum_name<lora_module>, 2> kLoraModuleNames{{{lora_save_embed, "embed"}, {lora_save_head, "head"}}};
 
 // Values of scenario.quantization.weights ("fp8" is e4m3).
 inline constexpr std::array<enum_name<dtype>, 8> kWeightDtypeNames{{
@@ -162,7 +181,7 @@ template <> inline constexpr std::span<const enum_name<offload>> name_table<offl
 template <> inline constexpr std::span<const enum_name<lora_target>> name_table<lora_target>{kLoraTargetNames};
 
 static_assert(names_are_unique(kWorkloadNames) && names_cover(kWorkloadNames, workload::infer));
-static_assert(names_are_unique(kMethodNames) && names_cover(kMethodNames, method::freeze));
+static_assert(names_are_unique(kMethodNames) && names_cover(kMethodNames, method::ln_tuning));
 static_assert(names_are_unique(kPrecisionNames) && names_cover(kPrecisionNames, precision::fp8_mixed));
 static_assert(names_are_unique(kOptimizerNames) && names_cover(kOptimizerNames, optimizer::lion));
 static_assert(names_are_unique(kCheckpointingNames) && names_cover(kCheckpointingNames, checkpointing::full));

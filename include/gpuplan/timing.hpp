@@ -155,7 +155,7 @@ inline time_estimate assemble_step(const scenario& run, const device_rates& d, c
   out.breakdown.offload = seconds(o.offload);
   out.total_communication = seconds(k.total);
   out.step = seconds(step);
-  out.tokens_per_second = static_cast<double>(run.global_batch()) * m.seq / step;
+  out.tokens_per_second = static_cast<double>(run.global_batch()) * (m.seq - static_cast<double>(prompt_tokens(run))) / step;  // real tokens
   out.tokens_per_second_per_gpu = out.tokens_per_second / run.num_gpus;
   const double capacity = step * run.num_gpus * d.mfu_peak;
   out.mfu = in_flops(F.model) / capacity;

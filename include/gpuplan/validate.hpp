@@ -107,7 +107,7 @@ inline void validate_scenario(const architecture& m, const scenario& s) {
 
   // Method.
   const quantization q = base_quantization(s);
-  if (s.meth == method::lora || s.meth == method::qlora) {
+  if (s.meth == method::lora || s.meth == method::qlora || s.meth == method::dora || s.meth == method::vera) {
     if (s.lora.targets == 0 || (s.lora.targets & ~lora_all_linear) != 0)
       fail("scenario.lora.targets", "must name at least one of q, k, v, o, gate, up, down");
     std::int64_t width = INT64_MAX;
@@ -122,6 +122,21 @@ inline void validate_scenario(const architecture& m, const scenario& s) {
     if (!(s.lora.alpha > 0) || !std::isfinite(s.lora.alpha))
       fail("scenario.lora.alpha", "must be a positive finite number (got " + detail::num(s.lora.alpha) + ")");
     detail::require_finite(s.lora.dropout, 0, 0.999, "scenario.lora.dropout");
+    if ((s.lora.modules_to_save & lora_save_embed) != 0 && m.vocab <= 0)
+      fail("scenario.lora.modules_to_save", "model has no token embedding to train (got embed)");
+  }
+  // PEFT methods beyond LoRA (peft.hpp).
+  if (s.meth == method::vera) require_range(s.peft.vera_rank, 1, kMaxModelDim, "scenario.peft.vera_rank");
+  if (s.meth == method::ia3) {
+    if (s.peft.ia3_targets == 0 || (s.peft.ia3_targets & ~lora_all_linear) != 0)
+      fail("scenario.peft.ia3_targets", "must name at least one of q, k, v, o, gate, up, down");
+    for (int i = 0; i < kLinearKinds; ++i)
+      if ((s.peft.ia3_targets & (1u << i)) != 0 && linear_of(m, static_cast<linear_id>(i)).count == 0)
+        fail("scenario.peft.ia3_targets", std::string("model has no '") + detail::kLinearNames[i] + "' projection (plain MLP)");
+  }
+  if (s.meth == method::prompt_tuning || s.meth == method::prefix_tuning) {
+    require_range(s.peft.virtual_tokens, 1, kMaxModelDim, "scenario.peft.virtual_tokens");
+    if (m.is_vit()) fail("scenario.method", std::string(to_string(s.meth)) + " needs a text model (got a ViT)");
   }
   if (s.meth == method::freeze) require_range(s.freeze.trainable_layers, 1, m.total_layers(), "scenario.freeze.trainable_layers");
   if (s.meth == method::qlora && !is_quantized(q.weights) && q.weights != dtype::fp8_e4m3)

@@ -26,6 +26,7 @@ std::vector<std::pair<std::string_view, std::vector<std::string>>> name_tables()
       {"parallel.offload_optimizer", names_of(kOffloadNames)},
       {"parallel.offload_params", names_of(kOffloadNames)},
       {"lora.targets", names_of(kLoraTargetNames)},
+      {"peft.ia3_targets", names_of(kLoraTargetNames)},
       {"quantization.weights", names_of(kWeightDtypeNames)},
       {"inference.kv_cache_dtype", names_of(kKvCacheDtypeNames)},
       {"search.objective", names_of(kSearchObjectiveNames)},
@@ -53,7 +54,7 @@ void register_scenario(py::module_& m) {
       .def_property_readonly("gpu", [](const R& r) { return r.settings().gpu; }, "The GPU (a copy).")
       .def_property_readonly("workload", [](const R& r) { return std::string(to_string(r.settings().work)); }, "'train' or 'infer'.")
       .def_property_readonly("method", [](const R& r) { return std::string(to_string(r.settings().meth)); },
-                             "'full', 'lora', 'qlora' or 'freeze'.")
+                             "'full', 'lora', 'qlora', 'freeze' or a PEFT method ('dora', 'ia3', 'prompt-tuning', 'prefix-tuning', 'vera', 'ln-tuning').")
       .def_property_readonly("precision", [](const R& r) { return std::string(to_string(r.settings().prec)); }, "Precision policy.")
       .def_property_readonly("optimizer", [](const R& r) { return std::string(to_string(r.settings().opt)); }, "Optimizer.")
       .def_property_readonly("micro_batch", [](const R& r) { return r.settings().micro_batch; }, "Sequences per micro-batch per GPU.")

@@ -313,8 +313,14 @@ io::resolved_run build_run(run_args& a, const std::string* method_override) {
     for (const auto& name : split_methods(a.methods))
       if (const auto m = gpuplan::from_string<method>(name)) all.insert(*m);
     const auto self = gpuplan::from_string<method>(*method_override);
-    auto lora_like = [](std::optional<method> m) { return m == method::lora || m == method::qlora; };
-    if (!lora_like(self) && (all.contains(method::lora) || all.contains(method::qlora))) j.erase("lora");
+    auto lora_like = [](std::optional<method> m) {
+      return m == method::lora || m == method::qlora || m == method::dora || m == method::vera;
+    };
+    if (!lora_like(self) && std::ranges::any_of(all, [&](method m) { return lora_like(m); })) j.erase("lora");
+    auto peft_like = [](std::optional<method> m) {
+      return m == method::ia3 || m == method::vera || m == method::prompt_tuning || m == method::prefix_tuning;
+    };
+    if (!peft_like(self) && std::ranges::any_of(all, [&](method m) { return peft_like(m); })) j.erase("peft");
     if (self != method::freeze && all.contains(method::freeze)) j.erase("freeze");
   }
   try {

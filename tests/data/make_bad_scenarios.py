@@ -24,20 +24,20 @@ def row(change, error, remove=()):
 R = []
 add = lambda *a, **k: R.append(row(*a, **k))
 # Structure and unknown keys.
-add({"modle": "llama-2-13b"}, "scenario.modle: unknown key (expected one of: model, workload, method, lora, freeze, quantization, precision, optimizer, micro_batch, seq_len, grad_accum, global_batch, framework, checkpointing, attention, compile, chunked_loss, activation_offload, optimizer_in_backward, gpu, num_gpus, gpus_per_node, network, parallel, inference, tokens, price_per_gpu_hour)")
+add({"modle": "llama-2-13b"}, "scenario.modle: unknown key (expected one of: model, workload, method, lora, peft, freeze, quantization, precision, optimizer, micro_batch, seq_len, grad_accum, global_batch, framework, checkpointing, attention, compile, chunked_loss, activation_offload, optimizer_in_backward, gpu, num_gpus, gpus_per_node, network, parallel, inference, tokens, price_per_gpu_hour)")
 add({}, "scenario.model: is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)", remove=["model"])
 add({"parallel": {"tq": 2}}, "scenario.parallel.tq: unknown key (expected one of: tp, pp, virtual_stages, sp, cp, ep, zero, offload_optimizer, offload_params)")
 add({"parallel": 4}, "scenario.parallel: must be a JSON object (got number 4)")
-add({"lora": {"rank": 8}}, "scenario.lora: only applies to method lora or qlora (got method full)")
+add({"lora": {"rank": 8}}, "scenario.lora: only applies to method lora, qlora, dora or vera (got method full)")
 add({"freeze": {"trainable_layers": 2}}, "scenario.freeze: only applies to method freeze (got method full)")
 add({"inference": {"batch": 1}}, "scenario.inference: only applies to workload infer (got workload train)")
-add({"method": "lora", "lora": {"rnak": 8}}, "scenario.lora.rnak: unknown key (expected one of: rank, alpha, dropout, targets)")
+add({"method": "lora", "lora": {"rnak": 8}}, "scenario.lora.rnak: unknown key (expected one of: rank, alpha, dropout, targets, modules_to_save)")
 add({"network": {"bandwidth": 1}}, "scenario.network.bandwidth: unknown key (expected one of: internode_gb_s, latency_us, host_memory_gib)")
 add({"quantization": {"bits": 4}}, "scenario.quantization.bits: unknown key (expected one of: weights, double_quant, group_size)")
 # Enums.
 for key, bad, options in [
     ("workload", "serve", "train, infer"),
-    ("method", "dora", "full, lora, qlora, freeze"),
+    ("method", "adalora", "full, lora, qlora, freeze, dora, ia3, prompt-tuning, prefix-tuning, vera, ln-tuning"),
     ("precision", "fp16", "fp32, tf32, fp16-mixed, bf16-mixed, bf16-pure, fp8-mixed"),
     ("precision", "BF16-MIXED", "fp32, tf32, fp16-mixed, bf16-mixed, bf16-pure, fp8-mixed"),
     ("optimizer", "adamw8bit", "adamw, adam, adamw-8bit, paged-adamw-8bit, paged-adamw-32bit, sgd, sgd-momentum, adafactor, lion"),
@@ -142,6 +142,21 @@ add({"method": "lora", "lora": {"targets": ["q", "x"]}}, 'scenario.lora.targets[
 add({"method": "lora", "lora": {"targets": ["q_proj"]}}, 'scenario.lora.targets[0]: must be one of q, k, v, o, gate, up, down (got "q_proj")')
 add({"method": "lora", "lora": {"targets": [7]}}, "scenario.lora.targets[0]: must be one of q, k, v, o, gate, up, down (got 7)")
 add({"model": "gpt2", "seq_len": 1024, "method": "lora", "lora": {"targets": ["q", "gate"]}}, "scenario.lora.targets: model has no 'gate' projection (plain MLP)")
+# PEFT methods beyond LoRA (peft.hpp).
+add({"method": "lora", "peft": {"vera_rank": 256}}, "scenario.peft.vera_rank: only applies to method vera (got method lora)")
+add({"method": "ia3", "peft": {"virtual_tokens": 20}}, "scenario.peft.virtual_tokens: only applies to method prompt-tuning or prefix-tuning (got method ia3)")
+add({"method": "vera", "peft": {"ia3_targets": ["k"]}}, "scenario.peft.ia3_targets: only applies to method ia3 (got method vera)")
+add({"method": "ia3", "peft": {"targets": ["k"]}}, "scenario.peft.targets: unknown key (expected one of: virtual_tokens, vera_rank, ia3_targets)")
+add({"method": "ia3", "peft": 3}, "scenario.peft: must be a JSON object (got number 3)")
+add({"method": "prompt-tuning", "peft": {"virtual_tokens": 0}}, "scenario.peft.virtual_tokens: must be at least 1 (got 0)")
+add({"method": "prefix-tuning", "peft": {"virtual_tokens": -5}}, "scenario.peft.virtual_tokens: must be at least 1 (got -5)")
+add({"method": "vera", "peft": {"vera_rank": 0}}, "scenario.peft.vera_rank: must be at least 1 (got 0)")
+add({"method": "ia3", "peft": {"ia3_targets": []}}, "scenario.peft.ia3_targets: must be \"all-linear\" or a non-empty list of q, k, v, o, gate, up, down (got [])")
+add({"model": "gpt2", "seq_len": 1024, "method": "ia3", "peft": {"ia3_targets": ["k", "gate"]}}, "scenario.peft.ia3_targets: model has no 'gate' projection (plain MLP)")
+add({"model": "gpt2", "seq_len": 1024, "method": "vera", "lora": {"targets": ["gate"]}}, "scenario.lora.targets: model has no 'gate' projection (plain MLP)")
+add({"method": "lora", "lora": {"modules_to_save": ["lm_head"]}}, 'scenario.lora.modules_to_save[0]: must be one of embed, head (got "lm_head")')
+add({"method": "lora", "lora": {"modules_to_save": "head"}}, 'scenario.lora.modules_to_save: must be a list of embed, head (got "head")')
+add({"method": "ia3", "lora": {"rank": 8}}, "scenario.lora: only applies to method lora, qlora, dora or vera (got method ia3)")
 add({"method": "freeze", "freeze": {"trainable_layers": 0}}, "scenario.freeze.trainable_layers: must be at least 1 (got 0)")
 add({"method": "freeze", "freeze": {"trainable_layers": 41}}, "scenario.freeze.trainable_layers: must be at most 40 (got 41)")
 add({"method": "qlora", "quantization": {"weights": "bf16"}}, "scenario.quantization.weights: qlora needs a quantized base (nf4, fp4, int4, int8) (got bf16)")

@@ -247,7 +247,7 @@ def test_infinite_and_huge_numbers_rejected_like_json():
 @pytest.mark.parametrize("call, cls, kind", [
     (lambda: gp.model("llama-2-13"), gp.UnknownNameError, "unknown_name"),
     (lambda: gp.gpu("rtx-409"), gp.UnknownNameError, "unknown_name"),
-    (lambda: gp.Scenario("llama-2-13b", method="dora"), gp.UnknownNameError, "unknown_name"),
+    (lambda: gp.Scenario("llama-2-13b", method="adalora"), gp.UnknownNameError, "unknown_name"),
     (lambda: gp.Scenario("llama-2-13b", modle="x"), gp.UnknownNameError, "unknown_name"),
     (lambda: gp.Scenario.from_json('{"model": "gpt2",,}'), gp.ParseError, "parse_error"),
     (lambda: gp.Scenario.from_json("/nonexistent/run.json"), gp.FileError, "io_error"),

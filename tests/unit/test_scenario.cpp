@@ -132,7 +132,7 @@ TEST_CASE("scenario: each rejection carries its error kind") {
   CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "llama-2-13"}}); }) == error_kind::unknown_name);
   CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"gpu", "rtx-409"}}); }) == error_kind::unknown_name);
   CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"modle", "gpt2"}}); }) == error_kind::unknown_name);
-  CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"method", "dora"}}); }) == error_kind::unknown_name);
+  CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"method", "adalora"}}); }) == error_kind::unknown_name);
   CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"micro_batch", 0}}); }) == error_kind::invalid_input);
   CHECK(kind_thrown([] { (void)io::read_scenario(json{{"model", "gpt2"}, {"parallel", {{"tp", 3}}}}); }) ==
         error_kind::invalid_input);
@@ -140,9 +140,9 @@ TEST_CASE("scenario: each rejection carries its error kind") {
   CHECK(kind_thrown([] { (void)io::read_scenario_text("[1,2]"); }) == error_kind::invalid_input);
   // The kind does not change the message.
   try {
-    (void)io::read_scenario(json{{"model", "gpt2"}, {"method", "dora"}});
+    (void)io::read_scenario(json{{"model", "gpt2"}, {"method", "adalora"}});
   } catch (const config_error& e) {
-    CHECK(std::string(e.what()) == "scenario.method: must be one of full, lora, qlora, freeze (got \"dora\")");
+    CHECK(std::string(e.what()) == "scenario.method: must be one of full, lora, qlora, freeze, dora, ia3, prompt-tuning, prefix-tuning, vera, ln-tuning (got \"adalora\")");
     CHECK(e.path() == "scenario.method");
   }
 }

@@ -50,7 +50,7 @@ TEST_CASE("validation: all 55 + 63 cases load; every expressible one estimates")
     if (r.unexpressible) { ++unexpressible; continue; }
     CHECK(r.failure == "");
   }
-  CHECK(unexpressible == 20);  // PEFT methods other than LoRA, CNN, diffusion, encoder-only inference
+  CHECK(unexpressible == 12);  // BOFT, OSF, CNN, diffusion, encoder-only inference
 }
 
 TEST_CASE("validation: every fit/OOM verdict is right") {
@@ -91,11 +91,13 @@ TEST_CASE("validation: time median |error| <= 15%, each case within 60% (known m
 namespace {
 constexpr double kSlack = 0.01;  // one percentage point of |error|
 struct recorded { const char* what; bool held_out; bool memory; bool loso; double median, p90; };
+// The sets include the rows of the PEFT methods beyond LoRA (PF5m-PF9m, PF11m, PF7t, QW-E2048),
+// whose seq_len is the benchmark's truncation cap: an upper bound, hence their +19..+32%.
 constexpr recorded kRecorded[] = {
-    {"held-out memory", true, true, false, 0.031, 0.203},
-    {"held-out time", true, false, false, 0.313, 2.512},
-    {"LOSO memory", false, true, true, 0.045, 0.180},
-    {"LOSO time", false, false, true, 0.200, 0.735},
+    {"held-out memory", true, true, false, 0.085, 0.307},
+    {"held-out time", true, false, false, 0.340, 2.512},
+    {"LOSO memory", false, true, true, 0.051, 0.272},
+    {"LOSO time", false, false, true, 0.218, 0.735},
 };
 }  // namespace
 

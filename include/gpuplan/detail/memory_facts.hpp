@@ -12,6 +12,7 @@
 #include "gpuplan/detail/memory_terms.hpp"
 #include "gpuplan/dtype.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/peft.hpp"
 #include "gpuplan/scenario.hpp"
 
 namespace gpuplan::detail::mem {
@@ -21,14 +22,24 @@ inline double d(std::int64_t v) { return static_cast<double>(v); }
 constexpr bool targeted(const scenario& r, linear_id id) {
   return (r.lora.targets & (1u << static_cast<unsigned>(id))) != 0;
 }
-constexpr bool is_lora(const scenario& r) { return r.meth == method::lora || r.meth == method::qlora; }
+// Adapter-style methods (LoRA and the PEFT methods of peft.hpp): the base is frozen and
+// the trained parameters are added to it.
+constexpr bool is_lora(const scenario& r) { return is_peft(r.meth); }
 
 // LoRA per block: adapter parameters, saved r-wide outputs, dropout copies,
 // Adafactor state elements of the adapters and the largest adapter matrix.
-struct lora_block { double params = 0, rank_elems = 0, drop_elems = 0, adafactor = 0, largest = 0; };
+// peft_saved / peft_transient: the other PEFT methods' terms (peft.hpp peft_of_block).
+struct lora_block { double params = 0, rank_elems = 0, drop_elems = 0, adafactor = 0, largest = 0, peft_saved = 0, peft_transient = 0; };
 inline lora_block lora_of_block(const architecture& a, const scenario& r, bool dec) {
   lora_block b;
   if (!is_lora(r)) return b;
+  const peft_block pe = peft_of_block(a, r, bytes_of(r.prec).act, d(r.seq_len), dec);
+  b.params = d(pe.params);
+  b.adafactor = d(pe.params);  // vectors: Adafactor keeps them unfactored (second moment only)
+  b.largest = pe.largest;
+  b.peft_saved = pe.saved;
+  b.peft_transient = pe.transient;
+  if (!is_lora_family(r.meth)) return b;
   const double rank = d(r.lora.rank);
   for (int i = 0; i < kLinearKinds; ++i) {
     const auto id = static_cast<linear_id>(i);
@@ -69,8 +80,9 @@ inline facts facts_of(const architecture& a, const scenario& r) {
   f.pp = std::max(1, r.parallel.pp);
   f.cp = std::max(1, r.parallel.cp);
   f.shard = r.parallel.zero > 0 ? std::max(1.0, static_cast<double>(r.num_gpus) / (f.tp * f.pp)) : 1.0;
-  f.s = d(a.is_vit() ? a.vit_tokens() : r.seq_len);
+  f.s = d(a.is_vit() ? a.vit_tokens() : r.seq_len + prompt_tokens(r));  // prompt tuning: S+P positions (peft.hpp)
   f.T = d(r.micro_batch) * f.s / f.cp;
+  f.s += d(prefix_tokens(r));  // prefix tuning: P more keys per query, no more tokens
   f.seq_div = r.parallel.sp ? f.tp : 1;
   f.q = base_quantization(r);
   // FP8 checkpoints (W8A8 / weight-only FP8, vLLM and llm-compressor) store the block
@@ -103,6 +115,7 @@ inline layer_act acts_for(const architecture& a, const facts& f, bool dec, bool 
   const lora_block& lb = dec ? f.lora_dec : f.lora_enc;
   c.lora_rank_elems = lb.rank_elems;
   c.lora_drop_elems = lb.drop_elems;
+  c.peft_saved_bytes = lb.peft_saved;
   return selective ? block_activations_selective(a, c, dec) : block_activations(a, c, dec);
 }
 

@@ -74,6 +74,7 @@ inline weight_states resident_weights(const architecture& a, const scenario& r, 
                                       const stage_trainables& t) {
   double W = training_base_weight_bytes(a, r, f, sp) + sp.linear * f.pb.fp8_copy;
   if (is_lora(r)) W += t.params * f.pb.weight;
+  W += peft_frozen_buffer_bytes(a, r);  // VeRA's shared frozen projections (peft.hpp)
   weight_states w;
   if (r.parallel.zero >= 3) {
     W /= f.shard;

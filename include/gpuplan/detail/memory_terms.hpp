@@ -35,6 +35,7 @@ struct act_context {
   bool flash = true;
   double lora_rank_elems = 0;  // per token: sum over targeted linear instances of rank
   double lora_drop_elems = 0;  // per token: sum of targeted input widths when LoRA dropout > 0
+  double peft_saved_bytes = 0; // per token: other PEFT methods' saved tensors (peft.hpp peft_of_block)
 };
 
 // One norm followed by a linear: what stays alive for their backward.
@@ -116,6 +117,7 @@ inline layer_act block_activations(const architecture& a, const act_context& c, 
   }
   // LoRA: lora_B saves lora_A's r-wide output; with LoRA dropout, A saves the dropped copy + mask.
   r.tp += c.e * c.lora_rank_elems + (kMaskBytes + c.e) * c.lora_drop_elems;
+  r.tp += c.peft_saved_bytes;  // DoRA, IA3, VeRA, prefix K/V, LN tuning (peft.hpp)
   return r;
 }
 
@@ -162,6 +164,7 @@ inline layer_act block_activations_selective(const architecture& a, const act_co
   mm[n++] = copies * h;
   for (int i = 0; i < n; i += 2) r.tp += c.e * mm[i];
   r.tp += c.e * c.lora_rank_elems;
+  r.tp += c.peft_saved_bytes;
   return r;
 }
 

@@ -96,6 +96,9 @@ inline transients step_transients(const architecture& a, const scenario& r, cons
   const bool reduces = r.num_gpus > 1 || r.parallel.offload_optimizer != offload::none;
   if ((zero == 1 || zero == 2) && reduces) x.collective = std::min(t.params, memory_defaults::zero_reduce_bucket_elems) * pb.grad;
   x.backward_block = backward_block_bytes(a, r, f);
+  // DoRA's per-layer weight-norm working set (peft.hpp) lives during a block's forward;
+  // it reaches a peak moment only when the block's forward is recomputed in backward.
+  if (r.ckpt != checkpointing::none) x.backward_block += std::max(f.lora_enc.peft_transient, f.lora_dec.peft_transient);
   // Per-tensor optimizer kernels need fp32 temporaries of the largest tensor; SGD none.
   const double temps = r.opt == optimizer::adafactor ? kAdafactorStepTemporaries : kAdamStepTemporaries;
   if (r.opt != optimizer::sgd && !r.optimizer_in_backward) x.optimizer_step = temps * t.largest * kFp32Bytes;

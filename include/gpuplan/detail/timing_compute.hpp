@@ -90,7 +90,7 @@ inline bool is_mlp(linear_id id) { return id == linear_id::gate || id == linear_
 inline bool column_parallel(linear_id id) {
   return id == linear_id::q || id == linear_id::k || id == linear_id::v || id == linear_id::gate || id == linear_id::up;
 }
-inline bool is_lora(const scenario& run) { return run.meth == method::lora || run.meth == method::qlora; }
+inline bool is_lora(const scenario& run) { return has_low_rank_path(run.meth); }  // LoRA, DoRA, VeRA (peft.hpp)
 // Element-wise work in fused kernels: torch.compile, or a framework whose kernels are fused (framework.hpp).
 inline bool fused(const scenario& run) { return run.compile || profile_of(run.fw).fused_kernels; }
 // FlashAttention runs in 16-bit only; fp32/tf32 runs take the eager path.
@@ -110,7 +110,7 @@ inline double plus_lora_adapter(double acc, const scenario& run, const device_ra
                                 double active, const efficiency_params& e) {
   const peak_rates& r = d.peak;
   const double eb = r.act_bytes;
-  const double rank = static_cast<double>(run.lora.rank);
+  const double rank = static_cast<double>(adapter_rank(run));
   acc += gemm_seconds(m, rank, in, 1, active, r.gemm, d.ceiling, d.bw, eb, e);
   acc += gemm_seconds(m, out, rank, 1, active, r.gemm, d.ceiling, d.bw, eb, e);
   acc += kBinaryOpAccesses * m * out * eb * active / d.bwe;
@@ -254,6 +254,13 @@ inline block_cost block_seconds(const architecture& a, const scenario& run, cons
   c.core = self.fwd;
   c.core_bwd = self.bwd;
   c.scores = self.scores;
+  if (prefix_tokens(run) > 0) {
+    // Prefix tuning: the P prefix keys of every layer, visible to every query (peft.hpp).
+    const attention_cost pre = attention_core_seconds(a, run, d, batch, s_q, static_cast<double>(prefix_tokens(run)), false, flash, e);
+    c.core += pre.fwd;
+    c.core_bwd += pre.bwd;
+    c.scores += pre.scores;
+  }
   if (decoder_block) {
     const attention_cost cross = attention_core_seconds(a, run, d, batch, s_q, s_kv, false, flash, e);
     c.core += cross.fwd;
@@ -279,7 +286,7 @@ struct microbatch_shape {
 
 inline microbatch_shape microbatch_of(const architecture& a, const scenario& run) {
   microbatch_shape m;
-  m.seq = static_cast<double>(effective_seq(a, run.seq_len));
+  m.seq = static_cast<double>(effective_seq(a, run.seq_len + prompt_tokens(run)));  // prompt tuning: S+P positions
   m.batch = static_cast<double>(run.micro_batch);
   m.tokens = m.batch * m.seq / run.parallel.cp;
   return m;
