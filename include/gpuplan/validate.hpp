@@ -26,7 +26,6 @@ inline void require_finite(double v, double lo, double hi, std::string_view path
   if (v < lo) fail(std::string(path), "must be at least " + num(lo) + " (got " + num(v) + ")");
   if (v > hi) fail(std::string(path), "must be at most " + num(hi) + " (got " + num(v) + ")");
 }
-constexpr const char* kLinearNames[kLinearKinds] = {"q", "k", "v", "o", "gate", "up", "down"};
 }  // namespace detail
 
 // Largest sizes we accept: beyond these no real run exists and products could
@@ -35,14 +34,10 @@ inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 24;
 inline constexpr std::int64_t kMaxSeq = std::int64_t{1} << 24;
 inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;
 
-// The scenario's rules against an architecture that was already validated
-// (run::edit re-checks only these).
-inline void validate_scenario(const architecture& m, const scenario& s) {
-  using detail::fail;
-  using detail::i2s;
-  using detail::require_range;
+namespace detail {
+// Sizes: every count within the bounds no real run exceeds.
+inline void validate_sizes(const scenario& s) {
   const auto& p = s.parallel;
-
   require_range(s.micro_batch, 1, kMaxBatch, "scenario.micro_batch");
   require_range(s.seq_len, 1, kMaxSeq, "scenario.seq_len");
   require_range(s.grad_accum, 1, kMaxBatch, "scenario.grad_accum");
@@ -59,8 +54,11 @@ inline void validate_scenario(const architecture& m, const scenario& s) {
     require_range(s.inference.prompt_len, 1, kMaxSeq, "scenario.inference.prompt_len");
     require_range(s.inference.gen_len, 0, kMaxSeq, "scenario.inference.gen_len");
   }
+}
 
-  // Layout.
+// Tensor/pipeline/context/expert parallelism and ZeRO/offload combinations.
+inline void validate_layout(const architecture& m, const scenario& s) {
+  const auto& p = s.parallel;
   if (m.heads % p.tp != 0)
     fail("scenario.parallel.tp", "must divide num_attention_heads=" + i2s(m.heads) + " (got " + i2s(p.tp) + ")");
   const std::int64_t kv = m.n_kv_heads();
@@ -93,8 +91,10 @@ inline void validate_scenario(const architecture& m, const scenario& s) {
     fail("scenario.parallel.offload_params", "needs zero=3 (got zero=" + i2s(p.zero) + ")");
   if (p.offload_optimizer != offload::none && p.zero == 0)
     fail("scenario.parallel.offload_optimizer", "needs zero>=1 (got zero=0)");
+}
 
-  // Sequence.
+// Sequence length against the model's positions.
+inline void validate_sequence(const architecture& m, const scenario& s) {
   if (m.positions == position_kind::learned && m.max_positions > 0 && !m.is_vit()) {
     const std::int64_t len = s.work == workload::infer ? s.inference.prompt_len + s.inference.gen_len : s.seq_len;
     if (len > m.max_positions)
@@ -104,8 +104,10 @@ inline void validate_scenario(const architecture& m, const scenario& s) {
   if (m.is_vit() && s.seq_len != m.vit_tokens())
     fail("scenario.seq_len", "a ViT's sequence is fixed by image_size/patch_size = " + i2s(m.vit_tokens()) +
                                  " tokens (got " + i2s(s.seq_len) + ")");
+}
 
-  // Method.
+// The training method: LoRA and PEFT options, freeze, quantized bases.
+inline void validate_method(const architecture& m, const scenario& s) {
   const quantization q = base_quantization(s);
   if (s.meth == method::lora || s.meth == method::qlora || s.meth == method::dora || s.meth == method::vera) {
     if (s.lora.targets == 0 || (s.lora.targets & ~lora_all_linear) != 0)
@@ -115,7 +117,7 @@ inline void validate_scenario(const architecture& m, const scenario& s) {
       if ((s.lora.targets & (1u << i)) == 0) continue;
       const linear_shape sh = linear_of(m, static_cast<linear_id>(i));
       if (sh.count == 0)
-        fail("scenario.lora.targets", std::string("model has no '") + detail::kLinearNames[i] + "' projection (plain MLP)");
+        fail("scenario.lora.targets", "model has no '" + std::string(kLoraTargetNames[static_cast<std::size_t>(i)].name) + "' projection (plain MLP)");
       width = std::min(width, std::min(sh.in, sh.out));
     }
     require_range(s.lora.rank, 1, width, "scenario.lora.rank");
@@ -132,7 +134,7 @@ inline void validate_scenario(const architecture& m, const scenario& s) {
       fail("scenario.peft.ia3_targets", "must name at least one of q, k, v, o, gate, up, down");
     for (int i = 0; i < kLinearKinds; ++i)
       if ((s.peft.ia3_targets & (1u << i)) != 0 && linear_of(m, static_cast<linear_id>(i)).count == 0)
-        fail("scenario.peft.ia3_targets", std::string("model has no '") + detail::kLinearNames[i] + "' projection (plain MLP)");
+        fail("scenario.peft.ia3_targets", "model has no '" + std::string(kLoraTargetNames[static_cast<std::size_t>(i)].name) + "' projection (plain MLP)");
   }
   if (s.meth == method::prompt_tuning || s.meth == method::prefix_tuning) {
     require_range(s.peft.virtual_tokens, 1, kMaxModelDim, "scenario.peft.virtual_tokens");
@@ -149,12 +151,16 @@ inline void validate_scenario(const architecture& m, const scenario& s) {
       fail("scenario.quantization.double_quant", "applies to nf4/fp4 only (got weights=" + std::string(to_string(s.quant->weights)) + ")");
     require_range(s.quant->group_size, 0, 1 << 20, "scenario.quantization.group_size");
   }
+}
 
-  // Optimizer / step.
+// The optimizer step.
+inline void validate_step(const scenario& s) {
   if (s.optimizer_in_backward && s.grad_accum > 1)
     fail("scenario.optimizer_in_backward", "cannot be combined with gradient accumulation (got grad_accum=" + i2s(s.grad_accum) + ")");
+}
 
-  // Hardware.
+// The GPU: precision support and the figures the estimators divide by.
+inline void validate_hardware(const scenario& s) {
   if (s.prec == precision::fp8_mixed && !s.gpu.has_fp8())
     fail("scenario.precision", "fp8-mixed needs FP8 tensor cores (sm_89+); " + s.gpu.id +
                                    (s.gpu.cc_major > 0 ? " is sm_" + i2s(s.gpu.sm()) : std::string(" has none")));
@@ -165,12 +171,27 @@ inline void validate_scenario(const architecture& m, const scenario& s) {
     fail("scenario.gpu.fp32_tflops", "must be positive (got " + detail::num(in_tflop_per_s(s.gpu.fp32)) + ")");
   if (!(in_byte_per_s(s.gpu.bandwidth) > 0))
     fail("scenario.gpu.bandwidth_gb_s", "must be positive (got " + detail::num(in_gb_per_s(s.gpu.bandwidth)) + ")");
+}
 
-  // Totals.
+// Token count, price, network.
+inline void validate_totals(const scenario& s) {
   if (s.tokens) detail::require_finite(*s.tokens, 1, 1e18, "scenario.tokens");
   if (s.price_per_gpu_hour) detail::require_finite(*s.price_per_gpu_hour, 0, 1e6, "scenario.price_per_gpu_hour");
   if (s.cluster.internode_per_gpu)
     detail::require_finite(in_gb_per_s(*s.cluster.internode_per_gpu), 1e-3, 1e6, "scenario.network.internode_gb_s");
+}
+}  // namespace detail
+
+// The scenario's rules against an architecture that was already validated
+// (run::edit re-checks only these).
+inline void validate_scenario(const architecture& m, const scenario& s) {
+  detail::validate_sizes(s);
+  detail::validate_layout(m, s);
+  detail::validate_sequence(m, s);
+  detail::validate_method(m, s);
+  detail::validate_step(s);
+  detail::validate_hardware(s);
+  detail::validate_totals(s);
 }
 
 // Every rule: the architecture's, then the scenario's.

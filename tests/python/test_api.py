@@ -375,7 +375,7 @@ def test_fit_binding_is_the_largest_component():
     for kwargs in ({"gpu": "rtx-4090"}, {"gpu": "rtx-4090", "method": "qlora"},
                    {"gpu": "a100-80gb", "workload": "infer", "inference": {"batch": 64, "prompt_len": 4096}}):
         f = gp.fit("llama-2-7b", **kwargs)
-        mem = f.memory
+        mem = f.to_dict()["memory"]  # the CLI's JSON of the breakdown (f.memory is the typed object)
         best = components[0]
         for c in components[1:]:
             if mem.get(c + "_bytes", 0) > mem.get(best + "_bytes", 0):

@@ -99,7 +99,7 @@ inline std::string lora_targets_text(std::uint8_t t) {
   for (int i = 0; i < kLinearKinds; ++i) {
     if ((t & (1u << i)) == 0) continue;
     if (!out.empty()) out += ",";
-    out += kLinearNames[i];
+    out += kLoraTargetNames[static_cast<std::size_t>(i)].name;
   }
   return out;
 }
