@@ -15,6 +15,7 @@
 
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/hf_config.hpp"
+#include "support/errors.hpp"
 
 using namespace gpuplan;
 using nlohmann::json;
@@ -110,15 +111,7 @@ TEST_CASE("catalog: unknown names suggest the nearest three") {
 }
 
 TEST_CASE("catalog: errors carry their kind") {
-  auto kind = [](auto f) {
-    try {
-      f();
-    } catch (const config_error& e) {
-      return e.kind();
-    }
-    FAIL("no config_error");
-    return error_kind::invalid_input;
-  };
+  const auto kind = [](auto f) { return test::kind_thrown(f); };
   CHECK(kind([] { (void)io::find_model("llama-2-13x"); }) == error_kind::unknown_name);
   CHECK(kind([] { (void)io::load_model(std::string("qwen"), "scenario.model"); }) == error_kind::unknown_name);
   CHECK(kind([] { (void)io::find_gpu("h100"); }) == error_kind::unknown_name);

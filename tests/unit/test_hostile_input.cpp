@@ -38,6 +38,7 @@
 #include "gpuplan/timing.hpp"
 
 #include "support/utf8.hpp"
+#include "support/errors.hpp"
 
 using namespace gpuplan;
 using json = nlohmann::json;
@@ -349,15 +350,7 @@ TEST_CASE("hostile: safetensors headers that lie, truncate or overflow") {
 }
 
 TEST_CASE("hostile: unreadable files are io errors, malformed contents parse errors") {
-  auto kind = [](auto f) {
-    try {
-      f();
-    } catch (const config_error& e) {
-      return e.kind();
-    }
-    FAIL("no config_error");
-    return error_kind::invalid_input;
-  };
+  const auto kind = [](auto f) { return test::kind_thrown(f); };
   const std::string truncated = temp_file("abc", ".safetensors");
   const std::string not_json = temp_file("{\"model_type\": ", "-cut.json");
   CHECK(kind([&] { (void)io::read_safetensors_header(truncated); }) == error_kind::parse_error);

@@ -8,6 +8,7 @@
 
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/scenario_json.hpp"
+#include "support/errors.hpp"
 
 using namespace gpuplan;
 using json = nlohmann::json;
@@ -114,16 +115,7 @@ TEST_CASE("scenario: malformed JSON is one line naming the position") {
 
 namespace {
 // The kind of the config_error `f` throws (the message is checked elsewhere).
-template <class F>
-error_kind kind_thrown(F f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.kind();
-  }
-  FAIL("no config_error");
-  return error_kind::invalid_input;
-}
+using test::kind_thrown;
 }  // namespace
 
 TEST_CASE("scenario: each rejection carries its error kind") {
