@@ -610,8 +610,7 @@ std::string framework_text(const scenario& r) {
        " (recipe default for " + (peft ? "LoRA/QLoRA" : "full training") + ": " +
        std::string(to_string(peft ? p.peft_checkpointing : p.full_checkpointing)) + ")");
   const dtype w = base_quantization(r).weights;
-  const bool bnb = w == dtype::nf4 || w == dtype::fp4 || w == dtype::int8;
-  if (r.work == workload::train && bnb && p.kbit_non_quantized_fp32)
+  if (r.work == workload::train && is_bitsandbytes(w) && p.kbit_non_quantized_fp32)
     term("quantized base: embeddings, head and norms upcast to fp32 (PEFT prepare_model_for_kbit_training)");
   const bool master = r.prec == precision::fp16_mixed || r.prec == precision::bf16_mixed || r.prec == precision::fp8_mixed;
   if (r.parallel.zero >= 3 && master)
@@ -620,7 +619,7 @@ std::string framework_text(const scenario& r) {
                                     "(DeepSpeed estimate_zero3_model_states_mem_needs)");
   if (p.fused_kernels) term("fused element-wise kernels (no eager factor)");
   if (r.parallel.tp > 1) term(std::string("sequence parallelism with tensor parallelism: ") + (r.parallel.sp ? "on" : "off"));
-  if (w == dtype::int8) term("LLM.int8 matmuls x" + format_number(p.int8_gemm_factor) + " of 16-bit (bitsandbytes)");
+  if (w == dtype::int8) term("LLM.int8 matmuls x" + format_number(detail::kLlmInt8GemmFactor) + " of 16-bit (bitsandbytes)");
   return out;
 }
 

@@ -69,6 +69,8 @@ constexpr double storage_bits(dtype d) {
 constexpr bool is_quantized(dtype d) {
   return d == dtype::int8 || d == dtype::int4 || d == dtype::nf4 || d == dtype::fp4;
 }
+// Formats bitsandbytes stores (NF4/FP4 Linear4bit, LLM.int8 Linear8bitLt); int4 is GPTQ/AWQ.
+constexpr bool is_bitsandbytes(dtype d) { return d == dtype::int8 || d == dtype::nf4 || d == dtype::fp4; }
 
 // Bits per stored weight element including scales. `row_length` is the input
 // width of the matrix (only LLM.int8 needs it: one scale per output row).

@@ -33,21 +33,7 @@ struct framework_profile {
   // ---- speed semantics ----
   // Element-wise work runs in fused kernels (as under torch.compile).
   bool fused_kernels = false;
-  // Time of a GEMM over an LLM.int8 base relative to the same GEMM in 16 bit, beyond
-  // the dequantisation traffic the time model charges for every quantized base.
-  double int8_gemm_factor = 1.0;
-
-  // ---- feasible layouts ----
-  bool pipeline_parallel = false;
-  bool tensor_parallel = false;
-  int max_zero_with_pipeline = 3;
 };
-
-namespace detail {
-// LLM.int8 with outlier decomposition runs 2–3x slower than 16-bit matmuls
-// (bitsandbytes issues #465 and #181): the middle.
-inline constexpr double kBnbInt8GemmFactor = 2.5;
-}  // namespace detail
 
 inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
     // transformers Trainer / TRL SFTTrainer + PEFT + bitsandbytes + accelerate.
@@ -57,35 +43,26 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      // SFTConfig gradient_checkpointing=True (trl/trainer/sft_config.py).
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::none,  // TrainingArguments.gradient_checkpointing=False
-     .kbit_non_quantized_fp32 = true,           // peft/utils/other.py prepare_model_for_kbit_training
-     .int8_gemm_factor = detail::kBnbInt8GemmFactor},
+     .kbit_non_quantized_fp32 = true},  // peft/utils/other.py prepare_model_for_kbit_training
     // DeepSpeed ZeRO (with the HF Trainer or its own engine).
     {.id = framework::deepspeed,
      .summary = "DeepSpeed ZeRO engine",
      .peft_checkpointing = checkpointing::full,
-     .full_checkpointing = checkpointing::none,
-     .int8_gemm_factor = detail::kBnbInt8GemmFactor,
-     .pipeline_parallel = true,
-     // deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism".
-     .max_zero_with_pipeline = 1},
+     .full_checkpointing = checkpointing::none},
     // PyTorch FSDP / FSDP2 (accelerate FSDP, torchtitan-style without Megatron kernels).
     {.id = framework::fsdp,
      .summary = "PyTorch FSDP / FSDP2",
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::none,
      // torch/distributed/fsdp/api.py MixedPrecision: sharded parameters kept in full precision.
-     .sharded_fp32_is_master = true,
-     .int8_gemm_factor = detail::kBnbInt8GemmFactor,
-     .tensor_parallel = true},
+     .sharded_fp32_is_master = true},
     // torchtune recipes: bf16, FSDP2, activation checkpointing on in most configs
     // (recipes/configs/*: enable_activation_checkpointing: True).
     {.id = framework::torchtune,
      .summary = "torchtune recipes (FSDP2, bf16)",
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::full,
-     .sharded_fp32_is_master = true,
-     .int8_gemm_factor = detail::kBnbInt8GemmFactor,
-     .tensor_parallel = true},
+     .sharded_fp32_is_master = true},
     // Megatron-LM / NeMo / torchtitan-style fused stacks.
     {.id = framework::megatron,
      .summary = "Megatron-LM / NeMo (fused kernels, TP+SP, pipeline)",
@@ -94,18 +71,14 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .full_checkpointing = checkpointing::selective,
      // Sequence parallelism pairs with TP in Megatron's and torchtitan's recipes (Korthikanti et al. 2022 §4.2.2).
      .sequence_parallel_with_tp = true,
-     .fused_kernels = true,
-     .int8_gemm_factor = detail::kBnbInt8GemmFactor,
-     .pipeline_parallel = true,
-     .tensor_parallel = true},
+     .fused_kernels = true},
     // Unsloth: fused Triton kernels, its own offloaded gradient checkpointing.
     {.id = framework::unsloth,
      .summary = "Unsloth (fused Triton kernels, offloaded checkpointing)",
      // FastLanguageModel.get_peft_model(use_gradient_checkpointing="unsloth").
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::full,
-     .fused_kernels = true,
-     .int8_gemm_factor = detail::kBnbInt8GemmFactor},
+     .fused_kernels = true},
 }};
 
 // The table is in enum order, so a profile is one index away (estimators call this per estimate).

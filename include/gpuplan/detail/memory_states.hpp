@@ -39,8 +39,7 @@ inline double base_weight_bytes(const architecture& a, const facts& f, const sta
 // quantise (embeddings, LM head, norms, biases) is cast to fp32
 // (peft/utils/other.py: "cast all non INT8 parameters to fp32").
 inline bool kbit_prepared(const scenario& r, const facts& f) {
-  const bool bnb = f.q.weights == dtype::nf4 || f.q.weights == dtype::fp4 || f.q.weights == dtype::int8;
-  return r.work == workload::train && bnb && profile_of(r.fw).kbit_non_quantized_fp32;
+  return r.work == workload::train && is_bitsandbytes(f.q.weights) && profile_of(r.fw).kbit_non_quantized_fp32;
 }
 
 inline double training_base_weight_bytes(const architecture& a, const scenario& r, const facts& f, const stage_params& sp) {

@@ -33,6 +33,9 @@ inline constexpr double kSoftmaxUpcastPasses = 1.0;
 inline constexpr double kLoraDropoutAccesses = 3.0;
 // bitsandbytes matmul_4bit dequantizes to a bf16 copy (2 B written per weight) that the GEMM reads.
 inline constexpr double kDequantWriteBytes = 2.0;
+// LLM.int8 with outlier decomposition runs 2–3x slower than 16-bit matmuls beyond its
+// traffic (bitsandbytes issues #465 and #181): the middle.
+inline constexpr double kLlmInt8GemmFactor = 2.5;
 // MoE token permute and unpermute (Megatron-Core moe_utils permute/unpermute): each r+w of T·k·h.
 inline constexpr double kMoePermuteAccesses = 2.0 * kReadWrite;
 
@@ -161,12 +164,10 @@ inline linear_cost block_linears(const architecture& a, const scenario& run, con
     // Read the packed weights (bits_per_element incl. scales), write the bf16 copy.
     const double packed = bits_per_element(base_quantization(run), static_cast<double>(a.hidden)) / kBitsPerByte;
     c.dequant = linear_params * (packed + kDequantWriteBytes) / d.bwe;
-    // LLM.int8's outlier-decomposed matmul is slower than its traffic (framework.hpp).
     if (base_quantization(run).weights == dtype::int8) {
-      const double f = profile_of(run.fw).int8_gemm_factor;
-      c.linear *= f;
-      c.col_attn *= f;
-      c.col_mlp *= f;
+      c.linear *= kLlmInt8GemmFactor;
+      c.col_attn *= kLlmInt8GemmFactor;
+      c.col_mlp *= kLlmInt8GemmFactor;
     }
   }
   return c;
