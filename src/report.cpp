@@ -207,7 +207,7 @@ json estimate_json(const resolved_run& r) {
   j["memory"]["stages"] = std::move(st);
   const memory_bands mb = bands_of(r.run, mem);
   j["memory"]["bands"] = memory_bands_json(mb);
-  j["memory"]["verdict"] = to_string(verdict_of(mb.device, in_bytes(mem.capacity)));
+  j["memory"]["verdict"] = to_string(verdict_of(mem, mb));  // the default planning margin (plan/margin.hpp)
   j["time"] = time_json(t, run.work);
   j["time"]["bands"] = time_bands_json(bands_of(r.run, t));
   j["warnings"] = warning_messages(w);
@@ -303,8 +303,8 @@ std::string verdict_line(const memory_breakdown& m, const style& s) {
   return line;
 }
 
-std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const style& s) {
-  const verdict v = verdict_of(b.device, in_bytes(m.capacity));
+std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const style& s, const plan_margin& g) {
+  const verdict v = verdict_of(m, b, g);
   const bool md = s.format == report_format::markdown;
   const char* on = "";
   const char* off = "";
@@ -318,7 +318,9 @@ std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const
                      format_number(b.device.p90 / 1e9, 3) + " GB] of " + format_bytes(m.capacity) + " usable";
   if (m.fits) line += "; headroom " + format_bytes(m.headroom);
   else line += "; short by " + format_bytes(bytes(-in_bytes(m.headroom)));
-  if (v == verdict::tight) line += "; likely fits, but the P90 does not: leave headroom or try it";
+  if (v == verdict::tight)
+    line += "; likely fits, but not with the margin (" + margin_text(g) + " of " +
+            format_bytes_short(margin_headroom(g, m.capacity)) + " free): leave headroom or try it";
   if (!b.source.validated) line += "; no measured run like this one: widest band";
   const memory_component bind = largest_component(m);
   line += "; largest term: " + std::string(name_of(kComponentLabels, bind));
@@ -690,7 +692,6 @@ std::string offload_text(offload opt, offload params) {
 }
 
 // "×1.23" (relative step-time / GPU-seconds cost); "n/a" without a time model.
-std::string cost_factor(double c) { return std::isfinite(c) ? "×" + format_number(c) : std::string("n/a"); }
 
 layout layout_of(const scenario& s) {
   layout l;
@@ -770,6 +771,37 @@ table fit_limits_table(const fit_report& f, const scenario& run) {
   return t;
 }
 
+std::string margin_text(const plan_margin& g) {
+  return std::string(g.confidence <= 0.5 ? "P50" : g.confidence <= 0.9 ? "P90" : "P99") + " plus " +
+         (g.headroom_fraction > 0 ? pct(g.headroom_fraction) + " or " : std::string()) +
+         format_number(in_gib(g.headroom_min)) + " GiB, the larger,";
+}
+
+namespace {
+std::string time_change_text(double r) {
+  if (!std::isfinite(r)) return "n/a";
+  const double d = (r - 1) * 100;
+  if (std::fabs(d) < 0.5) return "same";
+  return (d > 0 ? "+" : "−") + format_number(std::fabs(d), 2) + "% time";
+}
+std::string where_text(const suggestion& g) {
+  switch (g.scope) {
+    case suggestion_scope::own_card: return "your card";
+    case suggestion_scope::more_cards: return std::to_string(g.run.num_gpus) + " × " + g.run.gpu.id;
+    case suggestion_scope::other_gpu: return "rent or buy";
+  }
+  return "?";
+}
+std::string price_text(const suggestion& g) {
+  if (!g.price_per_gpu_hour) return g.scope == suggestion_scope::other_gpu ? "no price" : "-";
+  std::string out = "$" + format_number(*g.price_per_gpu_hour) + "/GPU-h";
+  if (g.run_cost) out += "; run $" + format_number(*g.run_cost, 4);
+  return out;
+}
+json opt_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+}  // namespace
+
 json suggestions_json(const std::vector<suggestion>& s, const architecture& a, const std::string& model_spec) {
   json arr = json::array();
   int rank = 1;
@@ -780,11 +812,18 @@ json suggestions_json(const std::vector<suggestion>& s, const architecture& a, c
                    {"changes", std::move(changes)},
                    {"description", g.description},
                    {"fits", g.fits},
+                   {"scope", to_string(g.scope)},
+                   {"effect", to_string(g.effect)},
                    {"device_bytes", in_bytes(g.memory.device)},
+                   {"device_quantile_bytes", g.device_quantile},
                    {"capacity_bytes", in_bytes(g.memory.capacity)},
                    {"headroom_bytes", in_bytes(g.memory.headroom)},
+                   {"headroom_kept_bytes", in_bytes(g.headroom_kept)},
                    {"step_seconds", in_seconds(g.time.step)},
-                   {"time_cost", std::isfinite(g.time_cost) ? json(g.time_cost) : json(nullptr)},
+                   {"time_cost", finite_or_null(g.time_cost)},
+                   {"time_change", finite_or_null(g.time_change)},
+                   {"price_per_gpu_hour", opt_number(g.price_per_gpu_hour)},
+                   {"run_cost", opt_number(g.run_cost)},
                    {"num_gpus", g.run.num_gpus},
                    {"gpu", g.run.gpu.id},
                    {"scenario", scenario_of(a, g.run, model_spec)}});
@@ -795,15 +834,20 @@ json suggestions_json(const std::vector<suggestion>& s, const architecture& a, c
 table suggestions_table(const std::vector<suggestion>& s) {
   table t;
   t.title = "What would make it fit";
-  t.header = {"#", "Change", "Device memory", "Fits", "Step-time cost"};
+  t.header = {"#", "Where", "Change", "Peak", "Free at margin", "Time", "Price"};
   int rank = 1;
   for (const auto& g : s)
-    t.rows.push_back({std::to_string(rank++), g.description,
-                      format_bytes(g.memory.device) + " of " + format_bytes_short(g.memory.capacity),
-                      g.fits ? "yes" : "no", cost_factor(g.time_cost)});
-  t.right_align = {true, false, true, false, true};
-  t.notes.push_back("Cheapest first. Cost = GPU-seconds per trained sample relative to the run "
-                    "(the step-time ratio on the same GPUs; ZeRO-3 across N charges the extra GPUs).");
+    t.rows.push_back({std::to_string(rank++), where_text(g), g.description,
+                      format_number(in_gib(g.memory.device)) + " GiB of " + format_number(in_gib(g.memory.capacity)) + " GiB",
+                      format_number((in_bytes(g.memory.capacity) - g.device_quantile) / (1024.0 * 1024.0 * 1024.0)) + " GiB",
+                      time_change_text(g.time_change), price_text(g)});
+  t.right_align = {true, false, false, true, true, true, false};
+  if (s.empty()) t.notes.push_back("No single change, pair of changes or catalog GPU fits with the margin.");
+  t.notes.push_back("Only changes that fit with the margin. Your card first (the same result before approximate "
+                    "optimizer state, adapters and shorter sequences; then by time), then more of your cards, then "
+                    "other GPUs by price (catalog on-demand $/GPU-hour; run cost when --tokens is given).");
+  t.notes.push_back("Peak = estimated device memory; Free at margin = capacity − the band's quantile (P90 by "
+                    "default); Time = wall-clock time per trained sample relative to the run.");
   return t;
 }
 

@@ -34,6 +34,10 @@ struct band_source {
   int cases = 0;       // validation cases behind the quantiles
   bool validated = true;  // false: the run's family, precision or scale was never measured
   detail::band_factors factors{};
+  // The quantiles of the run's own regime (the most specific with enough cases),
+  // also when the run is outside every validated one and `factors` is the widest
+  // band; the planning margin (plan/margin.hpp) uses the larger of the two.
+  detail::band_factors regime_factors{};
 };
 
 enum class verdict : std::uint8_t { fits, tight, does_not_fit };
@@ -80,6 +84,7 @@ inline band_source select_band(std::span<const band_row> rows, band_metric m, in
     out.multi_gpu = pick->multi_gpu;
     out.cases = pick->cases;
     out.factors = pick->f;
+    out.regime_factors = best != nullptr ? best->f : pick->f;
   }
   return out;
 }

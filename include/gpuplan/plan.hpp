@@ -1,7 +1,8 @@
 // plan.hpp — the planner: the questions users ask, answered from the memory and
 // time models. One header per question; this one includes them all.
 //   plan/fit.hpp        will it fit? headroom, binding term, max micro-batch / seq, min GPUs per ZeRO stage
-//   plan/suggest.hpp    what would make it fit, ranked by the cost of each change
+//   plan/margin.hpp     when a run is a plan: the memory quantile (P50/P90/P99) plus a headroom fits
+//   plan/suggest.hpp    what would make it fit: own card first, then more cards, then other GPUs by price
 //   plan/layout.hpp     a parallel layout and how it is written into a scenario
 //   plan/search.hpp     the fastest parallel layout on N GPUs, exhaustive, with exact pruning
 //   plan/recommend.hpp  which GPU and how many for a workload, a deadline and a budget
@@ -13,6 +14,7 @@
 
 #include "gpuplan/plan/fit.hpp"
 #include "gpuplan/plan/layout.hpp"
+#include "gpuplan/plan/margin.hpp"
 #include "gpuplan/plan/recommend.hpp"
 #include "gpuplan/plan/search.hpp"
 #include "gpuplan/plan/suggest.hpp"

@@ -8,6 +8,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/prices.hpp"
 #include "gpuplan/plan.hpp"
 #include "gpuplan/plan_names.hpp"
 
@@ -60,20 +61,36 @@ std::map<std::string, double, std::less<>> parse_prices(const std::string& text,
   return out;
 }
 
-std::optional<fit_suggestions> what_would_make_it_fit(const io::resolved_run& run) {
+std::optional<fit_suggestions> what_would_make_it_fit(const io::resolved_run& run, const plan_margin& margin) {
   suggest_options o;
   o.gpus = catalog_gpus();
+  o.margin = margin;
+  const std::vector<io::price_row>& prices = io::price_catalog();
+  for (const gpu_spec& g : o.gpus)
+    if (const auto p = io::cheapest_price(prices, g.id)) o.price_per_gpu_hour.emplace(g.id, *p);
   const std::vector<suggestion> s = suggest(run.run, o);
   return fit_suggestions{io::suggestions_table(s), io::suggestions_json(s, run.model(), run.model_spec)};
 }
 
-fit_limits limits_of(const io::resolved_run& run) {
-  const fit_report f = fit(run.run);
+fit_limits limits_of(const io::resolved_run& run, const plan_margin& margin) {
+  fit_options o;
+  o.margin = margin;
+  const fit_report f = fit(run.run, o);
   return {io::fit_limits_table(f, run.settings()), io::fit_limits_json(f)};
+}
+
+plan_margin parse_margin(const margin_request& request) {
+  plan_margin g;
+  g.confidence = io::parse_confidence(request.confidence, "--confidence");
+  const io::headroom_amount h = io::parse_headroom(request.headroom, "--headroom");
+  g.headroom_fraction = h.fraction;
+  g.headroom_min = bytes(h.bytes);
+  return g;
 }
 
 int run_search(const io::resolved_run& run, const search_request& request, const io::style& style) {
   search_options o;
+  o.margin = request.margin;
   o.top_k = request.top_k;
   o.threads = request.threads;
   o.global_batch = request.global_batch;
@@ -115,6 +132,7 @@ int run_search(const io::resolved_run& run, const search_request& request, const
 
 int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style) {
   recommend_options o;
+  o.margin = request.margin;
   if (request.gpus_list.empty()) {
     o.gpus = catalog_gpus();
   } else {

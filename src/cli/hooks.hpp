@@ -22,14 +22,22 @@ struct fit_suggestions {
   io::table table;     // ranked changes, cheapest first
   nlohmann::json json;  // the same, as an array of objects
 };
-std::optional<fit_suggestions> what_would_make_it_fit(const io::resolved_run& run);
+// Only rows that fit with `margin`; other GPUs carry the catalog's cheapest on-demand price.
+std::optional<fit_suggestions> what_would_make_it_fit(const io::resolved_run& run, const plan_margin& margin = {});
 
 // fit's limits: largest micro-batch, longest sequence, min GPUs per ZeRO stage.
 struct fit_limits {
   io::table table;
   nlohmann::json json;
 };
-fit_limits limits_of(const io::resolved_run& run);
+fit_limits limits_of(const io::resolved_run& run, const plan_margin& margin = {});
+
+// --confidence 0.5|0.9|0.99 and --headroom 5%|2GiB|5%,1GiB (fit, search, plan, recommend).
+struct margin_request {
+  std::string confidence = "0.9";
+  std::string headroom = "5%,1GiB";
+};
+plan_margin parse_margin(const margin_request& request);
 
 // `gpuplan search|plan`.
 struct search_request {
@@ -37,6 +45,7 @@ struct search_request {
   int threads = 1;
   std::string objective = "time";  // a name of kSearchObjectiveNames (plan_names.hpp)
   std::optional<std::int64_t> global_batch;
+  plan_margin margin{};
 };
 int run_search(const io::resolved_run& run, const search_request& request, const io::style& style);
 
@@ -51,6 +60,7 @@ struct recommend_request {
   int max_gpus = 64;
   std::string rank = "cost";                  // a name of kRecommendRankNames (plan_names.hpp)
   std::size_t top_k = 10;
+  plan_margin margin{};
 };
 int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style);
 

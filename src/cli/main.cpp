@@ -48,9 +48,9 @@ constexpr int kExitUsage = 2;
 constexpr int kExitTight = 3;  // fit: the median estimate fits, its P90 does not (bands.hpp)
 
 const char* const kExitCodes =
-    "Exit codes: 0 ok (fit: fits even at the P90 of the estimate); 1 the run does not fit (fit only); "
-    "2 usage or input error (one line on stderr: 'gpuplan: <path>: <reason>'); 3 tight: the median estimate "
-    "fits, its P90 does not (fit only).";
+    "Exit codes: 0 ok (fit: the P90 of the estimate plus the headroom, 5% or 1 GiB, fits; see --confidence, "
+    "--headroom); 1 the run does not fit (fit only); 2 usage or input error (one line on stderr: "
+    "'gpuplan: <path>: <reason>'); 3 tight: the median estimate fits, its P90 plus the headroom does not (fit only).";
 
 std::string one_line(std::string s) {
   for (char& c : s)
@@ -77,6 +77,13 @@ void add_output_options(CLI::App* sub, output_args& out) {
   sub->add_option("--format", out.format, "Output format: " + gpuplan::join_names(io::kReportFormatNames))
       ->check(CLI::IsMember(report_format_words()))
       ->group("Output");
+}
+
+// The planning margin of fit, search/plan and recommend (plan/margin.hpp).
+void add_margin_options(CLI::App* sub, gpuplan::cli::margin_request& m) {
+  sub->add_option("--confidence", m.confidence, "Plan on this quantile of the memory band: 0.5, 0.9 (default) or 0.99")
+      ->group("Margin");
+  sub->add_option("--headroom", m.headroom, "Memory kept free: 5%, 2GiB or 5%,1GiB (the larger; default)")->group("Margin");
 }
 
 io::style make_style(const output_args& out) {
@@ -418,9 +425,10 @@ int cmd_gpus(const run_args& a, const output_args& out) {
   return kExitOk;
 }
 
-int cmd_fit(run_args& a, const output_args& out) {
+int cmd_fit(run_args& a, const output_args& out, const gpuplan::cli::margin_request& mr) {
   load_extra_gpus(a);
   const io::style st = make_style(out);
+  const gpuplan::plan_margin margin = gpuplan::cli::parse_margin(mr);
   std::vector<std::string> methods;
   if (a.methods_opt != nullptr && a.methods_opt->count() > 0) methods = split_methods(a.methods);
   std::vector<io::resolved_run> runs;
@@ -435,7 +443,7 @@ int cmd_fit(run_args& a, const output_args& out) {
   for (const auto& r : runs) {
     const gpuplan::memory_breakdown mem = gpuplan::estimate_memory(r.run);
     bands.push_back(gpuplan::bands_of(r.run, mem));
-    const gpuplan::verdict v = gpuplan::verdict_of(bands.back().device, gpuplan::in_bytes(mem.capacity));
+    const gpuplan::verdict v = gpuplan::verdict_of(mem, bands.back(), margin);
     worst = std::max(worst, v);
     all_fit = all_fit && mem.fits;
     cols.push_back({std::string(gpuplan::to_string(r.settings().meth)), mem});
@@ -449,10 +457,10 @@ int cmd_fit(run_args& a, const output_args& out) {
                    {"verdict", gpuplan::to_string(v)},
                    {"binding", gpuplan::to_string(gpuplan::largest_component(mem))},
                    {"warnings", io::warning_messages(mem.warnings)},
-                   {"limits", gpuplan::cli::limits_of(r).json},
+                   {"limits", gpuplan::cli::limits_of(r, margin).json},
                    {"suggestions", nullptr}};
-      if (!mem.fits)
-        if (auto s = gpuplan::cli::what_would_make_it_fit(r)) item["suggestions"] = s->json;
+      if (v != gpuplan::verdict::fits)
+        if (auto s = gpuplan::cli::what_would_make_it_fit(r, margin)) item["suggestions"] = s->json;
       results.push_back(std::move(item));
     }
   }
@@ -475,17 +483,17 @@ int cmd_fit(run_args& a, const output_args& out) {
   gpuplan::warning_set warnings = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     if (runs.size() > 1) text += (md ? "- **" + cols[i].label + "**: " : cols[i].label + ": ");
-    text += io::verdict_line(cols[i].memory, bands[i], st) + "\n";
+    text += io::verdict_line(cols[i].memory, bands[i], st, margin) + "\n";
     warnings |= cols[i].memory.warnings;
   }
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    io::table limits = gpuplan::cli::limits_of(runs[i]).table;
+    io::table limits = gpuplan::cli::limits_of(runs[i], margin).table;
     if (runs.size() > 1) limits.title += " (" + cols[i].label + ")";
     text += "\n" + io::render(limits, st);
   }
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (cols[i].memory.fits) continue;
-    if (auto s = gpuplan::cli::what_would_make_it_fit(runs[i])) {
+    if (gpuplan::verdict_of(cols[i].memory, bands[i], margin) == gpuplan::verdict::fits) continue;
+    if (auto s = gpuplan::cli::what_would_make_it_fit(runs[i], margin)) {
       s->table.title = "What would make " + cols[i].label + " fit";
       text += "\n" + io::render(s->table, st);
     }
@@ -661,6 +669,8 @@ int run(int argc, char** argv) {
 
   auto* fit = app.add_subcommand("fit", "Will it fit? Per-GPU memory breakdown, verdict, headroom, binding term");
   add_run_options(fit, args, true, true);
+  gpuplan::cli::margin_request fit_margin, search_margin, rec_margin;
+  add_margin_options(fit, fit_margin);
   add_output_options(fit, out);
   fit->footer(std::string("Examples:\n"
                           "  gpuplan fit llama-2-13b --gpu rtx-4090 --method full,lora,qlora\n"
@@ -712,6 +722,7 @@ int run(int argc, char** argv) {
         ->group("Search");
     sub->add_option("--objective", search_req.objective, "time (step time on N GPUs) or cost (GPU-seconds, any count dividing N)")
         ->group("Search");
+    add_margin_options(sub, search_margin);
     add_output_options(sub, out);
     sub->footer(std::string("Examples:\n"
                             "  gpuplan search llama-2-70b --gpu h100-sxm --gpus 64 --global-batch 512\n"
@@ -737,6 +748,7 @@ int run(int argc, char** argv) {
   recommend_cmd->add_option("--max-gpus", rec_req.max_gpus, "Counts 1, 2, 4, ... up to this (default 64)")->group("Recommend");
   recommend_cmd->add_option("--rank", rec_req.rank, "cost (default) or time")->group("Recommend");
   recommend_cmd->add_option("--top,-k", rec_req.top_k, "Rows to show (default 10)")->group("Recommend");
+  add_margin_options(recommend_cmd, rec_margin);
   add_output_options(recommend_cmd, out);
   recommend_cmd->footer(std::string("Examples:\n"
                                     "  gpuplan recommend llama-2-7b --method lora --tokens 2B\n"
@@ -787,7 +799,7 @@ int run(int argc, char** argv) {
   if (describe->parsed()) return cmd_describe(describe_model, out);
   if (models->parsed()) return cmd_models(out);
   if (gpus->parsed()) return cmd_gpus(args, out);
-  if (fit->parsed()) return cmd_fit(args, out);
+  if (fit->parsed()) return cmd_fit(args, out, fit_margin);
   if (time->parsed()) return cmd_time(args, out);
   if (estimate->parsed()) return cmd_estimate(args, out);
   if (explain->parsed()) return cmd_explain(args, out);
@@ -799,10 +811,12 @@ int run(int argc, char** argv) {
     if (!sub->parsed()) continue;
     load_extra_gpus(search_args);
     search_req.global_batch = search_gb;
+    search_req.margin = gpuplan::cli::parse_margin(search_margin);
     return gpuplan::cli::run_search(build_run(search_args, nullptr), search_req, make_style(out));
   }
   if (recommend_cmd->parsed()) {
     load_extra_gpus(rec_args);
+    rec_req.margin = gpuplan::cli::parse_margin(rec_margin);
     return gpuplan::cli::run_recommend(build_run(rec_args, nullptr), rec_req, make_style(out));
   }
   return kExitUsage;

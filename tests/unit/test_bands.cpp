@@ -5,6 +5,7 @@
 
 #include "gpuplan/bands.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/plan/margin.hpp"
 
 using namespace gpuplan;
 
@@ -55,4 +56,34 @@ TEST_CASE("bands: a run's memory band scales its estimate; time bands invert for
   // A family never measured takes the widest band.
   const run phi(io::find_model("phi-2"), scenario{.gpu = io::find_gpu("a100-80gb")});
   CHECK_FALSE(bands_of(phi, estimate_memory(phi)).source.validated);
+}
+
+TEST_CASE("bands: the planning margin's quantile factor and verdict (plan/margin.hpp)") {
+  const detail::band_factors f{0.8, 1.0, 1.2};
+  CHECK(detail::quantile_factor(f, 0.5) == 1.0);
+  CHECK(detail::quantile_factor(f, 0.9) == 1.2);
+  // P99 extrapolates the P50→P90 spread with z(0.99)/z(0.9) = 2.3263/1.2816 = 1.8152: 1 + 0.2 × 1.8152.
+  CHECK(detail::quantile_factor(f, 0.99) == doctest::Approx(1.36304).epsilon(1e-5));
+  // A hand-made breakdown on a 100 GiB card with a (1.0, 1.2) band: the margin keeps
+  // max(5% × 100 GiB, 1 GiB) = 5 GiB free.
+  memory_breakdown m;
+  m.capacity = gib(100);
+  memory_bands b;
+  b.source.factors = f;
+  m.device = gib(79);  // P90 94.8 + 5 = 99.8 <= 100: fits
+  CHECK(verdict_of(m, b) == verdict::fits);
+  m.device = gib(80);  // P90 96 + 5 > 100, P50 80 <= 100: tight
+  CHECK(verdict_of(m, b) == verdict::tight);
+  CHECK(verdict_of(m, b, {.confidence = 0.5}) == verdict::fits);  // 80 + 5 <= 100
+  m.device = gib(96);  // P50 + 5 GiB > 100 but P50 <= 100: tight even at 0.5
+  CHECK(verdict_of(m, b, {.confidence = 0.5}) == verdict::tight);
+  m.device = gib(101);
+  CHECK(verdict_of(m, b) == verdict::does_not_fit);
+  // Paged optimizer state is not resident-required: 60 GiB reserved + overhead, 30 GiB paged.
+  m.paged = gib(30);
+  m.peak_reserved = gib(60);
+  m.overhead = gib(1) + bytes(memory_defaults::cublas_workspace);
+  m.device = gib(91);
+  CHECK(detail::resident_device(m) == doctest::Approx(in_bytes(gib(61))));
+  CHECK(verdict_of(m, b) == verdict::fits);  // 61 × 1.2 + 5 = 78.2 <= 100
 }

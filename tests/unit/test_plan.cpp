@@ -26,7 +26,11 @@ scenario train_on(const std::string& gpu, int n = 1) {
 }
 
 double dev(const architecture& m, const scenario& s) { return in_bytes(estimate_memory(m, s).device); }
-bool fits(const architecture& m, const scenario& s) { return estimate_memory(m, s).fits; }
+// The planner's criterion (plan/margin.hpp), called directly.
+bool fits(const architecture& m, const scenario& s, const plan_margin& g = {}) {
+  const run r(m, s);
+  return plans_fit(r, estimate_memory(r), g);
+}
 
 }  // namespace
 
@@ -36,8 +40,10 @@ TEST_CASE("plan: fit reports the verdict, headroom and binding term of estimate_
   scenario s = train_on("rtx-4090");
   const fit_report r = fit(m, s);
   const memory_breakdown direct = estimate_memory(m, s);
-  CHECK(r.fits == direct.fits);
-  CHECK_FALSE(r.fits);  // 13B full fine-tuning needs ~16 B/param = ~208 GB
+  CHECK(r.fits == fits(m, s));
+  CHECK_FALSE(direct.fits);
+  CHECK_FALSE(r.fits);
+  CHECK(r.state == verdict::does_not_fit);  // 13B full fine-tuning needs ~16 B/param = ~208 GB
   CHECK(in_bytes(r.headroom) == in_bytes(direct.headroom));
   // The largest term binds: for full AdamW mixed precision the optimizer state (8 B/param).
   CHECK(r.binding == memory_component::optimizer);
@@ -98,12 +104,19 @@ TEST_CASE("plan: min GPUs per ZeRO stage is the smallest count that fits") {
   CHECK(r.min_gpus[0].applicable);
   CHECK(!r.min_gpus[0].gpus.has_value());
   CHECK(r.min_gpus[0].searched_up_to == 64);
+  // ZeRO-1/2 keep the 26 GB of bf16 weights (and ZeRO-1 the gradients) on every GPU:
+  // at the full-fine-tuning P90 (×1.29) plus headroom they may not fit up to 64.
   for (int z = 1; z <= 3; ++z) {
     const gpu_count_fit& g = r.min_gpus[static_cast<std::size_t>(z)];
     CAPTURE(z);
-    REQUIRE(g.gpus.has_value());
     scenario t = s;
     t.parallel.zero = z;
+    if (!g.gpus) {
+      CHECK(z < 3);
+      t.num_gpus = 64;
+      CHECK_FALSE(fits(m, t));
+      continue;
+    }
     t.num_gpus = *g.gpus;
     CHECK(fits(m, t));
     if (*g.gpus > 1) {
@@ -112,8 +125,9 @@ TEST_CASE("plan: min GPUs per ZeRO stage is the smallest count that fits") {
     }
   }
   // More sharding never needs more GPUs.
-  CHECK(*r.min_gpus[3].gpus <= *r.min_gpus[2].gpus);
-  CHECK(*r.min_gpus[2].gpus <= *r.min_gpus[1].gpus);
+  REQUIRE(r.min_gpus[3].gpus.has_value());
+  if (r.min_gpus[2].gpus) CHECK(*r.min_gpus[3].gpus <= *r.min_gpus[2].gpus);
+  if (r.min_gpus[1].gpus) CHECK((r.min_gpus[2].gpus && *r.min_gpus[2].gpus <= *r.min_gpus[1].gpus));
   // ZeRO-3 shards all 16 B/param: 208 GB / (80 GB - overheads) -> at least 3 GPUs.
   CHECK(*r.min_gpus[3].gpus >= 3);
 }
@@ -141,25 +155,31 @@ TEST_CASE("plan: suggest for llama-2-13b full fine-tuning on an rtx-4090 offers 
   REQUIRE(!list.empty());
   bool qlora_fits = false;
   for (const auto& g : list) {
-    // Every row's memory is estimate_memory of its run.
+    // Every row's memory is estimate_memory of its run, and every row is a plan.
     CHECK(in_bytes(g.memory.device) == dev(m, g.run));
-    if (std::find(g.changes.begin(), g.changes.end(), change_kind::qlora) != g.changes.end() && g.fits) qlora_fits = true;
+    CHECK(g.fits);
+    CHECK(fits(m, g.run));
+    if (std::find(g.changes.begin(), g.changes.end(), change_kind::qlora) != g.changes.end()) qlora_fits = true;
   }
   CHECK(qlora_fits);
-  // Ranked: every fitting row before every non-fitting row; among fitting, time cost non-decreasing.
+  // Ranked: own card, then more cards, then other GPUs; on the own card by effect, then time.
   for (std::size_t i = 1; i < list.size(); ++i) {
-    CHECK((list[i - 1].fits || !list[i].fits));
-    if (list[i - 1].fits && list[i].fits && !std::isnan(list[i].time_cost))
-      CHECK(list[i - 1].time_cost <= list[i].time_cost);
+    const suggestion& a = list[i - 1];
+    const suggestion& b = list[i];
+    CHECK(a.scope <= b.scope);
+    if (a.scope == suggestion_scope::own_card && b.scope == suggestion_scope::own_card) {
+      CHECK(a.effect <= b.effect);
+      if (a.effect == b.effect && !std::isnan(b.time_change)) CHECK(a.time_change <= b.time_change);
+    }
   }
-  // LoRA alone on bf16 13B weights (26 GB) cannot fit 24 GB.
-  for (const auto& g : list)
-    if (g.changes == std::vector<change_kind>{change_kind::lora}) CHECK_FALSE(g.fits);
-  // A bigger GPU row exists and fits (A100 80GB ZeRO-0 full FT of 13B does not, but the list's smallest fitting GPU does).
+  // LoRA alone on bf16 13B weights (26 GB) cannot fit 24 GB: not listed.
+  for (const auto& g : list) CHECK(g.changes != std::vector<change_kind>{change_kind::lora});
+  // No other GPU of the list fits the run as it is: 13B full fine-tuning with AdamW in
+  // mixed precision keeps 16 B/param = 208 GB, above the largest card's 141 GB (H200).
   const bool any_gpu = std::any_of(list.begin(), list.end(), [](const suggestion& g) {
     return g.changes == std::vector<change_kind>{change_kind::bigger_gpu};
   });
-  CHECK(any_gpu);
+  CHECK_FALSE(any_gpu);
   // ZeRO-3 across N GPUs picks the smallest N that fits.
   for (const auto& g : list) {
     if (g.changes != std::vector<change_kind>{change_kind::zero3_gpus} || !g.fits) continue;
@@ -564,4 +584,195 @@ TEST_CASE("plan: a run left invalid by a failed edit is refused by the planner")
   CHECK_THROWS_AS((void)search(r), config_error);
   CHECK_THROWS_AS((void)size_system(r), config_error);
   CHECK_THROWS_AS((void)recommend(r, {.tokens = 1e6}), config_error);
+}
+
+// ---------------------------------------------------------------------------
+// The planning margin (plan/margin.hpp): the device memory at the band's quantile
+// plus max(5% of capacity, 1 GiB) must be within the usable capacity.
+namespace {
+scenario lora_7b_on_4090(std::int64_t seq) {
+  scenario s = train_on("rtx-4090");
+  s.meth = method::lora;
+  s.ckpt = checkpointing::full;
+  s.seq_len = seq;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("plan: a run whose P50 fits and whose P90 does not is tight, a plan at 0.5 and not at 0.9") {
+  const architecture& m = io::find_model("llama-2-7b");
+  const plan_margin p50{.confidence = 0.5};
+  const plan_margin p90{};  // the default: P90, max(5%, 1 GiB)
+  // The longest sequence that is a plan at P50 (fit() with that margin).
+  const fit_report at50 = fit(m, lora_7b_on_4090(512), {.max_gpus = 1, .cap_seq_at_max_positions = false, .margin = p50});
+  REQUIRE(at50.max_seq_len.has_value());
+  const std::int64_t seq = *at50.max_seq_len;
+  const run r(m, lora_7b_on_4090(seq));
+  const memory_breakdown mem = estimate_memory(r);
+  // LoRA, one GPU: the band is (peft, single GPU), P50 0.9218 × and P90 1.0560 × the
+  // estimate (detail/error_bands_data.hpp). At the P50 limit d × 0.9218 + keep ≈ C, so
+  // d × 1.0560 + keep exceeds C by ≈ 0.134 × d ≈ 3 GiB: a plan at P50, not at P90.
+  const double cap = in_bytes(mem.capacity);
+  const double keep = std::max(0.05 * cap, 1073741824.0);  // 5% of 23.99 GiB = 1.2 GiB > 1 GiB
+  CHECK(in_bytes(margin_headroom(p90, mem.capacity)) == doctest::Approx(keep));
+  CHECK(in_bytes(mem.device) * 0.9218 + keep <= cap);
+  CHECK(in_bytes(mem.device) * 1.0560 + keep > cap);
+  CHECK(plans_fit(r, mem, p50));
+  CHECK_FALSE(plans_fit(r, mem, p90));
+  CHECK(verdict_of(r, mem, p90) == verdict::tight);
+  CHECK(verdict_of(r, mem, p50) == verdict::fits);
+  const fit_report f = fit(r, {.max_gpus = 1, .cap_seq_at_max_positions = false});
+  CHECK_FALSE(f.fits);
+  CHECK(f.state == verdict::tight);
+  CHECK(f.device_quantile == doctest::Approx(in_bytes(mem.device) * 1.0560));
+  // fit's own limit at P90 is shorter; search returns the run at 0.5 and nothing at 0.9
+  // (one GPU, one sample per step, checkpointing and ZeRO as given: one layout).
+  REQUIRE(f.max_seq_len.has_value());
+  CHECK(*f.max_seq_len < seq);
+  search_options o{.top_k = 3, .global_batch = 1, .vary_checkpointing = false, .vary_zero = false};
+  o.margin = p50;
+  CHECK(search(r, o).rows.size() == 1);
+  o.margin = p90;
+  CHECK(search(r, o).rows.empty());
+}
+
+TEST_CASE("plan: less than the headroom free on a 24 GB card is not a plan") {
+  const architecture& m = io::find_model("llama-2-7b");
+  const plan_margin bare{.confidence = 0.9, .headroom_fraction = 0, .headroom_min = bytes(0)};
+  // The longest sequence whose P90 fits with no headroom at all: one token more does not,
+  // and a token of 7B LoRA with full checkpointing costs far less than 1 GiB, so the
+  // P90 leaves less than 1 GiB free there.
+  const fit_report f = fit(m, lora_7b_on_4090(512), {.max_gpus = 1, .cap_seq_at_max_positions = false, .margin = bare});
+  REQUIRE(f.max_seq_len.has_value());
+  const run r(m, lora_7b_on_4090(*f.max_seq_len));
+  const memory_breakdown mem = estimate_memory(r);
+  const double free_at_p90 = in_bytes(mem.capacity) - in_bytes(mem.device) * 1.0560;
+  CHECK(free_at_p90 >= 0);
+  CHECK(free_at_p90 < 1073741824.0);
+  CHECK(mem.fits);  // the point estimate fits with room to spare
+  CHECK(plans_fit(r, mem, bare));
+  CHECK_FALSE(plans_fit(r, mem));  // default margin: 1.2 GiB kept free
+  CHECK_FALSE(plans_fit(r, mem, {.confidence = 0.9, .headroom_fraction = 0, .headroom_min = gib(1)}));
+  // P99 is stricter than P90 (1.0560 → 0.9218 + 0.1342 × 2.3263/1.2816 = 1.1654).
+  CHECK_FALSE(plans_fit(r, mem, {.confidence = 0.99, .headroom_fraction = 0, .headroom_min = bytes(0)}));
+  CHECK(device_quantile(r, mem, {.confidence = 0.99}) == doctest::Approx(in_bytes(mem.device) * 1.16541).epsilon(1e-4));
+}
+
+TEST_CASE("plan: margin options out of range name the field") {
+  const architecture& m = io::find_model("llama-2-7b");
+  const scenario s = lora_7b_on_4090(512);
+  CHECK_THROWS_WITH_AS(fit(m, s, {.margin = {.confidence = 0.8}}), "fit.margin.confidence: must be 0.5, 0.9 or 0.99 (got 0.8)",
+                       config_error);
+  CHECK_THROWS_WITH_AS(suggest(m, s, {.margin = {.headroom_fraction = 0.6}}),
+                       "suggest.margin.headroom_fraction: must be between 0 and 0.5 (got 0.6)", config_error);
+  search_options o;
+  o.margin.headroom_min = bytes(-1);
+  CHECK_THROWS_WITH_AS(search(m, search_template("a100-80gb", 8), o),
+                       "search.margin.headroom_min: must be between 0 and 1 TiB (got -1 bytes)", config_error);
+  o.margin = {.confidence = std::nan("")};
+  CHECK_THROWS_AS(search(m, search_template("a100-80gb", 8), o), config_error);
+}
+
+TEST_CASE("plan: the search's margin table agrees with plans_fit") {
+  // margin_table looks the band up once per search; plans_fit looks it up per call.
+  const architecture& m = io::find_model("llama-2-13b");
+  for (const int n : {1, 2, 8, 512}) {
+    scenario s = train_on("a100-80gb", n);
+    s.parallel.zero = 3;
+    s.ckpt = checkpointing::full;
+    const run r(m, s);
+    const memory_breakdown mem = estimate_memory(r);
+    for (const double c : {0.5, 0.9, 0.99}) {
+      const plan_margin g{.confidence = c};
+      CAPTURE(n);
+      CAPTURE(c);
+      const detail::margin_table t(r, g);
+      CHECK(t.fits(mem, n) == plans_fit(r, mem, g));
+    }
+  }
+}
+
+// Issue 15's check: for a 24 GB GeForce owner and a T4 owner, the first suggestions
+// for a 7B/13B run that does not fit are changes on their own card, and every row fits.
+TEST_CASE("plan: suggestions for GeForce and T4 owners start on their own card, and every row fits") {
+  struct owner_case {
+    const char* model;
+    const char* gpu;
+    method meth;
+    std::int64_t seq;
+    std::int64_t micro_batch;
+  };
+  const owner_case cases[] = {
+      {"llama-2-13b", "rtx-4090", method::qlora, 4096, 8},  // 7.9 GB NF4 weights, activations of 8 × 4096 do not
+      {"llama-2-13b", "rtx-3090", method::lora, 2048, 1},   // 26 GB of bf16 weights > 24 GB
+      {"llama-2-7b", "rtx-4090", method::full, 2048, 1},    // 16 B/param = 108 GB
+      {"llama-2-7b", "t4", method::lora, 2048, 1},          // 13.5 GB of weights + the rest > 15 GiB at P90
+      {"llama-2-7b", "t4", method::qlora, 4096, 8},
+      {"llama-2-13b", "t4", method::full, 2048, 1},
+  };
+  suggest_options o;
+  for (const auto& id : io::gpu_ids()) o.gpus.push_back(io::find_gpu(id));
+  o.price_per_gpu_hour = {{"a100-80gb", 1.5}, {"h100-sxm", 2.5}, {"rtx-a6000", 0.8}, {"l40s", 1.0}};
+  for (const auto& c : cases) {
+    CAPTURE(c.model);
+    CAPTURE(c.gpu);
+    CAPTURE(to_string(c.meth));
+    const architecture& m = io::find_model(c.model);
+    scenario s = train_on(c.gpu);
+    s.meth = c.meth;
+    s.seq_len = c.seq;
+    s.micro_batch = c.micro_batch;
+    s.ckpt = c.meth == method::full ? checkpointing::none : checkpointing::full;
+    REQUIRE_FALSE(fits(m, s));
+    const std::vector<suggestion> list = suggest(m, s, o);
+    REQUIRE(!list.empty());
+    CHECK(list.front().scope == suggestion_scope::own_card);
+    CHECK(list.front().run.gpu.id == c.gpu);
+    CHECK(list.front().run.num_gpus == 1);
+    double last_price = 0;
+    for (const auto& g : list) {
+      CAPTURE(g.description);
+      CHECK(g.fits);
+      CHECK(fits(m, g.run));  // re-checked from scratch
+      if (g.scope == suggestion_scope::other_gpu) {
+        CHECK(in_bytes(g.run.gpu.usable_memory) > in_bytes(s.gpu.usable_memory));
+        if (g.price_per_gpu_hour) {
+          CHECK(*g.price_per_gpu_hour >= last_price);  // cheapest first (no token count: by price)
+          last_price = *g.price_per_gpu_hour;
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("plan: shorter sequence is the longest that fits, and a token count prices the run") {
+  const architecture& m = io::find_model("llama-2-13b");
+  scenario s = train_on("rtx-4090");
+  s.meth = method::qlora;
+  s.ckpt = checkpointing::full;
+  s.seq_len = 4096;
+  s.micro_batch = 8;
+  s.tokens = 1e8;
+  suggest_options o{.gpus = {io::find_gpu("a100-80gb")}, .pairs = false};
+  o.price_per_gpu_hour = {{"a100-80gb", 1.5}};
+  const std::vector<suggestion> list = suggest(m, s, o);
+  bool seen_seq = false, seen_gpu = false;
+  for (const auto& g : list) {
+    if (g.changes == std::vector<change_kind>{change_kind::shorter_sequence}) {
+      seen_seq = true;
+      CHECK(g.effect == change_effect::different_data);
+      CHECK(g.run.seq_len < 4096);
+      scenario t = s;
+      t.seq_len = g.run.seq_len + 1;
+      CHECK_FALSE(fits(m, t));
+    }
+    if (g.changes == std::vector<change_kind>{change_kind::bigger_gpu}) {
+      seen_gpu = true;
+      REQUIRE(g.run_cost.has_value());
+      // cost = GPU-hours of 1e8 tokens on one A100 × 1.5 $/GPU-hour.
+      CHECK(*g.run_cost == doctest::Approx(estimate_time(m, g.run).gpu_hours * 1.5));
+    }
+  }
+  CHECK(seen_seq);
+  CHECK(seen_gpu);
 }

@@ -10,6 +10,7 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/memory.hpp"
+#include "gpuplan/plan/margin.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/scenario.hpp"
 
@@ -43,20 +44,21 @@ std::optional<std::int64_t> smallest_true(std::int64_t k_max, Pred pred) {
   return hi;
 }
 
-// Whether `probe` fits after `change`; a change the rules reject does not fit.
+// Whether `probe` is a plan after `change` (the margin's quantile plus headroom
+// fits, plan/margin.hpp); a change the rules reject does not fit.
 template <class Edit>
-bool fits_after(run& probe, Edit&& change) {
+bool fits_after(run& probe, const plan_margin& g, Edit&& change) {
   try {
     probe.edit(std::forward<Edit>(change));
-    return estimate_memory(probe).fits;
+    return plans_fit(probe, estimate_memory(probe), g);
   } catch (const config_error&) {
     return false;
   }
 }
 
-// Whether the settings `s` fit the model of `probe` (probe's settings become `s`).
-inline bool fits_as(run& probe, const scenario& s) {
-  return fits_after(probe, [&](scenario& x) { x = s; });
+// Whether the settings `s` are a plan for the model of `probe` (probe's settings become `s`).
+inline bool fits_as(run& probe, const scenario& s, const plan_margin& g) {
+  return fits_after(probe, g, [&](scenario& x) { x = s; });
 }
 
 }  // namespace gpuplan::detail

@@ -4,12 +4,14 @@
 // (gp.recommend's dataset_tokens and deadline, through gpuplan._core).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "gpuplan/error.hpp"
 
@@ -82,6 +84,61 @@ inline double positive_amount(double value, const std::string& path) {
   if (!std::isfinite(value)) gpuplan::detail::fail(path, "must be a finite number (got " + gpuplan::detail::num(value) + ")");
   if (!(value > 0)) gpuplan::detail::fail(path, "must be positive (got " + gpuplan::detail::num(value) + ")");
   return value;
+}
+
+// A headroom kept free on a GPU: "5%", "2GiB", "1.5GB", "512MiB", "0", or a comma
+// list of them ("5%,1GiB": the larger of the two, plan/margin.hpp). Returns the
+// fraction of capacity (0 without a "%" item) and the bytes (0 without a size
+// item); config_error naming `path` and the text otherwise. GiB/MiB are 2^30/2^20
+// bytes, GB/MB 10^9/10^6 (IEC 80000-13).
+struct headroom_amount {
+  double fraction = 0;
+  double bytes = 0;
+};
+inline headroom_amount parse_headroom(std::string_view text, const std::string& path) {
+  static constexpr std::array<std::pair<std::string_view, double>, 4> kUnits{
+      {{"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"GB", 1e9}, {"MB", 1e6}}};
+  const std::string got = " (got '" + std::string(text) + "')";
+  const std::string usage = "must be a percentage of the GPU's memory or a size, e.g. 5%, 2GiB, 1.5GB or 5%,1GiB";
+  headroom_amount out;
+  std::string_view rest = text;
+  if (rest.empty()) gpuplan::detail::fail(path, usage + got);
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty() && item.back() == '%') {
+      const auto v = parse_finite(item.substr(0, item.size() - 1));
+      if (!v) gpuplan::detail::fail(path, usage + got);
+      if (!(*v >= 0 && *v <= 50)) gpuplan::detail::fail(path, "a percentage must be between 0% and 50%" + got);
+      out.fraction = std::max(out.fraction, *v / 100);
+    } else {
+      double scale = 0;
+      for (const auto& [unit, factor] : kUnits)
+        if (item.size() > unit.size() && item.substr(item.size() - unit.size()) == unit) {
+          scale = factor;
+          item.remove_suffix(unit.size());
+          break;
+        }
+      const auto v = parse_finite(item);
+      if (!v || (scale == 0 && *v != 0)) gpuplan::detail::fail(path, usage + got);
+      const double b = *v * scale;
+      if (!(b >= 0 && b <= 1099511627776.0)) gpuplan::detail::fail(path, "a size must be between 0 and 1 TiB" + got);
+      out.bytes = std::max(out.bytes, b);
+    }
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+// A planning confidence: 0.5, 0.9 or 0.99 (the P50, P90 or P99 of the memory band).
+inline double parse_confidence(std::string_view text, const std::string& path) {
+  const auto v = parse_finite(text);
+  if (!v || !(*v == 0.5 || *v == 0.9 || *v == 0.99))
+    gpuplan::detail::fail(path, "must be 0.5, 0.9 or 0.99 (got '" + std::string(text) + "')");
+  return *v;
 }
 
 }  // namespace gpuplan::io

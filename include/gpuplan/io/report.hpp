@@ -88,8 +88,11 @@ std::string time_report(const time_estimate& t, const scenario& run, const style
 std::string binding_component(const memory_breakdown& m);
 // "FITS with 3.20 GB (2.98 GiB) headroom" / "DOES NOT FIT: short by ...".
 std::string verdict_line(const memory_breakdown& m, const style& s);
-// The three-state verdict with the device band: "TIGHT: needs 21.3 GB [20.1–23.0] of ...".
-std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const style& s);
+// The three-state verdict under a planning margin (plan/margin.hpp) with the device
+// band: "TIGHT: needs 21.3 GB [20.1–23.0] of ...".
+std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const style& s, const plan_margin& g = {});
+// "P90 plus 5% or 1 GiB, the larger,": the margin in words.
+std::string margin_text(const plan_margin& g);
 // "Framework: hf (...)" and each profile term that applies to the run (framework.hpp).
 std::string framework_text(const scenario& run);
 // {"p10": ..., "p50": ..., "p90": ...}
@@ -124,8 +127,9 @@ std::string explain_report(const resolved_run& r, const style& s);
 nlohmann::json fit_limits_json(const fit_report& f);
 // Rows: largest micro-batch, longest sequence, min GPUs with ZeRO-0..3.
 table fit_limits_table(const fit_report& f, const scenario& run);
-// One object per suggestion: {"rank", "changes", "description", "fits", "device_bytes",
-// "headroom_bytes", "step_seconds", "time_cost", "num_gpus", "gpu", "scenario"}.
+// One object per suggestion: {"rank", "changes", "description", "fits", "scope", "effect",
+// "device_bytes", "device_quantile_bytes", "capacity_bytes", "headroom_bytes", "headroom_kept_bytes",
+// "step_seconds", "time_cost", "time_change", "price_per_gpu_hour", "run_cost", "num_gpus", "gpu", "scenario"}.
 nlohmann::json suggestions_json(const std::vector<suggestion>& s, const architecture& a, const std::string& model_spec);
 table suggestions_table(const std::vector<suggestion>& s);
 // The layout of a row as JSON: {"gpus","tp","pp","virtual_stages","dp","micro_batch",

@@ -1,6 +1,7 @@
-// plan/fit.hpp — will it fit? The verdict, headroom and binding term of
-// estimate_memory, the largest micro-batch and longest sequence that fit, and the
-// smallest GPU count per ZeRO stage (docs/planner.md, "fit").
+// plan/fit.hpp — will it fit? The verdict under the planning margin
+// (plan/margin.hpp), headroom and binding term of estimate_memory, the largest
+// micro-batch and longest sequence that fit with the margin, and the smallest GPU
+// count per ZeRO stage (docs/planner.md, "fit").
 #pragma once
 
 #include <array>
@@ -14,6 +15,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/plan/margin.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/scenario.hpp"
 #include "gpuplan/validate.hpp"
@@ -65,6 +67,7 @@ struct fit_options {
   // Cap the sequence search at max_position_embeddings also for rotary/ALiBi
   // models (learned positions are always capped: longer is an error).
   bool cap_seq_at_max_positions = true;
+  plan_margin margin{};  // what "fits" means for the verdict and every limit (plan/margin.hpp)
 };
 
 // The smallest number of GPUs of the run's type that fits with one ZeRO stage.
@@ -77,8 +80,11 @@ struct gpu_count_fit {
 
 struct fit_report {
   memory_breakdown memory;
-  bool fits = false;
-  Bytes headroom = bytes(0);
+  bool fits = false;           // a plan under the margin: quantile + headroom within capacity
+  verdict state = verdict::does_not_fit;  // fits / tight (P50 fits, the margin does not) / does_not_fit
+  Bytes headroom = bytes(0);   // capacity − device (the point estimate)
+  Bytes headroom_kept = bytes(0);  // what the margin keeps free: max(fraction × capacity, min)
+  double device_quantile = 0;  // resident device memory at the margin's confidence, bytes
   memory_component binding = memory_component::weights;
   // Training: micro_batch; serving: inference.batch. nullopt: 1 does not fit.
   std::optional<std::int64_t> max_micro_batch;
@@ -96,8 +102,10 @@ namespace detail {
 // The smallest multiple is checked on its own (one GPU has no data-parallel
 // buffers); from the next one on, device memory is non-increasing in dp at fixed
 // micro_batch/grad_accum (more ZeRO sharding; docs/planner.md property P5, tested)
-// and the count is bisected.
-inline gpu_count_fit min_gpus_for(run& probe, const scenario& s, int zero, int max_gpus) {
+// and the count is bisected. The margin's band factor is the same for every count
+// from 2 to the validated scale (bands.hpp); beyond it the widest band applies, so
+// counts above kValidatedMaxGpus are planned on that band.
+inline gpu_count_fit min_gpus_for(run& probe, const scenario& s, int zero, int max_gpus, const plan_margin& g) {
   gpu_count_fit r;
   r.zero = zero;
   if ((s.parallel.offload_optimizer != offload::none && zero == 0) ||
@@ -111,7 +119,7 @@ inline gpu_count_fit min_gpus_for(run& probe, const scenario& s, int zero, int m
   const std::int64_t kmax = unit > 0 ? max_gpus / unit : 0;
   r.searched_up_to = static_cast<int>(kmax * unit);
   const auto pred = [&](std::int64_t k) {
-    return fits_after(probe, [&](scenario& x) {
+    return fits_after(probe, g, [&](scenario& x) {
       x = s;
       x.parallel.zero = zero;
       x.num_gpus = static_cast<int>(k * unit);
@@ -128,11 +136,11 @@ inline gpu_count_fit min_gpus_for(run& probe, const scenario& s, int zero, int m
 }
 
 // The largest micro-batch (serving: batch) that fits: memory is non-decreasing in it (P1).
-inline std::optional<std::int64_t> max_micro_batch(const run& r) {
+inline std::optional<std::int64_t> max_micro_batch(const run& r, const plan_margin& g) {
   run t = r;
   const bool infer = !r.training();
   return largest_true(kMaxBatch, [&](std::int64_t b) {
-    return fits_after(t, [&](scenario& x) { (infer ? x.inference.batch : x.micro_batch) = b; });
+    return fits_after(t, g, [&](scenario& x) { (infer ? x.inference.batch : x.micro_batch) = b; });
   });
 }
 
@@ -159,7 +167,7 @@ inline void max_sequence(const run& r, const fit_options& o, fit_report& out) {
   out.seq_limit = limit;
   run t = r;
   const auto k = largest_true(limit / step, [&](std::int64_t kk) {
-    return fits_after(t, [&](scenario& x) { (infer ? x.inference.prompt_len : x.seq_len) = kk * step; });
+    return fits_after(t, o.margin, [&](scenario& x) { (infer ? x.inference.prompt_len : x.seq_len) = kk * step; });
   });
   if (k) out.max_seq_len = *k * step;
 }
@@ -170,16 +178,20 @@ inline void max_sequence(const run& r, const fit_options& o, fit_report& out) {
 inline fit_report fit(const run& r, const fit_options& o = {}) {
   detail::require_valid(r);
   if (o.max_gpus < 1) detail::fail("fit.max_gpus", "must be at least 1 (got " + std::to_string(o.max_gpus) + ")");
+  detail::check_margin(o.margin, "fit.margin");
   fit_report out;
   out.memory = estimate_memory(r);
-  out.fits = out.memory.fits;
+  out.fits = plans_fit(r, out.memory, o.margin);
+  out.state = verdict_of(r, out.memory, o.margin);
   out.headroom = out.memory.headroom;
+  out.headroom_kept = margin_headroom(o.margin, out.memory.capacity);
+  out.device_quantile = device_quantile(r, out.memory, o.margin);
   out.binding = largest_component(out.memory);
-  out.max_micro_batch = detail::max_micro_batch(r);
+  out.max_micro_batch = detail::max_micro_batch(r, o.margin);
   detail::max_sequence(r, o, out);
   run probe = r;
   for (int z = 0; z < 4; ++z)
-    out.min_gpus[static_cast<std::size_t>(z)] = detail::min_gpus_for(probe, r.settings(), z, o.max_gpus);
+    out.min_gpus[static_cast<std::size_t>(z)] = detail::min_gpus_for(probe, r.settings(), z, o.max_gpus, o.margin);
   return out;
 }
 

@@ -45,6 +45,7 @@ struct recommend_options {
   int max_gpus = 64;                         // counts 1, 2, 4, ... up to this
   recommend_rank rank = recommend_rank::cost;
   bool keep_late = true;  // keep rows past the deadline / over budget (ranked after)
+  plan_margin margin{};   // what "fits" means for every searched layout (plan/margin.hpp)
 };
 
 struct recommendation {
@@ -81,6 +82,7 @@ inline double recommend_tokens(const scenario& tmpl, const recommend_options& o)
   if (o.max_gpus < 1 || o.max_gpus > kMaxGpus) fail("recommend.max_gpus", "must be between 1 and " + std::to_string(kMaxGpus) + " (got " + std::to_string(o.max_gpus) + ")");
   if (!(in_seconds(o.deadline) > 0)) fail("recommend.deadline", "must be positive (got " + num(in_seconds(o.deadline)) + " s)");
   if (o.budget && !(*o.budget >= 0)) fail("recommend.budget", "must be non-negative (got " + num(*o.budget) + ")");
+  check_margin(o.margin, "recommend.margin");
   if (!(o.epochs > 0)) fail("recommend.epochs", "must be positive (got " + num(o.epochs) + ")");
   for (const auto& [id, price] : o.price_per_gpu_hour)
     if (!(price >= 0) || !std::isfinite(price)) fail("recommend.price_per_gpu_hour." + id, "must be a non-negative number (got " + num(price) + ")");
@@ -116,11 +118,12 @@ inline recommendation recommendation_of(const gpu_spec& gpu, int count, const se
 // The best layout of `t` (its GPU, count and tokens set) at global batch `gb`.
 // `start` is the scratch run the searches start from, made on first use and then
 // edited in place; a config_error means no count of this GPU can run.
-inline search_result best_layout_on(const architecture& m, std::optional<run>& start, const scenario& t, std::int64_t gb) {
+inline search_result best_layout_on(const architecture& m, std::optional<run>& start, const scenario& t, std::int64_t gb,
+                                    const plan_margin& margin) {
   const scenario b = without_layout(t);
   if (start) start->edit([&](scenario& x) { x = b; });
   else start.emplace(m, b);
-  return search_from(*start, t, {.top_k = 1, .global_batch = gb});
+  return search_from(*start, t, {.top_k = 1, .global_batch = gb, .margin = margin});
 }
 
 inline std::vector<recommendation> recommend_from(const architecture& m, std::optional<run> start, const scenario& tmpl,
@@ -135,7 +138,7 @@ inline std::vector<recommendation> recommend_from(const architecture& m, std::op
       t.tokens = tokens;
       search_result sr;
       try {
-        sr = best_layout_on(m, start, t, gb);
+        sr = best_layout_on(m, start, t, gb, o.margin);
       } catch (const config_error&) {
         break;  // e.g. a precision this GPU cannot run: no count helps
       }

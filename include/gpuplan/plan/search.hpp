@@ -21,6 +21,7 @@
 #include "gpuplan/memory.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/plan/layout.hpp"
+#include "gpuplan/plan/margin.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/scenario.hpp"
 #include "gpuplan/timing.hpp"
@@ -58,6 +59,7 @@ struct search_options {
   bool vary_sp = true;             // false: the template's sequence parallelism
   // Only layouts scoring at most this (seconds, or GPU-seconds for cost) are kept.
   std::optional<double> max_score{};
+  plan_margin margin{};  // a layout fits when its memory quantile plus headroom does (plan/margin.hpp)
 };
 
 struct search_row {
@@ -172,7 +174,7 @@ class layout_searcher {
   layout_searcher(const run& start, int ep, const search_options& o, const search_plan& p, shared_cutoff& cut,
                   top_k_list& best, search_counters& c)
       : r_(start), ep_(ep), bounds_(o.pruning == search_pruning::bounds), per_gpu_(o.objective == search_objective::cost),
-        nc_(p.ckpts.size()), nv_(p.variants.size()), p_(p), cut_(cut), best_(best), c_(c) {}
+        nc_(p.ckpts.size()), nv_(p.variants.size()), fit_(start, o.margin), p_(p), cut_(cut), best_(best), c_(c) {}
 
   void operator()(std::atomic<std::size_t>& next) {
     for (std::size_t gi = next.fetch_add(1); gi < p_.groups.size(); gi = next.fetch_add(1)) visit_group(gi);
@@ -297,7 +299,7 @@ class layout_searcher {
     try {
       edit_to(l_);
       ++c_.memory_calls;
-      return estimate_memory(r_).fits ? 1 : 0;
+      return fit_.fits(estimate_memory(r_), l_.gpus) ? 1 : 0;
     } catch (const config_error&) {
       return -1;
     }
@@ -322,6 +324,7 @@ class layout_searcher {
   const bool bounds_;   // search_pruning::bounds
   const bool per_gpu_;  // search_objective::cost: scores are GPU-seconds
   const std::size_t nc_, nv_;  // checkpointing levels, (ZeRO, offload) variants
+  const margin_table fit_;     // the planning margin, its band factors looked up once
   const search_plan& p_;
   shared_cutoff& cut_;
   top_k_list& best_;
@@ -372,6 +375,7 @@ inline void check_search_options(const scenario& tmpl, const search_options& o) 
     fail("search.top_k", "must be between 1 and " + std::to_string(kSearchMaxTopK) + " (got " + std::to_string(o.top_k) + ")");
   if (o.threads < 1 || o.threads > kSearchMaxThreads)
     fail("search.threads", "must be between 1 and " + std::to_string(kSearchMaxThreads) + " (got " + std::to_string(o.threads) + ")");
+  check_margin(o.margin, "search.margin");
 }
 
 // The template minus its layout (one GPU count, ep 1): what every searched run keeps.

@@ -1,0 +1,157 @@
+// plan/margin.hpp — when the planner calls a run a plan: the device memory at a
+// chosen quantile of its error band (bands.hpp) plus a headroom is within the
+// GPU's usable capacity. One value type (plan_margin), one predicate
+// (plans_fit), the three-state verdict under it, and a per-search table that
+// answers the same question without looking the band up again (docs/planner.md,
+// "Safety margin").
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "gpuplan/bands.hpp"
+#include "gpuplan/detail/memory_constants.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/memory.hpp"
+#include "gpuplan/run.hpp"
+#include "gpuplan/units.hpp"
+
+namespace gpuplan {
+
+// The planning criterion. A run is a plan when
+//   quantile(device memory, confidence) + max(headroom_fraction × capacity, headroom_min) <= capacity.
+// Defaults: the P90 of the band (issue-tracker rule "plan on P90"), and the larger
+// of 5% and 1 GiB kept free — what the fragmentation of a long run and the
+// allocations outside PyTorch (NCCL communicators created late, a second
+// process, the display) take beyond the estimate (PyTorch CUDA semantics,
+// "Memory management": reserved memory grows with fragmentation).
+struct plan_margin {
+  double confidence = 0.9;         // 0.5 (P50), 0.9 (P90) or 0.99
+  double headroom_fraction = 0.05; // of the usable capacity, in [0, 0.5]
+  Bytes headroom_min = gib(1);
+  friend bool operator==(const plan_margin&, const plan_margin&) = default;
+};
+
+// Largest accepted headroom_min: 1 TiB, beyond every GPU's memory (a typo otherwise).
+inline constexpr double kMaxHeadroomBytes = 1024.0 * kGiB;
+
+namespace detail {
+
+// Standard normal quantiles: z(0.9) = 1.2816, z(0.99) = 2.3263 (any statistics table,
+// e.g. NIST/SEMATECH e-Handbook 1.3.6.7.1).
+inline constexpr double kZ90 = 1.2815516;
+inline constexpr double kZ99 = 2.3263479;
+
+// The factor (measured / estimated) at `confidence` from the band's quantiles.
+// P50 and P90 are measured; P99 is beyond the validation table (46 training
+// cases cannot resolve it), so it extrapolates the P50→P90 spread with the
+// normal ratio z(0.99)/z(0.9) = 1.815.
+constexpr double quantile_factor(const band_factors& f, double confidence) {
+  if (confidence <= 0.5) return f.q50;
+  if (confidence <= 0.9) return f.q90;
+  return f.q50 + (f.q90 - f.q50) * (kZ99 / kZ90);
+}
+
+// Device memory that must stay resident: everything but paged optimizer state,
+// which the driver evicts to host memory under pressure and so never makes a run
+// not fit (memory.hpp). device = reserved + context (+ NCCL) + paged and
+// overhead = context (+ NCCL) + cuBLAS workspace (detail/memory_allocator.hpp),
+// so without the paged part it is reserved + overhead − cuBLAS workspace.
+inline double resident_device(const memory_breakdown& m) {
+  if (in_bytes(m.paged) <= 0) return in_bytes(m.device);
+  return in_bytes(m.peak_reserved) + in_bytes(m.overhead) - memory_defaults::cublas_workspace;
+}
+
+inline void check_margin(const plan_margin& g, const std::string& path) {
+  if (!(g.confidence == 0.5 || g.confidence == 0.9 || g.confidence == 0.99))
+    fail(path + ".confidence", "must be 0.5, 0.9 or 0.99 (got " + num(g.confidence) + ")");
+  if (!(g.headroom_fraction >= 0 && g.headroom_fraction <= 0.5))
+    fail(path + ".headroom_fraction", "must be between 0 and 0.5 (got " + num(g.headroom_fraction) + ")");
+  const double b = in_bytes(g.headroom_min);
+  if (!(b >= 0 && b <= kMaxHeadroomBytes))
+    fail(path + ".headroom_min", "must be between 0 and 1 TiB (got " + num(b) + " bytes)");
+}
+
+// The criterion on bare numbers: the resident device memory scaled by the
+// quantile factor, plus the headroom, within capacity.
+inline bool margin_fits(double resident, double capacity, double factor, const plan_margin& g) {
+  const double keep = std::max(g.headroom_fraction * capacity, in_bytes(g.headroom_min));
+  return resident * factor + keep <= capacity;
+}
+
+// The factor the planner applies to a band: its quantile at the confidence;
+// outside every validated regime the band is the widest, but the factor is
+// never smaller than the run's own regime's (the widest band is widest by
+// P90/P10 and may have a lower P90 than, say, full fine-tuning's), so that more
+// GPUs beyond the validated scale never make a plan of a run that was not one.
+constexpr double plan_factor(const band_source& b, double confidence) {
+  const double f = quantile_factor(b.factors, confidence);
+  return b.validated ? f : std::max(f, quantile_factor(b.regime_factors, confidence));
+}
+
+// plans_fit for one search: the band of a training run depends on its GPU count
+// only through "one GPU / several / beyond the validated scale" (bands.hpp), so
+// the three factors are looked up once and each query is two multiplications
+// and a compare — no allocation, no table walk on the search's hot path.
+class margin_table {
+ public:
+  margin_table(const run& r, const plan_margin& g) : g_(g) {
+    const scenario& s = r.settings();
+    const band_metric m = r.training() ? band_metric::memory_train : band_metric::memory_infer;
+    const int peft = s.meth == method::full ? 0 : 1;
+    const bool family_ok = contains(kValidatedFamilies, r.model().family) &&
+                           contains(kValidatedPrecisions, to_string(s.prec));
+    one_ = plan_factor(select_band(kBandRows, m, peft, 0, family_ok), g.confidence);
+    many_ = plan_factor(select_band(kBandRows, m, peft, 1, family_ok), g.confidence);
+    beyond_ = plan_factor(select_band(kBandRows, m, peft, 1, false), g.confidence);
+  }
+  // The run must be the table's run with only its layout (GPU count) changed.
+  [[nodiscard]] bool fits(const memory_breakdown& m, int num_gpus) const {
+    const double f = num_gpus <= 1 ? one_ : num_gpus <= kValidatedMaxGpus ? many_ : beyond_;
+    return margin_fits(resident_device(m), in_bytes(m.capacity), f, g_);
+  }
+
+ private:
+  plan_margin g_;
+  double one_ = 1, many_ = 1, beyond_ = 1;
+};
+
+}  // namespace detail
+
+// The headroom the margin keeps on a GPU of `capacity`.
+inline Bytes margin_headroom(const plan_margin& g, Bytes capacity) {
+  return bytes(std::max(g.headroom_fraction * in_bytes(capacity), in_bytes(g.headroom_min)));
+}
+
+// The resident device memory at the margin's confidence (bytes), from the band of `r`.
+inline double device_quantile(const run& r, const memory_breakdown& m, const plan_margin& g) {
+  const band_source b =
+      detail::band_source_for(r, r.training() ? detail::band_metric::memory_train : detail::band_metric::memory_infer);
+  return detail::resident_device(m) * detail::plan_factor(b, g.confidence);
+}
+
+// Is `m` (the estimate of `r`) a plan: the device memory at the margin's
+// confidence plus the headroom within the usable capacity?
+inline bool plans_fit(const run& r, const memory_breakdown& m, const plan_margin& g = {}) {
+  const double cap = in_bytes(m.capacity);
+  return device_quantile(r, m, g) + in_bytes(margin_headroom(g, m.capacity)) <= cap;
+}
+
+// The three-state verdict under a margin, from the estimate and its bands:
+// fits — the quantile plus the headroom is within capacity (plans_fit);
+// tight — not that, but the P50 is within capacity ("likely fits; leave headroom or try it");
+// does_not_fit — even the P50 is not.
+inline verdict verdict_of(const memory_breakdown& m, const memory_bands& b, const plan_margin& g = {}) {
+  const double cap = in_bytes(m.capacity), resident = detail::resident_device(m);
+  if (detail::margin_fits(resident, cap, detail::plan_factor(b.source, g.confidence), g)) return verdict::fits;
+  if (resident * b.source.factors.q50 <= cap) return verdict::tight;
+  return verdict::does_not_fit;
+}
+
+// The same from the run (looks the band up).
+inline verdict verdict_of(const run& r, const memory_breakdown& m, const plan_margin& g = {}) {
+  return verdict_of(m, bands_of(r, m), g);
+}
+
+}  // namespace gpuplan
