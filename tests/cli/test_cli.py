@@ -290,6 +290,46 @@ def case_completion_bash():
         expect(set(p.stdout.split()) == expected, f"completes {flag} {word}", p.returncode, p.stdout, p.stderr)
 
 
+def case_fit_suggestions_own_card_first():
+    # Issue 15's check: a 24 GB GeForce owner (rtx-4090, rtx-3090) and a T4 owner whose 7B/13B
+    # run does not fit get changes on their own card first; every listed row fits with the
+    # margin (P90 + max(5%, 1 GiB)); other GPUs come last, cheapest first.
+    order = {"own_card": 0, "more_cards": 1, "other_gpu": 2}
+    runs = [("llama-2-13b", "rtx-4090", ["--method", "qlora", "--seq", "4096", "--batch", "8"]),
+            ("llama-2-13b", "rtx-3090", ["--method", "lora"]),
+            ("llama-2-7b", "rtx-4090", ["--method", "full"]),
+            ("llama-2-7b", "t4", ["--method", "lora"]),
+            ("llama-2-7b", "t4", ["--method", "qlora", "--seq", "4096", "--batch", "8"])]
+    for model, gpu, extra in runs:
+        rc, out, err = run("fit", model, "--gpu", gpu, *extra, "--json")
+        what = f"{model} on {gpu} {extra}"
+        expect(rc in (1, 3), f"{what}: does not fit with the margin", rc, out, err)
+        sug = json.loads(out)["results"][0]["suggestions"]
+        expect(sug and sug[0]["scope"] == "own_card" and sug[0]["gpu"] == gpu and sug[0]["num_gpus"] == 1,
+               f"{what}: first suggestion on the own card", rc, out, err)
+        expect(all(s["fits"] and s["device_quantile_bytes"] + s["headroom_kept_bytes"] <= s["capacity_bytes"]
+                   for s in sug), f"{what}: every row fits", rc, out, err)
+        scopes = [order[s["scope"]] for s in sug]
+        expect(scopes == sorted(scopes), f"{what}: own card, more cards, other GPUs", rc, out, err)
+        prices = [s["price_per_gpu_hour"] for s in sug if s["scope"] == "other_gpu" and s["price_per_gpu_hour"]]
+        expect(prices == sorted(prices), f"{what}: other GPUs cheapest first", rc, out, err)
+    # The text table says where each change happens and what it costs in time.
+    rc, out, err = run("fit", "llama-2-7b", "--gpu", "t4", "--method", "lora")
+    expect("your card" in out and "Free at margin" in out and "% time" in out, "table columns", rc, out, err)
+    # --confidence / --headroom change the verdict: 7B LoRA at 12k tokens on a 4090 is tight at
+    # P90 (exit 3) and fits at P50 with no headroom (exit 0); a bad value is a one-line error.
+    base = ["fit", "llama-2-7b", "--gpu", "rtx-4090", "--method", "lora", "--seq", "12288"]
+    rc, out, err = run(*base, "--confidence", "0.5", "--headroom", "0%")
+    expect(rc == 0, "P50 without headroom fits: exit 0", rc, out, err)
+    rc, out, err = run(*base, "--confidence", "0.99")
+    expect(rc == 3, "P99 is tight: exit 3", rc, out, err)
+    expect_error(base + ["--confidence", "0.8"], "--confidence", "0.5, 0.9 or 0.99", "'0.8'")
+    expect_error(base + ["--headroom", "2x"], "--headroom", "'2x'")
+    expect_error(base + ["--headroom", "80%"], "--headroom", "'80%'")
+    expect_error(["search", "llama-2-7b", "--gpu", "a100-80gb", "--gpus", "8", "--headroom", "-1GiB"], "--headroom")
+    expect_error(["recommend", "llama-2-7b", "--tokens", "1B", "--confidence", "nan"], "--confidence")
+
+
 def case_fit_suggestions():
     # llama-2-13b full fine-tuning (bf16 weights 26 GB + fp32 master/Adam 156 GB) cannot fit a
     # 24 GB card: exit 1 and the ranked "what would make it fit" list, QLoRA among the changes.
@@ -299,20 +339,21 @@ def case_fit_suggestions():
     expect(out.index("What would make") > out.index("DOES NOT FIT"), "after the verdict", rc, out, err)
     for label in ("Largest micro-batch", "Longest sequence", "Min GPUs, ZeRO-0", "Min GPUs, ZeRO-3"):
         expect(label in out, f"fit limits row '{label}'", rc, out, err)
-    expect("QLoRA" in out and "Step-time cost" in out and "GiB" in out, "QLoRA row, cost, GB/GiB", rc, out, err)
+    expect("QLoRA" in out and "Free at margin" in out and "GiB" in out, "QLoRA row, margin, GiB", rc, out, err)
     rc, out, err = run("fit", "llama-2-13b", "--gpu", "rtx-4090", "--json")
     expect(rc == 1, "--json keeps exit 1", rc, out, err)
     res = json.loads(out)["results"][0]
     sug = res["suggestions"]
     expect(isinstance(sug, list) and sug, "suggestions array", rc, out, err)
     expect([s["rank"] for s in sug] == list(range(1, len(sug) + 1)), "ranks 1..n", rc, out, err)
-    keys = {"changes", "description", "fits", "device_bytes", "headroom_bytes", "step_seconds", "time_cost",
-            "num_gpus", "gpu", "scenario"}
+    keys = {"changes", "description", "fits", "scope", "effect", "device_bytes", "device_quantile_bytes",
+            "headroom_bytes", "headroom_kept_bytes", "step_seconds", "time_cost", "time_change", "price_per_gpu_hour",
+            "run_cost", "num_gpus", "gpu", "scenario"}
     expect(all(keys <= set(s) for s in sug), "suggestion keys", rc, out, err)
-    # Fitting rows first (docs/planner.md order), each under the card's capacity.
-    fits = [s["fits"] for s in sug]
-    expect(fits == sorted(fits, reverse=True), "fitting rows first", rc, out, err)
-    expect(all(s["device_bytes"] <= s["capacity_bytes"] for s in sug if s["fits"]), "fits = under capacity", rc, out, err)
+    # Only rows that fit with the margin: the P90 plus the headroom kept within capacity.
+    expect(all(s["fits"] for s in sug), "only fitting rows", rc, out, err)
+    expect(all(s["device_quantile_bytes"] + s["headroom_kept_bytes"] <= s["capacity_bytes"] for s in sug),
+           "quantile + headroom within capacity", rc, out, err)
     qlora_fit = [s for s in sug if "qlora" in s["changes"] and s["fits"]]
     expect(qlora_fit, "a fitting row with QLoRA", rc, out, err)
     # A suggestion's scenario is a valid scenario file: re-estimating it gives the same device bytes.
