@@ -190,8 +190,9 @@ class Layout(PlanRow):
 
 @dataclasses.dataclass(frozen=True)
 class Suggestion(PlanRow):
-    """One row of ``gp.suggest``: a change (or two) to the run, the changed run's
-    memory, whether it fits, and its cost relative to the run."""
+    """One row of ``gp.suggest``: a change (or two) to the run, where it happens (own
+    card, more cards, another GPU), the changed run's memory, its time relative to the
+    run and, for another GPU, its price."""
 
     rank: int
     changes: List[str]  #: change kinds, e.g. ["qlora", "full_checkpointing"]
@@ -203,6 +204,13 @@ class Suggestion(PlanRow):
     step_seconds: float
     time_cost: Optional[float]  #: GPU-seconds per sample relative to the run; None when undefined
     num_gpus: int
+    scope: str  #: "own_card", "more_cards" or "other_gpu"
+    effect: str  #: "same_result", "approximate", "different_model" or "different_data"
+    device_quantile_bytes: float  #: device memory at the margin's confidence (P90 by default)
+    headroom_kept_bytes: float  #: what the margin keeps free on this GPU
+    time_change: Optional[float]  #: wall-clock time per trained sample relative to the run
+    price_per_gpu_hour: Optional[float]  #: other GPUs: the catalog's cheapest on-demand price
+    run_cost: Optional[float]  #: price × GPU-hours when the run has a token count
     gpu: str  #: GPU id of the changed run
     scenario: Dict[str, Any] = dataclasses.field(repr=False)  #: the changed run (scenario file schema)
 
@@ -357,6 +365,11 @@ class FitResult(_Result):
         return bool(self._data()["fits"])
 
     @property
+    def verdict(self) -> str:
+        """'fits' (the band's quantile plus the headroom fits), 'tight' (the P50 fits) or 'does_not_fit'."""
+        return self._data()["verdict"]
+
+    @property
     def headroom_bytes(self) -> float:
         """Usable capacity minus device memory, bytes (negative when it does not fit)."""
         return self._data()["headroom_bytes"]
@@ -446,40 +459,57 @@ class Recommendations(_ListResult[Recommendation]):
     _ROW = Recommendation
 
 
-def fit(model: Optional[Union[ModelLike, Scenario]] = None, /, *, max_gpus: int = 4096, **kwargs: Any) -> FitResult:
-    """Will it fit? Verdict, binding term, largest micro-batch, longest sequence and the
-    smallest GPU count per ZeRO stage (up to `max_gpus`). Keywords as :func:`gpuplan.estimate`."""
+# The planning margin of fit/suggest/search/recommend: `confidence` (0.5, 0.9 or 0.99)
+# is the quantile of the memory band planned on and `headroom` ("5%", "2GiB", or
+# "5%,1GiB": the larger) what is kept free (docs/planner.md, "Safety margin").
+def _margin(confidence: float, headroom: str, path: str) -> Dict[str, Any]:
+    if not isinstance(headroom, str):
+        raise TypeError(f"{path}.headroom: must be a string such as '5%', '2GiB' or '5%,1GiB' (got {headroom!r})")
+    return {"confidence": _number(confidence, f"{path}.confidence"), "headroom": headroom}
+
+
+def fit(model: Optional[Union[ModelLike, Scenario]] = None, /, *, max_gpus: int = 4096, confidence: float = 0.9,
+        headroom: str = "5%,1GiB", **kwargs: Any) -> FitResult:
+    """Will it fit? Verdict (fits / tight / does_not_fit under the margin), binding term,
+    largest micro-batch, longest sequence and the smallest GPU count per ZeRO stage (up to
+    `max_gpus`) that fit with the margin. Keywords as :func:`gpuplan.estimate`."""
     s = _scenario(model, kwargs)
-    return FitResult(_core.plan_fit(s._run, _int(max_gpus, "fit.max_gpus", 1, 1 << 20)), s)
+    return FitResult(_core.plan_fit(s._run, _int(max_gpus, "fit.max_gpus", 1, 1 << 20),
+                                    **_margin(confidence, headroom, "fit")), s)
 
 
 def suggest(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpus: Optional[Sequence[str]] = None,
-            max_gpus: int = 1024, pairs: bool = True, **kwargs: Any) -> Suggestions:
-    """What would make the run fit: every applicable change (checkpointing, LoRA, QLoRA,
-    8-bit/paged optimizer, chunked loss, smaller micro-batch, ZeRO-3 across N GPUs, CPU
-    offload, a bigger GPU from `gpus` — default the catalog) and pairs, cheapest first."""
+            max_gpus: int = 1024, pairs: bool = True, confidence: float = 0.9, headroom: str = "5%,1GiB",
+            **kwargs: Any) -> Suggestions:
+    """What would make the run fit with the margin: only changes that do. Changes on the
+    own card first (chunked loss, checkpointing, paged/8-bit optimizer, more accumulation,
+    CPU offload, LoRA, QLoRA, a shorter sequence), then ZeRO-3 / tensor parallelism across
+    more cards of the same type, then other GPUs from `gpus` (default the catalog), cheapest
+    first by the catalog's on-demand price."""
     s = _scenario(model, kwargs)
     ids = None if gpus is None else ([gpus] if isinstance(gpus, str) else [str(g) for g in gpus])
-    return Suggestions(_core.plan_suggest(s._run, ids, _int(max_gpus, "suggest.max_gpus", 1, 1 << 20), bool(pairs)), s)
+    return Suggestions(_core.plan_suggest(s._run, ids, _int(max_gpus, "suggest.max_gpus", 1, 1 << 20), bool(pairs),
+                                          **_margin(confidence, headroom, "suggest")), s)
 
 
 def search(model: Optional[Union[ModelLike, Scenario]] = None, /, *, top_k: int = 10,
            global_batch: Optional[int] = None, threads: int = 1, objective: str = "time",
-           **kwargs: Any) -> SearchResult:
+           confidence: float = 0.9, headroom: str = "5%,1GiB", **kwargs: Any) -> SearchResult:
     """The fastest (objective "time") or cheapest ("cost") parallel layouts on `num_gpus`
     GPUs, holding `global_batch` sequences per step (default: the run's). Here
     `global_batch` is the search's target, not a scenario key."""
     s = _scenario(model, kwargs)
     gb = None if global_batch is None else _int(global_batch, "search.global_batch", 1, 1 << 40)
     return SearchResult(_core.plan_search(s._run, _int(top_k, "search.top_k", 1, 100000), gb,
-                                          _int(threads, "search.threads", 1, 256), str(objective)), s)
+                                          _int(threads, "search.threads", 1, 256), str(objective),
+                                          **_margin(confidence, headroom, "search")), s)
 
 
 def recommend(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpus: Optional[Sequence[str]] = None,
               prices: Optional[Mapping[str, float]] = None, epochs: float = 1.0,
               dataset_tokens: Optional[Union[float, str]] = None, deadline: Union[float, str] = "24h",
               budget: Optional[float] = None, max_gpus: int = 64, rank: str = "cost", keep_late: bool = True,
-              **kwargs: Any) -> Recommendations:
+              confidence: float = 0.9, headroom: str = "5%,1GiB", **kwargs: Any) -> Recommendations:
     """Which GPU and how many: GPU types (`gpus`, default the catalog) × counts 1, 2, 4, …
     up to `max_gpus`, each with its fastest layout, for `tokens` (a scenario key: 2e9 or
     "2B") or `epochs` × `dataset_tokens`; `deadline` in seconds or "24h"; `prices` per
@@ -492,4 +522,4 @@ def recommend(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpus: Op
     b = None if budget is None else _number(budget, "recommend.budget")
     return Recommendations(_core.plan_recommend(s._run, ids, price_map, None, _number(epochs, "recommend.epochs"), ds,
                                                 dl, b, _int(max_gpus, "recommend.max_gpus", 1, 1 << 20), str(rank),
-                                                bool(keep_late)), s)
+                                                bool(keep_late), **_margin(confidence, headroom, "recommend")), s)

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "common.hpp"
+#include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/prices.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/plan.hpp"
 #include "gpuplan/plan_names.hpp"
@@ -43,42 +45,66 @@ std::vector<gpu_spec> gpu_list(const std::optional<std::vector<std::string>>& id
   return out;
 }
 
+// The planning margin from Python's keywords: confidence 0.5/0.9/0.99, headroom
+// "5%", "2GiB" or "5%,1GiB" (io/amount.hpp), errors naming `<path>.confidence` / `.headroom`.
+plan_margin margin_of(double confidence, const std::string& headroom, const std::string& path) {
+  plan_margin g;
+  g.confidence = confidence;
+  const io::headroom_amount h = io::parse_headroom(headroom, path + ".headroom");
+  g.headroom_fraction = h.fraction;
+  g.headroom_min = bytes(h.bytes);
+  detail::check_margin(g, path);
+  return g;
+}
+
 }  // namespace
 
 void register_plan(py::module_& m) {
   m.def(
       "plan_fit",
-      [](const io::resolved_run& r, int max_gpus) {
+      [](const io::resolved_run& r, int max_gpus, double confidence, const std::string& headroom) {
         fit_options o;
         o.max_gpus = max_gpus;
+        o.margin = margin_of(confidence, headroom, "fit");
         const fit_report f = fit(r.run, o);
         nlohmann::json j = io::fit_limits_json(f);
         j["fits"] = f.fits;
+        j["verdict"] = to_string(f.state);
+        j["device_quantile_bytes"] = f.device_quantile;
+        j["headroom_kept_bytes"] = in_bytes(f.headroom_kept);
         j["binding"] = to_string(f.binding);
         j["headroom_bytes"] = in_bytes(f.headroom);
         j["memory"] = io::memory_json(f.memory, r.settings().work);
         return result(j, io::fit_limits_table(f, r.settings()));
       },
-      py::arg("run"), py::arg("max_gpus") = 4096,
+      py::arg("run"), py::arg("max_gpus") = 4096, py::arg("confidence") = 0.9, py::arg("headroom") = "5%,1GiB",
       "plan::fit: verdict, binding term, largest micro-batch, longest sequence, min GPUs per ZeRO stage.");
   m.def(
       "plan_suggest",
-      [](const io::resolved_run& r, const std::optional<std::vector<std::string>>& gpus, int max_gpus, bool pairs) {
+      [](const io::resolved_run& r, const std::optional<std::vector<std::string>>& gpus, int max_gpus, bool pairs,
+         double confidence, const std::string& headroom) {
         suggest_options o;
         o.gpus = gpu_list(gpus, "suggest.gpus");
         o.max_gpus = max_gpus;
         o.pairs = pairs;
+        o.margin = margin_of(confidence, headroom, "suggest");
+        const std::vector<io::price_row>& prices = io::price_catalog();
+        for (const gpu_spec& g : o.gpus)
+          if (const auto p = io::cheapest_price(prices, g.id)) o.price_per_gpu_hour.emplace(g.id, *p);
         if (max_gpus < 1) throw config_error("suggest.max_gpus", "must be at least 1 (got " + std::to_string(max_gpus) + ")");
         const auto s = suggest(r.run, o);
         return result(io::suggestions_json(s, r.model(), r.model_spec), io::suggestions_table(s));
       },
       py::arg("run"), py::arg("gpus") = py::none(), py::arg("max_gpus") = 1024, py::arg("pairs") = true,
-      "plan::suggest: what would make the run fit, cheapest first. gpus=None: the catalog.");
+      py::arg("confidence") = 0.9, py::arg("headroom") = "5%,1GiB",
+      "plan::suggest: what would make the run fit with the margin: own card, more cards, other GPUs by price. "
+      "gpus=None: the catalog.");
   m.def(
       "plan_search",
       [](const io::resolved_run& r, std::size_t top_k, std::optional<std::int64_t> global_batch, int threads,
-         const std::string& objective) {
+         const std::string& objective, double confidence, const std::string& headroom) {
         search_options o;
+        o.margin = margin_of(confidence, headroom, "search");
         o.top_k = top_k;
         o.global_batch = global_batch;
         o.threads = threads;
@@ -93,14 +119,15 @@ void register_plan(py::module_& m) {
         return result(io::search_json(sr, r.model(), r.model_spec, o.objective), io::search_table(sr, o.objective));
       },
       py::arg("run"), py::arg("top_k") = 10, py::arg("global_batch") = py::none(), py::arg("threads") = 1,
-      py::arg("objective") = "time", "plan::search: the top-k parallel layouts (fastest or cheapest).");
+      py::arg("objective") = "time", py::arg("confidence") = 0.9, py::arg("headroom") = "5%,1GiB", "plan::search: the top-k parallel layouts (fastest or cheapest).");
   m.def(
       "plan_recommend",
       [](const io::resolved_run& r, const std::optional<std::vector<std::string>>& gpus,
          const std::map<std::string, double>& prices, std::optional<double> tokens, double epochs,
          std::optional<double> dataset_tokens, double deadline_seconds, std::optional<double> budget, int max_gpus,
-         const std::string& rank, bool keep_late) {
+         const std::string& rank, bool keep_late, double confidence, const std::string& headroom) {
         recommend_options o;
+        o.margin = margin_of(confidence, headroom, "recommend");
         o.gpus = gpu_list(gpus, "recommend.gpus");
         for (const auto& [id, p] : prices) {
           (void)io::find_gpu(id, "recommend.price_per_gpu_hour." + id);
@@ -126,7 +153,8 @@ void register_plan(py::module_& m) {
       py::arg("run"), py::arg("gpus") = py::none(), py::arg("prices") = std::map<std::string, double>{},
       py::arg("tokens") = py::none(), py::arg("epochs") = 1.0, py::arg("dataset_tokens") = py::none(),
       py::arg("deadline_seconds") = 86400.0, py::arg("budget") = py::none(), py::arg("max_gpus") = 64,
-      py::arg("rank") = "cost", py::arg("keep_late") = true,
+      py::arg("rank") = "cost", py::arg("keep_late") = true, py::arg("confidence") = 0.9,
+      py::arg("headroom") = "5%,1GiB",
       "plan::recommend: GPU types x counts ranked by deadline, budget, cost and time, with system sizing.");
 }
 
