@@ -262,6 +262,7 @@ namespace {
 scenario search_template(const char* gpu, int n, std::int64_t seq = 2048) {
   scenario s = train_on(gpu, n);
   s.seq_len = seq;
+  s.fw = framework::megatron;  // the framework that launches TP, PP and interleaved stages
   return s;
 }
 bool same_rows(const search_result& a, const search_result& b) {
