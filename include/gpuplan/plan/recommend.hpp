@@ -167,7 +167,13 @@ struct deadline_extrapolation {
   double exponent = 1;            // α
   bool exponent_measured = false; // false: only one count of this GPU fits, α = 1 assumed
   std::optional<double> count;    // GPUs needed, a power of two; nullopt: more GPUs do not help (α <= 0)
+  bool modelled = false;          // count comes from the model's own best layout at that count, not a fit
+  Seconds wall = seconds(0);      // modelled: the wall-clock at `count`
+  std::optional<double> cost;     // modelled: the run's cost at `count`
 };
+
+// Counts beyond --max-gpus that more_gpus_for_deadline() evaluates with the model.
+inline constexpr int kMaxModelledGpus = 1 << 16;
 
 namespace detail {
 
@@ -355,6 +361,35 @@ inline std::optional<deadline_extrapolation> extrapolate_deadline(const std::vec
   while (count < need && count < 1e12) count *= 2;  // the next power of two (counts are 1, 2, 4, ...)
   x.count = count;
   return x;
+}
+
+// When no row meets the deadline: how many GPUs of the type with the fastest row would.
+// First the model itself: that type's best layout at doubling counts up to
+// kMaxModelledGpus (same global batch, so data parallelism stops at it); the first
+// count that meets the deadline is the answer (modelled). Else the power-law
+// extrapolation of extrapolate_deadline() over all of that type's rows, labelled so.
+inline std::optional<deadline_extrapolation> more_gpus_for_deadline(const run& base, const recommend_options& o,
+                                                                    const std::vector<recommendation>& rows) {
+  const std::optional<deadline_extrapolation> first = extrapolate_deadline(rows, o.deadline);
+  if (!first) return first;
+  recommend_options wide = o;
+  wide.gpus = {first->gpu};
+  wide.max_gpus = std::max(o.max_gpus, kMaxModelledGpus);
+  wide.budget.reset();
+  wide.keep_late = true;
+  std::vector<recommendation> more = recommend(base, wide);
+  std::sort(more.begin(), more.end(), [](const recommendation& a, const recommendation& b) { return a.count < b.count; });
+  for (const recommendation& r : more)
+    if (r.meets_deadline) {
+      deadline_extrapolation x = *first;
+      x.count = static_cast<double>(r.count);
+      x.modelled = true;
+      x.wall = r.wall;
+      x.cost = r.cost;
+      return x;
+    }
+  for (auto& r : more) r.meets_deadline = false;
+  return extrapolate_deadline(more.empty() ? rows : more, o.deadline).value_or(*first);
 }
 
 }  // namespace gpuplan
