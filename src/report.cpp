@@ -897,10 +897,16 @@ std::string human_size(Bytes b) {
   return g < 1024 ? format_number(g) + " GiB" : format_number(g / 1024) + " TiB";
 }
 std::string human_watts(double w) { return w < 1000 ? format_number(w) + " W" : format_number(w / 1000) + " kW"; }
-std::string human_money(double usd) { return "$" + format_number(usd); }
+// Three significant digits, thousands grouped: 52,509 -> "52,500".
+std::string three_digits(double v) {
+  if (!(std::fabs(v) >= 1000) || !std::isfinite(v)) return format_number(v);
+  const double scale = std::pow(10.0, std::floor(std::log10(std::fabs(v))) - 2);
+  return format_number(std::round(v / scale) * scale);
+}
+std::string human_money(double usd) { return "$" + three_digits(usd); }
 std::string human_hours(double h) {
   if (!std::isfinite(h)) return "never";
-  return format_number(h) + " h";
+  return three_digits(h) + " h";
 }
 
 json rent_json(const recommendation& x) {

@@ -139,6 +139,13 @@ std::map<std::string, std::vector<rental_offer>, std::less<>> rental_offers(cons
   return on_demand;
 }
 
+// Money with three significant digits ($53,634 -> "$53,600").
+std::string money(double v) {
+  if (!(std::fabs(v) >= 1000) || !std::isfinite(v)) return "$" + io::format_number(v);
+  const double scale = std::pow(10.0, std::floor(std::log10(std::fabs(v))) - 2);
+  return "$" + io::format_number(std::round(v / scale) * scale);
+}
+
 std::string global_batch_reason(const architecture& m, const scenario& s, const recommend_request& request,
                                 std::int64_t gb, double tokens) {
   if (request.global_batch) return "--global-batch";
@@ -226,7 +233,7 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
                                  io::format_seconds(more->measured_wall);
     if (more->count && more->modelled)
       more_text = "No row meets the deadline: " + io::format_number(*more->count) + "×" + more->gpu.id + " would, in " +
-                  io::format_seconds(more->wall) + (more->cost ? " for $" + io::format_number(*more->cost) : "") + "; " +
+                  io::format_seconds(more->wall) + (more->cost ? " for " + money(*more->cost) : "") + "; " +
                   measured + " (the model's best layout at that count, beyond --max-gpus).";
     else if (more->count)
       more_text = "No row meets the deadline: needs ~" + io::format_number(*more->count) + "×" + more->gpu.id + " for " +
@@ -274,7 +281,7 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
   text += std::string("prices: ") + (request.spot ? "spot where published, else on-demand" : "on-demand") +
           " (src/data/prices.csv, dated rows" + (request.prices_file.empty() ? "" : ", with " + request.prices_file) +
           (request.prices.empty() ? "" : ", --price") + "); electricity $" + io::format_number(o.kwh_price) + "/kWh\n";
-  if (o.budget) text += "budget $" + io::format_number(*o.budget) + "\n";
+  if (o.budget) text += "budget " + money(*o.budget) + "\n";
   if (!more_text.empty()) text += more_text + "\n";
   text += "\n";
   io::table t = io::recommend_table(rows, o.deadline);
