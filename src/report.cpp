@@ -998,7 +998,7 @@ table recommend_table(const std::vector<recommendation>& r, Seconds deadline) {
       machine += ": " + std::to_string(z.cpu_cores_min) + "-" + std::to_string(z.cpu_cores) + " cores, " +
                  human_size(z.host_ram) + " RAM, " + human_watts(z.psu_watts) + " PSU";
     else
-      machine += ": " + human_size(z.host_ram) + " RAM";
+      machine += ": " + std::to_string(z.cpu_cores) + " vCPUs, " + human_size(z.host_ram) + " RAM";
     t.rows.push_back({id, x.gpu.id, std::to_string(x.count), format_seconds(x.wall),
                       x.cost ? human_money(*x.cost) : std::string("-"),
                       x.rent ? human_money(x.rent->price_per_hour) : std::string("-"),

@@ -163,6 +163,8 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
   recommend_options o;
   if (!request.prices.empty()) o.price_per_gpu_hour = parse_prices(request.prices, "--price");
   o.rentals = rental_offers(request);
+  for (const io::instance_row& i : io::instance_catalog())
+    o.instances[i.provider + "/" + i.instance] = instance_shape{i.vcpus, i.ram_gib, i.interconnect};
   for (const io::purchase_row& p : io::purchase_catalog()) {
     const std::string id = io::find_gpu(p.gpu_id).id;
     if (auto it = o.purchase_usd.find(id); it == o.purchase_usd.end() || p.price_usd < it->second) o.purchase_usd[id] = p.price_usd;

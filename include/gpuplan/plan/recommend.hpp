@@ -68,6 +68,13 @@ struct rental_offer {
   std::string date;                  // of the price (empty for a user's)
 };
 
+// The host of a rentable instance type (src/data/instances.csv), by "provider/instance".
+struct instance_shape {
+  int vcpus = 0;
+  double ram_gib = 0;
+  std::string interconnect;  // nvswitch | nvlink | pcie | none
+};
+
 // What renting `count` GPUs on an offer takes: whole instances, paid for every GPU in them.
 struct rental_choice {
   rental_offer offer;
@@ -79,6 +86,7 @@ struct recommend_options {
   std::vector<gpu_spec> gpus{};                           // candidates (the CLI passes the priced catalog GPUs)
   std::map<std::string, double, std::less<>> price_per_gpu_hour{};  // by GPU id, per GPU; overrides `rentals`
   std::map<std::string, std::vector<rental_offer>, std::less<>> rentals{};  // by GPU id: the offers to rent it
+  std::map<std::string, instance_shape, std::less<>> instances{};  // by "provider/instance": the rented host
   std::map<std::string, double, std::less<>> purchase_usd{};  // by GPU id: one card's price (rent vs buy)
   double kwh_price = kDefaultKwhPrice;   // currency per kWh, for owning a card
   // Sequences per optimizer step; unset: the template's when above 1, else
@@ -257,6 +265,8 @@ inline recommendation recommendation_of(const gpu_spec& gpu, int count, const se
   else if (auto offers = o.rentals.find(gpu.id); offers != o.rentals.end())
     r.rent = cheapest_rental(offers->second, count);
   if (r.rent) r.cost = in_hours(r.wall) * r.rent->price_per_hour;
+  // Instances smaller than the node the time model assumes: the GPUs talk over the provider's network.
+  const bool split = r.rent && r.rent->instances > 1 && r.rent->offer.gpus_per_instance < row.run.cluster.gpus_per_node;
   if (auto buy = o.purchase_usd.find(gpu.id); buy != o.purchase_usd.end()) {
     r.purchase = count * buy->second;
     r.own_electricity = count * gpu.tdp_watts / 1000.0 * in_hours(r.wall) * o.kwh_price;
@@ -265,6 +275,23 @@ inline recommendation recommendation_of(const gpu_spec& gpu, int count, const se
   r.meets_deadline = in_seconds(r.wall) <= in_seconds(o.deadline);
   r.within_budget = !o.budget || (r.cost && *r.cost <= *o.budget);
   r.system = size_system(r.run, r.memory, r.time);
+  if (split)
+    r.system.notes.push_back(std::to_string(r.rent->instances) + " instances of " +
+                             std::to_string(r.rent->offer.gpus_per_instance) +
+                             " GPU(s): data parallelism crosses the provider's network, slower than the " +
+                             std::to_string(row.run.cluster.gpus_per_node) + "-GPU node the estimate assumes");
+  // A rented instance type with a known host: the provider's machine, not one to build.
+  if (r.rent && r.rent->offer.instance != "per-gpu")
+    if (auto it = o.instances.find(r.rent->offer.provider + "/" + r.rent->offer.instance); it != o.instances.end()) {
+      r.system = size_system(r.run, r.memory, r.time, platform_class::cloud);
+      r.system.cpu_cores = it->second.vcpus;  // per instance
+      r.system.host_ram = gib(it->second.ram_gib);
+      r.system.nodes = r.rent->instances;
+      r.system.gpus_per_node = std::min(count, r.rent->offer.gpus_per_instance);
+      if (it->second.vcpus < r.system.cpu_cores_min)
+        r.system.notes.push_back("the instance has " + std::to_string(it->second.vcpus) + " vCPUs, fewer than " +
+                                 std::to_string(kCpuCoresPerGpuMin) + " per GPU");
+    }
   return r;
 }
 
