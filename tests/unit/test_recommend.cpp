@@ -377,3 +377,36 @@ TEST_CASE("system: a machine you can buy, by platform class") {
   CHECK(z.platform == platform_class::cloud);
   CHECK(z.psu_watts == 0);
 }
+
+TEST_CASE("recommend: a rented instance type is the machine; split instances are noted") {
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario t;
+  t.meth = method::lora;
+  t.seq_len = 2048;
+  recommend_options o;
+  o.gpus = {io::find_gpu("a100-40gb")};
+  // An 8-GPU instance at 1.99/GPU-hour (15.92/h) and a 1-GPU one at 3.67.
+  o.rentals["a100-40gb"] = {{"lambda", "8x", 8, 1.99, "on-demand", ""}, {"gcp", "1g", 1, 3.67, "on-demand", ""}};
+  o.instances["lambda/8x"] = instance_shape{124, 1800, "nvswitch"};
+  o.instances["gcp/1g"] = instance_shape{12, 85, "none"};
+  o.tokens = 1e8;
+  o.max_gpus = 16;
+  bool seen_split = false;
+  for (const auto& r : recommend(m, t, o)) {
+    REQUIRE(r.rent.has_value());
+    CHECK(r.system.platform == platform_class::cloud);
+    CHECK(r.system.psu_watts == 0);
+    // 1 GPU: 3.67 < 15.92; 2 GPUs: 7.34 < 15.92; 4: 14.68 < 15.92; 8: 15.92 < 29.36; 16: two 8x.
+    const bool one_gpu_offer = r.count <= 4;
+    CHECK(r.rent->offer.provider == (one_gpu_offer ? "gcp" : "lambda"));
+    CHECK(r.system.cpu_cores == (one_gpu_offer ? 12 : 124));
+    CHECK(in_gib(r.system.host_ram) == doctest::Approx(one_gpu_offer ? 85.0 : 1800.0));
+    CHECK(r.system.nodes == r.rent->instances);
+    CHECK(r.system.cpu_cores_min == 4 * r.system.gpus_per_node);  // per instance
+    CHECK_FALSE(has_note(r.system, "vCPUs, fewer than"));
+    const bool split = one_gpu_offer && r.count > 1;
+    CHECK(has_note(r.system, "crosses the provider's network") == split);
+    seen_split = seen_split || split;
+  }
+  CHECK(seen_split);
+}

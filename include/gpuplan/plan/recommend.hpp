@@ -275,11 +275,6 @@ inline recommendation recommendation_of(const gpu_spec& gpu, int count, const se
   r.meets_deadline = in_seconds(r.wall) <= in_seconds(o.deadline);
   r.within_budget = !o.budget || (r.cost && *r.cost <= *o.budget);
   r.system = size_system(r.run, r.memory, r.time);
-  if (split)
-    r.system.notes.push_back(std::to_string(r.rent->instances) + " instances of " +
-                             std::to_string(r.rent->offer.gpus_per_instance) +
-                             " GPU(s): data parallelism crosses the provider's network, slower than the " +
-                             std::to_string(row.run.cluster.gpus_per_node) + "-GPU node the estimate assumes");
   // A rented instance type with a known host: the provider's machine, not one to build.
   if (r.rent && r.rent->offer.instance != "per-gpu")
     if (auto it = o.instances.find(r.rent->offer.provider + "/" + r.rent->offer.instance); it != o.instances.end()) {
@@ -288,10 +283,16 @@ inline recommendation recommendation_of(const gpu_spec& gpu, int count, const se
       r.system.host_ram = gib(it->second.ram_gib);
       r.system.nodes = r.rent->instances;
       r.system.gpus_per_node = std::min(count, r.rent->offer.gpus_per_instance);
+      r.system.cpu_cores_min = kCpuCoresPerGpuMin * r.system.gpus_per_node;
       if (it->second.vcpus < r.system.cpu_cores_min)
         r.system.notes.push_back("the instance has " + std::to_string(it->second.vcpus) + " vCPUs, fewer than " +
                                  std::to_string(kCpuCoresPerGpuMin) + " per GPU");
     }
+  if (split)
+    r.system.notes.push_back(std::to_string(r.rent->instances) + " instances of " +
+                             std::to_string(r.rent->offer.gpus_per_instance) +
+                             " GPU(s): data parallelism crosses the provider's network, slower than the " +
+                             std::to_string(row.run.cluster.gpus_per_node) + "-GPU node the estimate assumes");
   return r;
 }
 
