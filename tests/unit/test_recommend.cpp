@@ -11,6 +11,7 @@
 
 #include "gpuplan/detail/timing_comm.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/prices.hpp"
 #include "gpuplan/plan.hpp"
 
 using namespace gpuplan;
@@ -219,6 +220,8 @@ TEST_CASE("recommend: rentals, whole instances and rent vs buy") {
   // RTX 4090: $1,599 / ($0.60 − 450 W × $0.1648/kWh) = 1599 / 0.52584 = 3040.9 h.
   CHECK(rent_vs_buy_hours(1599, 0.60, 450, kDefaultKwhPrice) == doctest::Approx(1599 / (0.60 - 0.450 * 0.1648)));
   CHECK(rent_vs_buy_hours(1599, 0.60, 450, kDefaultKwhPrice) == doctest::Approx(3040.9).epsilon(1e-4));
+  // The catalog reader's checked version is the same formula.
+  CHECK(io::break_even_hours(1599, 0.60, 450, 0.3) == rent_vs_buy_hours(1599, 0.60, 450, 0.3));
   // Renting below the card's electricity never pays off for the buyer.
   CHECK(std::isinf(rent_vs_buy_hours(1599, 0.05, 450, 0.2)));
 
