@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gpuplan/detail/timing_comm.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/prices.hpp"
@@ -167,6 +169,21 @@ TEST_CASE("p2p: GeForce collectives go through host memory") {
   scenario a2 = a;
   a2.gpu.p2p = true;
   CHECK(in_seconds(estimate_time(m, a2).breakdown.communication) < in_seconds(ta.breakdown.communication));
+}
+
+TEST_CASE("p2p: the catalog column and the GPU JSON field") {
+  // GeForce cards: no; data-centre and workstation cards: yes (src/data/gpus.md).
+  for (const char* id : {"rtx-3060", "rtx-3090", "rtx-4090", "rtx-5090"}) CHECK_FALSE(io::find_gpu(id).p2p);
+  for (const char* id : {"rtx-a6000", "rtx-6000-ada", "l40s", "a100-80gb", "h100-sxm"}) CHECK(io::find_gpu(id).p2p);
+  const auto base = R"({"id": "x", "memory_gb": 24, "bandwidth_gb_s": 1000, "bf16_tflops": 100)";
+  CHECK_FALSE(io::read_gpu(nlohmann::json::parse(std::string(base) + R"(, "p2p": "no"})")).p2p);
+  CHECK_FALSE(io::read_gpu(nlohmann::json::parse(std::string(base) + R"(, "p2p": false})")).p2p);
+  CHECK(io::read_gpu(nlohmann::json::parse(std::string(base) + "}")).p2p);  // default: allowed
+  CHECK_THROWS_WITH_AS(io::read_gpu(nlohmann::json::parse(std::string(base) + R"(, "p2p": "maybe"})")),
+                       R"(gpu.p2p: must be true/false or "yes"/"no" (got "maybe"))", config_error);
+  CHECK_THROWS_AS(io::read_gpu(nlohmann::json::parse(std::string(base) + R"(, "p2p": 2})")), config_error);
+  // The JSON a GPU writes reads back with its flag.
+  CHECK_FALSE(io::read_gpu(io::write_gpu(io::find_gpu("rtx-4090"))).p2p);
 }
 
 // ---------------------------------------------------------------------------
