@@ -429,4 +429,7 @@ TEST_CASE("recommend: a rented instance type is the machine; split instances are
     seen_split = seen_split || split;
   }
   CHECK(seen_split);
+  // GPUs sold one at a time ("per-gpu") are not separate machines.
+  o.rentals["a100-40gb"] = {{"market", "per-gpu", 1, 1.0, "on-demand", ""}};
+  for (const auto& r : recommend(m, t, o)) CHECK_FALSE(has_note(r.system, "crosses the provider's network"));
 }

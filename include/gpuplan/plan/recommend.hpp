@@ -266,7 +266,9 @@ inline recommendation recommendation_of(const gpu_spec& gpu, int count, const se
     r.rent = cheapest_rental(offers->second, count);
   if (r.rent) r.cost = in_hours(r.wall) * r.rent->price_per_hour;
   // Instances smaller than the node the time model assumes: the GPUs talk over the provider's network.
-  const bool split = r.rent && r.rent->instances > 1 && r.rent->offer.gpus_per_instance < row.run.cluster.gpus_per_node;
+  // ("per-gpu" offers are GPUs of multi-GPU machines sold one at a time: not split.)
+  const bool split = r.rent && r.rent->offer.instance != "per-gpu" && r.rent->instances > 1 &&
+                     r.rent->offer.gpus_per_instance < row.run.cluster.gpus_per_node;
   if (auto buy = o.purchase_usd.find(gpu.id); buy != o.purchase_usd.end()) {
     r.purchase = count * buy->second;
     r.own_electricity = count * gpu.tdp_watts / 1000.0 * in_hours(r.wall) * o.kwh_price;
