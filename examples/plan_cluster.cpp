@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   settings.gpu = io::find_gpu("a100-80gb");
   settings.num_gpus = gpus;
   settings.cluster.gpus_per_node = 8;
+  settings.fw = framework::megatron;  // tensor and pipeline parallelism need Megatron-LM (framework.hpp)
   const run base(model, settings);  // validated once; the search edits copies of it
 
   search_options o;

@@ -227,6 +227,7 @@ constexpr gpu_field kGpuFields[] = {
     {"mig", field_kind::mig},
     {"year", field_kind::integer},
     {"confidence", field_kind::text},
+    {"p2p", field_kind::mig},  // yes | no (a boolean in JSON), read like mig
     {"usable_gib", field_kind::number, kMaxMemoryGB},
     {"link_group", field_kind::integer},
 };
@@ -406,6 +407,11 @@ void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_
     else if (it->is_number_integer() && it->get<std::int64_t>() >= 0) g.mig = it->get<std::int64_t>() > 0;
     else if (it->is_string() && (*it == "no" || *it == "yes")) g.mig = *it == "yes";
     else fail(at("mig"), "must be true/false, \"yes\"/\"no\" or a number of instances (got " + show(*it) + ")");
+  }
+  if (auto it = obj.find("p2p"); it != obj.end() && !it->is_null()) {
+    if (it->is_boolean()) g.p2p = it->get<bool>();
+    else if (it->is_string() && (*it == "no" || *it == "yes")) g.p2p = *it == "yes";
+    else fail(at("p2p"), "must be true/false or \"yes\"/\"no\" (got " + show(*it) + ")");
   }
   if (auto v = integer("year", 1990, 2100)) g.year = v->value_or(0);
   if (auto v = text("confidence")) g.confidence = *v;
@@ -652,6 +658,7 @@ json write_gpu(const gpu_spec& g) {
   j["tdp_w"] = g.tdp_watts > 0 ? json(g.tdp_watts) : json(nullptr);
   text("ecc", g.ecc);
   j["mig"] = g.mig;
+  j["p2p"] = g.p2p;
   if (g.year > 0) j["year"] = g.year;
   text("confidence", g.confidence);
   return j;

@@ -933,25 +933,76 @@ table search_table(const search_result& r, search_objective objective) {
   return t;
 }
 
+namespace {
+
+// RAM sizes (binary, as DIMMs are sold) in GiB below 1 TiB, else TiB; at most 4 significant digits.
+std::string human_size(Bytes b) {
+  const double g = in_gib(b);
+  return g < 1024 ? format_number(g) + " GiB" : format_number(g / 1024) + " TiB";
+}
+std::string human_watts(double w) { return w < 1000 ? format_number(w) + " W" : format_number(w / 1000) + " kW"; }
+// Three significant digits, thousands grouped: 52,509 -> "52,500".
+std::string three_digits(double v) {
+  if (!(std::fabs(v) >= 1000) || !std::isfinite(v)) return format_number(v);
+  const double scale = std::pow(10.0, std::floor(std::log10(std::fabs(v))) - 2);
+  return format_number(std::round(v / scale) * scale);
+}
+std::string human_money(double usd) { return "$" + three_digits(usd); }
+std::string human_hours(double h) {
+  if (!std::isfinite(h)) return "never";
+  return three_digits(h) + " h";
+}
+
+json rent_json(const recommendation& x) {
+  if (!x.rent) return nullptr;
+  const rental_choice& c = *x.rent;
+  return {{"provider", c.offer.provider},
+          {"instance", c.offer.instance},
+          {"gpus_per_instance", c.offer.gpus_per_instance},
+          {"instances", c.instances},
+          {"price_per_gpu_hour", c.offer.price_per_gpu_hour},
+          {"price_per_hour", c.price_per_hour},
+          {"kind", c.offer.kind},
+          {"date", c.offer.date}};
+}
+
+std::string rent_text(const recommendation& x) {
+  if (!x.rent) return "-";
+  const rental_choice& c = *x.rent;
+  if (c.offer.instance == "per-gpu") return c.offer.provider + " (per GPU)";
+  return c.offer.provider + " " + c.offer.instance + (c.instances > 1 ? " × " + std::to_string(c.instances) : "");
+}
+
+}  // namespace
+
 json recommend_json(const std::vector<recommendation>& r) {
   json arr = json::array();
   int rank = 1;
   for (const auto& x : r) {
     const system_sizing& z = x.system;
+    const auto opt = [](const std::optional<double>& v) { return v && std::isfinite(*v) ? json(*v) : json(nullptr); };
     arr.push_back({{"rank", rank++},
                    {"gpu", x.gpu.id},
                    {"count", x.count},
                    {"layout", layout_json(layout_of(x.run))},
+                   {"global_batch", x.run.global_batch()},
                    {"wall_seconds", in_seconds(x.wall)},
                    {"gpu_hours", x.gpu_hours},
                    {"cost", x.cost ? json(*x.cost) : json(nullptr)},
+                   {"rent", rent_json(x)},
+                   {"purchase", opt(x.purchase)},
+                   // null with a purchase price: renting costs no more than the electricity (never pays off).
+                   {"break_even_hours", opt(x.break_even_hours)},
+                   {"own_electricity", opt(x.own_electricity)},
                    {"meets_deadline", x.meets_deadline},
                    {"within_budget", x.within_budget},
                    {"device_bytes", in_bytes(x.memory.device)},
                    {"step_seconds", in_seconds(x.time.step)},
                    {"mfu", x.time.mfu},
                    {"system",
-                    {{"nodes", z.nodes},
+                    {{"platform", to_string(z.platform)},
+                     {"nodes", z.nodes},
+                     {"gpus_per_node", z.gpus_per_node},
                      {"cpu_cores_min", z.cpu_cores_min},
                      {"cpu_cores", z.cpu_cores},
                      {"host_ram_bytes", in_bytes(z.host_ram)},
@@ -959,7 +1010,10 @@ json recommend_json(const std::vector<recommendation>& r) {
                      {"cpu_watts", z.cpu_watts},
                      {"psu_watts", z.psu_watts},
                      {"psu_watts_per_node", z.psu_watts_per_node},
+                     {"wall_watts", z.wall_watts},
+                     {"pcie_lanes_per_gpu", z.pcie_lanes_per_gpu},
                      {"cuda_min", z.cuda_min ? json(format_cuda(z.cuda_min)) : json(nullptr)},
+                     {"driver_min", z.driver_min.empty() ? json(nullptr) : json(z.driver_min)},
                      {"nvlink_present", z.nvlink_present},
                      {"nvlink_needed", z.nvlink_needed},
                      {"ecc", z.ecc},
@@ -971,29 +1025,42 @@ json recommend_json(const std::vector<recommendation>& r) {
 table recommend_table(const std::vector<recommendation>& r, Seconds deadline) {
   table t;
   t.title = "GPU recommendation (deadline " + format_seconds(deadline) + ")";
-  t.header = {"#", "GPU", "Count", "Layout", "Time", "GPU-hours", "Cost", "Deadline", "CPU cores", "Host RAM",
-              "PSU", "CUDA ≥", "NVLink has/needs", "ECC"};
+  t.header = {"#", "GPU", "Count", "Wall-clock", "Cost", "$/h", "Deadline", "Rent", "Buy: break-even", "Layout",
+              "Machine (per node)", "CUDA ≥ / driver ≥"};
   int rank = 1;
+  bool any_buy = false;
   for (const auto& x : r) {
     const system_sizing& z = x.system;
     const std::string id = std::to_string(rank);
-    t.rows.push_back({id, x.gpu.id, std::to_string(x.count), layout_text(x.run), format_seconds(x.wall),
-                      format_number(x.gpu_hours), x.cost ? format_number(*x.cost) : std::string("-"),
+    std::string buy = "-";
+    if (x.purchase) {
+      any_buy = true;
+      buy = human_money(*x.purchase) + (x.break_even_hours ? ", " + human_hours(*x.break_even_hours) : "");
+    }
+    std::string machine = std::string(to_string(z.platform)) + (z.nodes > 1 ? " × " + std::to_string(z.nodes) : "");
+    if (z.platform != platform_class::cloud)
+      machine += ": " + std::to_string(z.cpu_cores_min) + "-" + std::to_string(z.cpu_cores) + " cores, " +
+                 human_size(z.host_ram) + " RAM, " + human_watts(z.psu_watts) + " PSU";
+    else
+      machine += ": " + std::to_string(z.cpu_cores) + " vCPUs, " + human_size(z.host_ram) + " RAM";
+    t.rows.push_back({id, x.gpu.id, std::to_string(x.count), format_seconds(x.wall),
+                      x.cost ? human_money(*x.cost) : std::string("-"),
+                      x.rent ? human_money(x.rent->price_per_hour) : std::string("-"),
                       std::string(x.meets_deadline ? "met" : "late") + (x.within_budget ? "" : ", over budget"),
-                      std::to_string(z.cpu_cores_min) + "-" + std::to_string(z.cpu_cores),
-                      format_bytes_short(z.host_ram),
-                      format_number(std::round(z.psu_watts)) + " W" +
-                          (z.nodes > 1 ? " (" + format_number(std::round(z.psu_watts_per_node)) + " W/node)" : ""),
-                      format_cuda(z.cuda_min),
-                      std::string(z.nvlink_present ? "yes" : "no") + "/" + (z.nvlink_needed ? "yes" : "no"), z.ecc});
+                      rent_text(x), buy, layout_text(x.run), machine,
+                      format_cuda(z.cuda_min) + (z.driver_min.empty() ? "" : " / " + z.driver_min)});
     for (const auto& n : z.notes) t.notes.push_back("#" + id + " " + x.gpu.id + " × " + std::to_string(x.count) + ": " + n);
     ++rank;
   }
-  t.right_align = {true, false, true, false, true, true, true, false, true, true, true, true, false, false};
+  t.right_align = {true, false, true, true, true, true, false, false, false, false, false, false};
   if (r.empty()) t.notes.insert(t.notes.begin(), "No GPU type and count in the list fits this run.");
+  if (any_buy)
+    t.notes.insert(t.notes.begin(),
+                   "Buy: the cards' purchase price and the hours of use after which owning one costs less than "
+                   "renting it, its electricity included (--kwh-price).");
   t.notes.insert(t.notes.begin(),
-                 "Ranked: meets the deadline, within budget, cheapest (priced rows first), fastest, fewer GPUs, id. "
-                 "CPU cores 10-12 per GPU; host RAM 2 × GPU memory + offload; PSU (GPU + CPU TDP) × 1.3.");
+                 "Ranked: meets the deadline, within budget, cheapest run (priced rows first), fastest, fewer GPUs, id. "
+                 "Cost = wall-clock × the rented instances' $/h.");
   return t;
 }
 

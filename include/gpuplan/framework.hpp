@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "gpuplan/scenario.hpp"
@@ -33,7 +34,28 @@ struct framework_profile {
   // ---- speed semantics ----
   // Element-wise work runs in fused kernels (as under torch.compile).
   bool fused_kernels = false;
+
+  // ---- layouts the framework can launch (plan/search.hpp keeps only these) ----
+  // Bit s set: ZeRO stage s (FSDP ShardingStrategy: NO_SHARD = 0, SHARD_GRAD_OP = 2, FULL_SHARD = 3).
+  std::uint8_t zero_stages = 0b1111;
+  bool offload_optimizer_only = true;  // the optimizer on the CPU, parameters on the GPU (DeepSpeed offload_optimizer)
+  bool offload_everything = true;      // parameters and optimizer on the CPU (ZeRO-3 offload_param; FSDP CPUOffload)
+  bool tensor_parallel = false;        // tp > 1 and sequence parallelism
+  bool pipeline_parallel = false;      // pp > 1 and interleaved (virtual) stages
+  int max_gpus = 0;                    // 0: any count; else at most this many GPUs
+
+  [[nodiscard]] constexpr bool allows_zero(int stage) const noexcept {
+    return stage >= 0 && stage < 4 && ((zero_stages >> stage) & 1U) != 0;
+  }
 };
+
+// Rules every framework shares (plan/search.hpp applies them with the profile's):
+// ZeRO-2/3 cannot run with pipeline parallelism — DeepSpeed PipelineEngine asserts
+// "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"
+// (deepspeed/runtime/pipe/engine.py); Megatron's distributed optimizer is ZeRO-1.
+inline constexpr int kMaxZeroWithPipeline = 1;
+// ZeRO-3 on one data-parallel rank shards nothing: the planner offers it only at dp >= 2.
+inline constexpr int kMinDpForZero3 = 2;
 
 inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
     // transformers Trainer / TRL SFTTrainer + PEFT + bitsandbytes + accelerate.
@@ -43,26 +65,41 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      // SFTConfig gradient_checkpointing=True (trl/trainer/sft_config.py).
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::none,  // TrainingArguments.gradient_checkpointing=False
-     .kbit_non_quantized_fp32 = true},  // peft/utils/other.py prepare_model_for_kbit_training
+     .kbit_non_quantized_fp32 = true,  // peft/utils/other.py prepare_model_for_kbit_training
+     // accelerate launches DDP, DeepSpeed ZeRO-1..3 (with offload) or FSDP; no TP/PP
+     // (accelerate docs, "DeepSpeed" and "Fully Sharded Data Parallel").
+     .zero_stages = 0b1111},
     // DeepSpeed ZeRO (with the HF Trainer or its own engine).
     {.id = framework::deepspeed,
      .summary = "DeepSpeed ZeRO engine",
      .peft_checkpointing = checkpointing::full,
-     .full_checkpointing = checkpointing::none},
+     .full_checkpointing = checkpointing::none,
+     // zero_optimization.stage 0-3, offload_optimizer (stages 1-3) and offload_param (stage 3)
+     // (DeepSpeed docs, "ZeRO"); TP/PP need Megatron-DeepSpeed, i.e. the megatron profile.
+     .zero_stages = 0b1111},
     // PyTorch FSDP / FSDP2 (accelerate FSDP, torchtitan-style without Megatron kernels).
     {.id = framework::fsdp,
      .summary = "PyTorch FSDP / FSDP2",
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::none,
      // torch/distributed/fsdp/api.py MixedPrecision: sharded parameters kept in full precision.
-     .sharded_fp32_is_master = true},
+     .sharded_fp32_is_master = true,
+     // torch/distributed/fsdp/api.py ShardingStrategy: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD (no
+     // optimizer-only sharding); CPUOffload(offload_params=True) moves parameters, gradients
+     // and the optimizer step to the CPU together.
+     .zero_stages = 0b1101,
+     .offload_optimizer_only = false},
     // torchtune recipes: bf16, FSDP2, activation checkpointing on in most configs
     // (recipes/configs/*: enable_activation_checkpointing: True).
     {.id = framework::torchtune,
      .summary = "torchtune recipes (FSDP2, bf16)",
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::full,
-     .sharded_fp32_is_master = true},
+     .sharded_fp32_is_master = true,
+     // Single-device recipes, or FSDP2 fully_shard over every rank (recipes/*_distributed.py);
+     // fsdp_cpu_offload: True offloads parameters, gradients and optimizer together.
+     .zero_stages = 0b1001,
+     .offload_optimizer_only = false},
     // Megatron-LM / NeMo / torchtitan-style fused stacks.
     {.id = framework::megatron,
      .summary = "Megatron-LM / NeMo (fused kernels, TP+SP, pipeline)",
@@ -71,14 +108,28 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .full_checkpointing = checkpointing::selective,
      // Sequence parallelism pairs with TP in Megatron's and torchtitan's recipes (Korthikanti et al. 2022 §4.2.2).
      .sequence_parallel_with_tp = true,
-     .fused_kernels = true},
+     .fused_kernels = true,
+     // --use-distributed-optimizer shards the optimizer state (ZeRO-1,
+     // megatron/core/optimizer/distrib_optimizer.py); TP, SP, PP and interleaved stages
+     // (--num-layers-per-virtual-pipeline-stage); no CPU offload of the model state.
+     .zero_stages = 0b0011,
+     .offload_optimizer_only = false,
+     .offload_everything = false,
+     .tensor_parallel = true,
+     .pipeline_parallel = true},
     // Unsloth: fused Triton kernels, its own offloaded gradient checkpointing.
     {.id = framework::unsloth,
      .summary = "Unsloth (fused Triton kernels, offloaded checkpointing)",
      // FastLanguageModel.get_peft_model(use_gradient_checkpointing="unsloth").
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::full,
-     .fused_kernels = true},
+     .fused_kernels = true,
+     // One GPU: the open-source Unsloth trains on a single device (unsloth README,
+     // "multi-GPU" listed as not in the open-source release).
+     .zero_stages = 0b0001,
+     .offload_optimizer_only = false,
+     .offload_everything = false,
+     .max_gpus = 1},
 }};
 
 // The table is in enum order, so a profile is one index away (estimators call this per estimate).

@@ -42,6 +42,9 @@ struct gpu_spec {
   double tdp_watts = 0;
   std::string ecc = "no";                        // yes | no | soft-toggle | unverified
   bool mig = false;
+  // CUDA peer-to-peer over PCIe allowed by the driver; false on GeForce cards
+  // (NVIDIA developer forum, 2022-12: no P2P on the RTX 4090; src/data/gpus.md).
+  bool p2p = true;
   int year = 0;
   std::string confidence;                        // the catalog's confidence column, verbatim
 

@@ -182,6 +182,7 @@ class GPU:
     tdp_w = _delegate("tdp_w", "Board power, W, or None.")
     ecc = _delegate("ecc", "yes, no, soft-toggle or unverified.")
     mig = _delegate("mig", "Multi-Instance GPU support.")
+    p2p = _delegate("p2p", "PCIe peer-to-peer allowed by the driver (False on GeForce cards).")
     year = _delegate("year", "Launch year, or None.")
     confidence = _delegate("confidence", "The catalog's confidence column.")
     # Memory in bytes as well, for arithmetic with the estimates' *_bytes figures.

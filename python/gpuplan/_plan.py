@@ -255,7 +255,9 @@ class SystemSizing(PlanRow):
     """The system around a recommendation: nodes, CPU cores, host RAM, power, CUDA
     floor, NVLink and ECC (docs/planner.md cites each rule)."""
 
+    platform: str  #: desktop, workstation, server or cloud
     nodes: int
+    gpus_per_node: int
     cpu_cores_min: int
     cpu_cores: int
     host_ram_bytes: float
@@ -263,7 +265,10 @@ class SystemSizing(PlanRow):
     cpu_watts: float
     psu_watts: float
     psu_watts_per_node: float
+    wall_watts: float
+    pcie_lanes_per_gpu: int
     cuda_min: Optional[str]  #: e.g. "12.0"; None for non-NVIDIA GPUs
+    driver_min: Optional[str]  #: the Linux driver for cuda_min
     nvlink_present: bool
     nvlink_needed: bool
     ecc: str
@@ -283,9 +288,14 @@ class Recommendation(PlanRow):
     gpu: str
     count: int
     layout: Layout
+    global_batch: int
     wall_seconds: float
     gpu_hours: float
     cost: Optional[float]  #: None without a price for the GPU
+    rent: Optional[Dict[str, Any]]  #: the offer rented: provider, instance, instances, prices; None without a price
+    purchase: Optional[float]  #: count × one card's price, when the card can be bought
+    break_even_hours: Optional[float]  #: hours after which owning beats renting; None: never, or no prices
+    own_electricity: Optional[float]  #: electricity of this run on owned cards
     meets_deadline: bool
     within_budget: bool
     device_bytes: float

@@ -33,6 +33,7 @@ void register_hardware(py::module_& m) {
       .def_readonly("pcie_lanes", &G::pcie_lanes, "PCIe lanes (0: none, an integrated GPU).")
       .def_readonly("ecc", &G::ecc, "The catalog's ecc column: yes, no, soft-toggle or unverified.")
       .def_readonly("mig", &G::mig, "Multi-Instance GPU support.")
+      .def_readonly("p2p", &G::p2p, "PCIe peer-to-peer allowed by the driver (False on GeForce cards).")
       .def_readonly("confidence", &G::confidence, "The catalog's confidence column.")
       .def_property_readonly("memory_bytes", [](const G& g) { return in_bytes(g.memory); }, "Nominal capacity in bytes.")
       .def_property_readonly("usable_memory_bytes", [](const G& g) { return in_bytes(g.usable_memory); },

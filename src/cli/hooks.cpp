@@ -126,19 +126,84 @@ int run_search(const io::resolved_run& run, const search_request& request, const
   std::string text = std::string(md ? "### " : "") + run.model().name + " on " + std::to_string(run.settings().num_gpus) +
                      " × " + run.settings().gpu.name + "\n" + io::run_summary(run.settings()) + " (template)\n\n";
   text += io::render(io::search_table(r, o.objective), style);
+  if (const framework_profile& f = profile_of(run.settings().fw); !f.tensor_parallel)
+    text += "Layouts " + std::string(to_string(run.settings().fw)) +
+            " can launch: data parallel with its ZeRO/FSDP stages (--framework megatron for tensor and pipeline parallelism).\n";
   print(text);
   return 0;
 }
 
+namespace {
+
+// The rental offers of every GPU: the catalog's rows with the user's file over them,
+// spot rows where asked for and published, else on-demand.
+std::map<std::string, std::vector<rental_offer>, std::less<>> rental_offers(const recommend_request& request) {
+  std::vector<io::price_row> rows = io::price_catalog();
+  if (!request.prices_file.empty()) {
+    const std::vector<io::price_row> user = io::read_prices_file(request.prices_file);
+    rows = io::override_prices(rows, user);
+  }
+  std::map<std::string, std::vector<rental_offer>, std::less<>> on_demand, spot;
+  for (const io::price_row& r : rows) {
+    const std::string id = io::find_gpu(r.gpu_id, "--prices").id;
+    rental_offer f{r.provider, r.instance, r.gpus, r.price_per_gpu_hour_usd, r.kind, r.date};
+    if (r.kind == "on-demand") on_demand[id].push_back(f);
+    else if (r.kind == "spot") spot[id].push_back(f);
+  }
+  if (request.spot)
+    for (auto& [id, offers] : spot) on_demand[id] = std::move(offers);
+  return on_demand;
+}
+
+// Money with three significant digits ($53,634 -> "$53,600").
+std::string money(double v) {
+  if (!(std::fabs(v) >= 1000) || !std::isfinite(v)) return "$" + io::format_number(v);
+  const double scale = std::pow(10.0, std::floor(std::log10(std::fabs(v))) - 2);
+  return "$" + io::format_number(std::round(v / scale) * scale);
+}
+
+std::string global_batch_reason(const architecture& m, const scenario& s, const recommend_request& request,
+                                std::int64_t gb, double tokens) {
+  if (request.global_batch) return "--global-batch";
+  if (s.global_batch() > 1) return "--batch × --grad-accum";
+  (void)m;
+  if (is_pretraining(s, tokens))
+    return "pre-training default: ~" + io::format_number(static_cast<double>(gb * s.seq_len) / 1e6) +
+           "M tokens per step (GPT-3 Table 2.1, Llama 2 §2.2); set --global-batch";
+  return "fine-tuning default: 16-128 sequences, ~64k tokens per step (QLoRA Table 9, Alpaca); set --global-batch";
+}
+
+}  // namespace
+
 int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style) {
   recommend_options o;
   o.margin = request.margin;
+  if (!request.prices.empty()) o.price_per_gpu_hour = parse_prices(request.prices, "--price");
+  o.rentals = rental_offers(request);
+  for (const io::instance_row& i : io::instance_catalog())
+    o.instances[i.provider + "/" + i.instance] = instance_shape{i.vcpus, i.ram_gib, i.interconnect};
+  for (const io::purchase_row& p : io::purchase_catalog()) {
+    const std::string id = io::find_gpu(p.gpu_id).id;
+    if (auto it = o.purchase_usd.find(id); it == o.purchase_usd.end() || p.price_usd < it->second) o.purchase_usd[id] = p.price_usd;
+  }
+  if (request.kwh_price) {
+    if (!(*request.kwh_price >= 0) || !std::isfinite(*request.kwh_price) || *request.kwh_price > 100)
+      throw config_error("--kwh-price", "must be a number between 0 and 100 per kWh (got " + detail::num(*request.kwh_price) + ")");
+    o.kwh_price = *request.kwh_price;
+  }
   if (request.gpus_list.empty()) {
-    o.gpus = catalog_gpus();
+    // Every GPU one can rent: a catalog or --prices offer, or a --price.
+    for (const gpu_spec& g : catalog_gpus())
+      if (o.rentals.contains(g.id) || o.price_per_gpu_hour.contains(g.id)) o.gpus.push_back(g);
   } else {
     for (const auto& id : split_list(request.gpus_list, "--gpus-list")) o.gpus.push_back(io::find_gpu(id, "--gpus-list"));
   }
-  if (!request.prices.empty()) o.price_per_gpu_hour = parse_prices(request.prices, "--price");
+  if (request.global_batch) {
+    if (*request.global_batch < 1 || *request.global_batch > kMaxBatch)
+      throw config_error("--global-batch", "must be between 1 and " + std::to_string(kMaxBatch) + " (got " +
+                                               std::to_string(*request.global_batch) + ")");
+    o.global_batch = request.global_batch;
+  }
   if (request.dataset_tokens) {
     if (run.settings().tokens) throw config_error("--dataset-tokens", "give either --tokens or --dataset-tokens (with --epochs), not both");
     o.dataset_tokens = io::parse_amount(*request.dataset_tokens, "--dataset-tokens");
@@ -162,29 +227,81 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
   if (request.top_k < 1 || request.top_k > 100000)
     throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
   if (!run.settings().tokens && !o.dataset_tokens) throw config_error("--tokens", "recommend needs --tokens (or --epochs with --dataset-tokens)");
+  if (o.gpus.empty()) throw config_error("--gpus-list", "no candidate GPU has a price; name GPUs with --gpus-list or give --price");
 
-  std::vector<recommendation> rows = recommend(run.run, o);
+  std::vector<recommendation> rows;
+  std::int64_t gb = 0;
+  try {
+    gb = recommend_global_batch(run.model(), run.settings(), o);
+    rows = recommend(run.run, o);
+  } catch (const config_error& e) {
+    const std::string path = e.path();
+    const std::string what = e.what();
+    const std::string reason = what.size() > path.size() + 2 ? what.substr(path.size() + 2) : what;
+    if (path == "recommend.budget") throw config_error("--budget", reason, e.kind());
+    throw;
+  }
+  const std::optional<deadline_extrapolation> more = more_gpus_for_deadline(run.run, o, rows);
   const std::size_t total = rows.size();
   if (rows.size() > request.top_k) rows.resize(request.top_k);
   const double tokens = o.dataset_tokens ? o.epochs * *o.dataset_tokens : run.settings().tokens.value_or(0);
+  const std::string gb_reason = global_batch_reason(run.model(), run.settings(), request, gb, tokens);
+  std::string more_text;
+  if (more) {
+    const std::string measured = std::to_string(more->measured_count) + "×" + more->gpu.id + " takes " +
+                                 io::format_seconds(more->measured_wall);
+    if (more->count && more->modelled)
+      more_text = "No row meets the deadline: " + io::format_number(*more->count) + "×" + more->gpu.id + " would, in " +
+                  io::format_seconds(more->wall) + (more->cost ? " for " + money(*more->cost) : "") + "; " +
+                  measured + " (the model's best layout at that count, beyond --max-gpus).";
+    else if (more->count)
+      more_text = "No row meets the deadline: needs ~" + io::format_number(*more->count) + "×" + more->gpu.id + " for " +
+                  io::format_seconds(o.deadline) + "; " + measured + " (extrapolated: wall-clock ∝ GPUs^-" +
+                  io::format_number(more->exponent, 2) +
+                  (more->exponent_measured ? ", the scaling of its two largest counts" : ", linear scaling assumed") + ").";
+    else
+      more_text = "No row meets the deadline, and more " + more->gpu.id + "s do not help: " + measured + ".";
+    if (!more->modelled && !profile_of(run.settings().fw).tensor_parallel)
+      more_text += " Data parallelism stops at the global batch (" + std::to_string(gb) +
+                   "): a larger --global-batch, or --framework megatron for tensor/pipeline parallelism, lets more GPUs help.";
+  }
   if (style.format == io::report_format::json) {
+    nlohmann::json x = nullptr;
+    if (more)
+      x = {{"gpu", more->gpu.id},
+           {"measured_count", more->measured_count},
+           {"measured_wall_seconds", in_seconds(more->measured_wall)},
+           {"exponent", more->exponent},
+           {"exponent_measured", more->exponent_measured},
+           {"count", more->count ? nlohmann::json(*more->count) : nlohmann::json(nullptr)},
+           {"extrapolated", !more->modelled},
+           {"wall_seconds", more->modelled ? nlohmann::json(in_seconds(more->wall)) : nlohmann::json(nullptr)},
+           {"cost", more->cost ? nlohmann::json(*more->cost) : nlohmann::json(nullptr)}};
     nlohmann::json j = {{"model", run.model().name},
                         {"method", to_string(run.settings().meth)},
                         {"tokens", tokens},
+                        {"global_batch", gb},
+                        {"global_batch_source", gb_reason},
                         {"deadline_seconds", in_seconds(o.deadline)},
                         {"budget", o.budget ? nlohmann::json(*o.budget) : nlohmann::json(nullptr)},
+                        {"price_kind", request.spot ? "spot" : "on-demand"},
+                        {"kwh_price", o.kwh_price},
                         {"rank_by", request.rank},
                         {"total_rows", total},
+                        {"deadline_extrapolation", x},
                         {"rows", io::recommend_json(rows)}};
     print_json(j);
     return 0;
   }
   const bool md = style.format == io::report_format::markdown;
   std::string text = std::string(md ? "### " : "") + run.model().name + ": " + io::format_number(tokens) +
-                     " tokens, global batch " +
-                     std::to_string(run.settings().global_batch()) + " (set --global-batch or --batch/--grad-accum), " +
+                     " tokens, global batch " + std::to_string(gb) + " sequences (" + gb_reason + "), " +
                      io::run_summary(run.settings(), true) + " (template)\n";
-  if (o.budget) text += "budget " + io::format_number(*o.budget) + "\n";
+  text += std::string("prices: ") + (request.spot ? "spot where published, else on-demand" : "on-demand") +
+          " (src/data/prices.csv, dated rows" + (request.prices_file.empty() ? "" : ", with " + request.prices_file) +
+          (request.prices.empty() ? "" : ", --price") + "); electricity $" + io::format_number(o.kwh_price) + "/kWh\n";
+  if (o.budget) text += "budget " + money(*o.budget) + "\n";
+  if (!more_text.empty()) text += more_text + "\n";
   text += "\n";
   io::table t = io::recommend_table(rows, o.deadline);
   if (total > rows.size())

@@ -56,6 +56,10 @@ struct recommend_request {
   std::string deadline = "24h";               // 3600, 90m, 24h, 2d
   std::optional<double> budget;
   std::string prices;                         // "rtx-4090=0.4,a100-80gb=1.8"
+  std::string prices_file;                    // --prices FILE (CSV or JSON, io/prices.hpp)
+  bool spot = false;                          // spot prices where published
+  std::optional<double> kwh_price;            // electricity, currency per kWh
+  std::optional<std::int64_t> global_batch;   // sequences per step; unset: practitioners' default
   std::string gpus_list;                      // "rtx-4090,a100-80gb"; empty: the catalog
   int max_gpus = 64;
   std::string rank = "cost";                  // a name of kRecommendRankNames (plan_names.hpp)

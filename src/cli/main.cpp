@@ -705,7 +705,7 @@ int run(int argc, char** argv) {
   // The planner: search (alias plan) and recommend. Each gets its own run_args:
   // the flags build the template run exactly as for fit/time.
   const std::set<std::string> search_skip{"--global-batch"};
-  const std::set<std::string> recommend_skip{"--price", "--gpus"};
+  const std::set<std::string> recommend_skip{"--price", "--gpus", "--global-batch"};
   gpuplan::cli::search_request search_req;
   std::optional<std::int64_t> search_gb;
   run_args search_args;
@@ -742,8 +742,16 @@ int run(int argc, char** argv) {
   recommend_cmd->add_option("--deadline", rec_req.deadline, "Wall-clock deadline: 3600, 90m, 24h, 2d (default 24h)")
       ->group("Recommend");
   recommend_cmd->add_option("--budget", rec_req.budget, "Budget in the prices' currency")->group("Recommend");
-  recommend_cmd->add_option("--price", rec_req.prices, "Prices per GPU-hour: rtx-4090=0.4,a100-80gb=1.8")->group("Recommend");
-  recommend_cmd->add_option("--gpus-list", rec_req.gpus_list, "Candidate GPU ids (default: the whole catalog)")
+  recommend_cmd->add_option("--price", rec_req.prices, "Your prices per GPU-hour (override the catalog's): rtx-4090=0.4,a100-80gb=1.8")
+      ->group("Recommend");
+  recommend_cmd->add_option("--prices", rec_req.prices_file, "Your prices: a CSV or JSON file (src/data/PRICES.md)")->group("Recommend");
+  recommend_cmd->add_flag("--spot", rec_req.spot, "Spot prices where the catalog has them (default on-demand)")->group("Recommend");
+  recommend_cmd->add_option("--kwh-price", rec_req.kwh_price, "Electricity per kWh for rent vs buy (default 0.1648, US 2024 average)")
+      ->group("Recommend");
+  recommend_cmd->add_option("--global-batch", rec_req.global_batch,
+                            "Sequences per optimizer step (default: what practitioners use, stated in the output)")
+      ->group("Recommend");
+  recommend_cmd->add_option("--gpus-list", rec_req.gpus_list, "Candidate GPU ids (default: every GPU with a price)")
       ->group("Recommend");
   recommend_cmd->add_option("--max-gpus", rec_req.max_gpus, "Counts 1, 2, 4, ... up to this (default 64)")->group("Recommend");
   recommend_cmd->add_option("--rank", rec_req.rank, "cost (default) or time")->group("Recommend");
@@ -751,7 +759,8 @@ int run(int argc, char** argv) {
   add_margin_options(recommend_cmd, rec_margin);
   add_output_options(recommend_cmd, out);
   recommend_cmd->footer(std::string("Examples:\n"
-                                    "  gpuplan recommend llama-2-7b --method lora --tokens 2B\n"
+                                    "  gpuplan recommend llama-3.1-8b --method lora --tokens 2B --deadline 24h\n"
+                                    "  gpuplan recommend llama-2-7b --method qlora --tokens 500M --gpus-list rtx-4090,a100-80gb --spot\n"
                                     "  gpuplan recommend llama-2-13b --method qlora --epochs 3 --dataset-tokens 500M "
                                     "--deadline 12h --budget 500 --price rtx-4090=0.4,a100-80gb=1.8\n"
                                     "  gpuplan recommend llama-2-13b --method full --tokens 1B --gpus-list a100-80gb,h100-sxm --json\n"

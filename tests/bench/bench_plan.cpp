@@ -28,6 +28,7 @@ scenario megatron_70b() {
   scenario s;
   s.gpu = io::find_gpu("h100-sxm");
   s.num_gpus = 64;
+  s.fw = framework::megatron;
   s.parallel.tp = 8;
   s.parallel.pp = 4;
   s.parallel.zero = 1;
@@ -97,6 +98,7 @@ void BM_search_175b_1024_a100(benchmark::State& st) {
   t.gpu = io::find_gpu("a100-80gb");
   t.num_gpus = 1024;
   t.seq_len = 2048;
+  t.fw = framework::megatron;  // the framework whose layout space includes TP, PP and interleaving
   run_search(st, gpt3_175b(), t, 1536);
 }
 BENCHMARK(BM_search_175b_1024_a100)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -112,6 +114,7 @@ void BM_search_7b_8_a100(benchmark::State& st) {
   t.gpu = io::find_gpu("a100-80gb");
   t.num_gpus = 8;
   t.seq_len = 4096;
+  t.fw = framework::megatron;
   run_search(st, io::find_model("llama-2-7b"), t, 256);
 }
 BENCHMARK(BM_search_7b_8_a100)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();

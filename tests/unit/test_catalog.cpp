@@ -275,7 +275,7 @@ TEST_CASE("gpus: user GPUs from JSON") {
   CHECK_THROWS_WITH_AS(io::read_gpu(json::parse(R"({"id": "x", "memroy_gb": 24, "bandwidth_gb_s": 1, "bf16_tflops": 1})")),
                        "gpu.memroy_gb: unknown key (known: id, name, arch, compute_capability, memory_gb, memory_type, "
                        "bandwidth_gb_s, fp64_tflops, fp32_tflops, tf32_tflops, bf16_tflops, fp16_acc16_tflops, fp8_tflops, "
-                       "int8_tops, gpu_link, gpu_link_gb_s_bidir, pcie_gen, pcie_lanes, tdp_w, ecc, mig, year, confidence, "
+                       "int8_tops, gpu_link, gpu_link_gb_s_bidir, pcie_gen, pcie_lanes, tdp_w, ecc, mig, year, confidence, p2p, "
                        "usable_gib, link_group, base)",
                        config_error);
   CHECK_THROWS_WITH_AS(io::read_gpu(json::parse(R"({"id": "x", "memory_gb": -1, "bandwidth_gb_s": 1, "bf16_tflops": 1})")),

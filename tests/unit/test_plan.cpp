@@ -214,14 +214,16 @@ TEST_CASE("plan: cuda floor and system sizing rules") {
   CHECK(cuda_floor(io::find_gpu("rtx-3090")) == cuda_version{11, 1});
   scenario s = train_on("a100-80gb", 16);
   const system_sizing z = size_system(s, memory_breakdown{}, time_estimate{});
+  // Per node (8 GPUs, an NVSwitch board: a 2-socket server).
   CHECK(z.nodes == 2);
-  CHECK(z.cpu_cores == 192);
-  CHECK(z.cpu_cores_min == 160);
-  // 16 x 400 W + 4 sockets x 350 W = 7800 W; x 1.3 = 10140 W.
-  CHECK(z.psu_watts == doctest::Approx(10140.0));
-  CHECK(z.psu_watts_per_node == doctest::Approx(5070.0));
-  // 2 x 16 x 80 GB (catalog nominal) host RAM.
-  CHECK(in_bytes(z.host_ram) == doctest::Approx(2.0 * 16 * in_bytes(io::find_gpu("a100-80gb").memory)));
+  CHECK(z.platform == platform_class::server);
+  CHECK(z.cpu_cores == 64);      // 8 per GPU x 8, under the server's 192
+  CHECK(z.cpu_cores_min == 32);  // 4 per GPU x 8
+  // (8 x 400 W + 720 W CPUs + 150 W) x 1.3 = 5291 W, rounded up to 100 W.
+  CHECK(z.psu_watts == doctest::Approx(5300.0));
+  CHECK(z.psu_watts_per_node == doctest::Approx(5300.0));
+  // 2 x 8 x 80 GiB (catalog nominal) = 1280 GiB, rounded up to a DIMM total: 1536 GiB.
+  CHECK(in_bytes(z.host_ram) == doctest::Approx(1536.0 * 1024 * 1024 * 1024));
 }
 
 TEST_CASE("plan: recommend respects deadline and budget, rows fit and are ordered") {
@@ -282,6 +284,7 @@ namespace {
 scenario search_template(const char* gpu, int n, std::int64_t seq = 2048) {
   scenario s = train_on(gpu, n);
   s.seq_len = seq;
+  s.fw = framework::megatron;  // the framework that launches TP, PP and interleaved stages
   return s;
 }
 bool same_rows(const search_result& a, const search_result& b) {

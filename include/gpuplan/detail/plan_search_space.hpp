@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "gpuplan/framework.hpp"
 #include "gpuplan/plan/layout.hpp"
 #include "gpuplan/scenario.hpp"
 
@@ -34,6 +35,26 @@ inline constexpr std::array<zero_variant, 8> kZeroVariants{{
 }};
 inline constexpr std::array<checkpointing, 3> kCkpt{checkpointing::none, checkpointing::selective,
                                                     checkpointing::full};
+
+// Can framework `f` launch (ZeRO, offload) variant `z` on a group of data-parallel
+// degree `dp` and pipeline degree `pp`? The profile's own rules (framework.hpp) plus
+// the shared ones: no ZeRO-3 at dp 1, no ZeRO-2/3 with pipeline parallelism.
+constexpr bool variant_allowed(const framework_profile& f, const zero_variant& z, int dp, int pp) noexcept {
+  if (!f.allows_zero(z.zero)) return false;
+  if (z.params != offload::none && !f.offload_everything) return false;
+  if (z.opt != offload::none && z.params == offload::none && !f.offload_optimizer_only) return false;
+  if (z.zero == 3 && dp < kMinDpForZero3) return false;
+  if (pp > 1 && z.zero > kMaxZeroWithPipeline) return false;
+  return true;
+}
+
+// Can framework `f` launch a (gpus, tp, pp, v, sp) group?
+constexpr bool group_allowed(const framework_profile& f, int gpus, int tp, int pp, int v, bool sp) noexcept {
+  if (f.max_gpus > 0 && gpus > f.max_gpus) return false;
+  if ((tp > 1 || sp) && !f.tensor_parallel) return false;
+  if ((pp > 1 || v > 1) && !f.pipeline_parallel) return false;
+  return true;
+}
 
 // A (gpus, tp, pp, v, sp) group: everything hoisted out of the inner loops.
 struct search_group {

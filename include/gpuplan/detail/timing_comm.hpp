@@ -32,6 +32,27 @@ inline constexpr double kPipelineSendsPerMicrobatch = 2.0;
 // ZeRO, communication analysis of P_os+g+p: 3Ψ per step with the gradient reduce-scatter).
 inline constexpr double kZero3GathersPerMicrobatch = 2.0;
 
+// Without PCIe peer-to-peer (GeForce, gpu_spec::p2p false) NCCL stages every transfer in
+// host memory (SHM transport: PCIe to the host and back). Measured on 2x RTX 5090, PCIe 5.0
+// x8, without and with P2P: 24 vs 28 GB/s one way, 14 vs 0.48 us latency (patched
+// tinygrad/open-gpu-kernel-modules fork benchmarks, 2025; src/data/gpus.md "p2p").
+inline constexpr double kHostStagedBandwidthFactor = 24.0 / 28.0;
+inline constexpr double kHostStagedLatencySeconds = 14e-6;
+
+// The link of a collective over `n` GPUs `stride` apart (group_link), through host memory
+// when the in-node path is PCIe and the card has no peer-to-peer.
+inline comm_link collective_link(const scenario& run, int n, int stride) {
+  comm_link l = group_link(run, n, stride);
+  const gpu_spec& g = run.gpu;
+  const double pcie = in_byte_per_s(pcie_per_direction(g.pcie_gen, g.pcie_lanes));
+  const bool over_pcie = l.bytes_per_s == pcie && !(g.has_nvlink() && in_byte_per_s(g.link_per_direction) == pcie);
+  if (!g.p2p && n > 1 && over_pcie) {  // PCIe inside the node (not NVLink, not a slower network)
+    l.bytes_per_s = pcie * kHostStagedBandwidthFactor;
+    l.latency = std::max(l.latency, kHostStagedLatencySeconds);
+  }
+  return l;
+}
+
 // Bytes per parameter gathered (ZeRO-1..3 all-gathers, offload upload): the working copy, fp32 under fp32/tf32, else 16-bit.
 inline double gathered_weight_bytes(const scenario& run) {
   return (run.prec == precision::fp32 || run.prec == precision::tf32) ? 4.0 : 2.0;
@@ -84,7 +105,7 @@ inline block_comm plus_block_comm(block_comm acc, const architecture& a, const s
   const double path = g.count * sc.path_blocks;
   const double trained = g.count * sc.trained_blocks;
   const double coll = run.ckpt == checkpointing::full ? path + path : path;  // backward + recomputed forward
-  const double ar = all_reduce_seconds(c.tp_bytes, tp, group_link(run, tp, 1), e);
+  const double ar = all_reduce_seconds(c.tp_bytes, tp, collective_link(run, tp, 1), e);
   const double bwd_exposed = tp > 1 ? std::max(0.0, ar - c.linear_col_attn) + std::max(0.0, ar - c.linear_col_mlp) +
                                           (c.tp_collectives - kTpAllReducesPerBlock) * ar
                                     : 0.0;
@@ -92,12 +113,12 @@ inline block_comm plus_block_comm(block_comm acc, const architecture& a, const s
   if (path > trained) acc.tp += (path - trained) * c.tp_collectives * ar;
   if (a.is_moe() && ep > 1) {
     const double bytes = m.tokens * static_cast<double>(a.hidden) * act_bytes * static_cast<double>(a.experts_per_token);
-    const comm_link epl = group_link(run, ep, tp * run.parallel.pp);
+    const comm_link epl = collective_link(run, ep, tp * run.parallel.pp);
     acc.ep += (g.count + kMoeBackwardAllToAllPasses * path) * kMoeAllToAllsPerBlock * all_to_all_seconds(bytes, ep, epl, e);
   }
   if (cp > 1) {
     const double kv = m.tokens * kKeyAndValue * static_cast<double>(a.kv_dim()) * act_bytes / tp;
-    const double t = (cp - 1) * p2p_seconds(kv, group_link(run, cp, tp), e);
+    const double t = (cp - 1) * p2p_seconds(kv, collective_link(run, cp, tp), e);
     acc.cp += g.count * std::max(0.0, t - c.core) + path * std::max(0.0, kRingAttentionBackwardPasses * t - c.core_bwd);
   }
   return acc;
@@ -111,7 +132,7 @@ inline double pipeline_p2p_seconds(const architecture& a, const scenario& run, c
   const int tp = run.parallel.tp, pp = run.parallel.pp;
   if (pp <= 1) return 0.0;
   const double bytes = m.tokens * static_cast<double>(a.hidden) * act_bytes / (run.parallel.sp ? tp : 1);
-  return kPipelineSendsPerMicrobatch * p2p_seconds(bytes, group_link(run, pp, tp), e);
+  return kPipelineSendsPerMicrobatch * p2p_seconds(bytes, collective_link(run, pp, tp), e);
 }
 
 // ZeRO-3 / FSDP per micro-batch: all-gather the stage's parameters for forward and for backward,
@@ -126,7 +147,7 @@ inline zero3_comm zero3_per_microbatch(const architecture& a, const scenario& ru
                                        double compute_mb, const efficiency_params& e) {
   const int dp = std::max(1, run.dp());
   if (run.parallel.zero != 3 || dp <= 1) return {};
-  const comm_link dpl = group_link(run, dp, run.parallel.tp * run.parallel.pp);
+  const comm_link dpl = collective_link(run, dp, run.parallel.tp * run.parallel.pp);
   const double ag = gather_seconds(p.params * gathered_weight_bytes(run), dp, dpl, e);
   const double rs = gather_seconds(p.trainable_params * reduced_gradient_bytes(run), dp, dpl, e);
   zero3_comm z;
@@ -150,7 +171,7 @@ inline dp_comm dp_reduction(const scenario& run, const stage_parameters& p, cons
                             const efficiency_params& e) {
   const int dp = std::max(1, run.dp());
   if (dp <= 1 || run.parallel.zero >= 3) return {};
-  const comm_link dpl = group_link(run, dp, run.parallel.tp * run.parallel.pp);
+  const comm_link dpl = collective_link(run, dp, run.parallel.tp * run.parallel.pp);
   const double bytes = p.trainable_params * reduced_gradient_bytes(run);
   const double t = run.parallel.zero == 0 ? all_reduce_seconds(bytes, dp, dpl, e) : gather_seconds(bytes, dp, dpl, e);
   const double bucket = all_reduce_seconds(std::min(bytes, kDdpBucketBytes), dp, dpl, e);

@@ -118,6 +118,9 @@ inline void add_pipeline_groups(search_plan& p, const architecture& m, const sce
     for (const bool sp : {false, true}) {
       if (sp && (tp == 1 || t.seq_len % tp != 0)) continue;
       if (!o.vary_sp && sp != (t.parallel.sp && tp > 1)) continue;
+      if (!group_allowed(profile_of(t.fw), static_cast<int>(n), static_cast<int>(tp), static_cast<int>(pp),
+                         static_cast<int>(v), sp))
+        continue;  // a layout the framework cannot launch (framework.hpp)
       add_group(p, t, {static_cast<int>(n), static_cast<int>(tp), static_cast<int>(pp), static_cast<int>(v), sp, gb / dp});
     }
   }
@@ -174,7 +177,8 @@ class layout_searcher {
   layout_searcher(const run& start, int ep, const search_options& o, const search_plan& p, shared_cutoff& cut,
                   top_k_list& best, search_counters& c)
       : r_(start), ep_(ep), bounds_(o.pruning == search_pruning::bounds), per_gpu_(o.objective == search_objective::cost),
-        nc_(p.ckpts.size()), nv_(p.variants.size()), fit_(start, o.margin), p_(p), cut_(cut), best_(best), c_(c) {}
+        nc_(p.ckpts.size()), nv_(p.variants.size()), fit_(start, o.margin), p_(p), cut_(cut), best_(best), c_(c),
+        fw_(profile_of(start.settings().fw)) {}
 
   void operator()(std::atomic<std::size_t>& next) {
     for (std::size_t gi = next.fetch_add(1); gi < p_.groups.size(); gi = next.fetch_add(1)) visit_group(gi);
@@ -206,6 +210,12 @@ class layout_searcher {
     l_ = layout{.gpus = g_->gpus, .tp = g_->tp, .pp = g_->pp, .virtual_stages = g_->v, .sp = g_->sp};
     for (auto& row : frontier_) row.fill(kUnknown);
     per_score_ = per_gpu_ ? g_->gpus : 1.0;
+    const int dp = g_->gpus / (g_->tp * g_->pp);
+    nallowed_ = 0;
+    for (std::size_t vi = 0; vi < nv_; ++vi) {
+      allowed_[vi] = variant_allowed(fw_, p_.variants[vi], dp, g_->pp);
+      nallowed_ += allowed_[vi] ? 1 : 0;
+    }
     c0_ = p_.chain_begin[gi];
     len_ = static_cast<int>(p_.chain_begin[gi + 1] - c0_);
     for (int k = 0; k < len_; ++k) {
@@ -216,7 +226,7 @@ class layout_searcher {
 
   // Every variant of chain entry k at checkpointing level ci.
   void search_level(int k, std::size_t ci, double& lb_compute) {
-    const auto nv = static_cast<std::int64_t>(nv_);
+    const auto nv = nallowed_;  // the space holds only the variants the framework can launch
     c_.evaluated += nv;
     if (bounds_ && lb_compute * per_score_ > cutoff()) {
       c_.pruned_time += nv;
@@ -231,6 +241,7 @@ class layout_searcher {
       }
     }
     for (std::size_t vi = 0; vi < nv_; ++vi) {
+      if (!allowed_[vi]) continue;  // not in the space: the framework cannot launch it (framework.hpp)
       if (bounds_ && lb_compute * per_score_ > cutoff()) ++c_.pruned_time;
       else search_variant(k, ci, vi);
     }
@@ -336,6 +347,9 @@ class layout_searcher {
   std::size_t c0_ = 0;
   int len_ = 0;
   std::array<std::array<int, kZeroVariants.size()>, kCkpt.size()> frontier_{};
+  std::array<bool, kZeroVariants.size()> allowed_{};  // variants the framework can launch on this group
+  std::int64_t nallowed_ = 0;
+  const framework_profile& fw_;
   // The dp = 1 run of the current (micro-batch, ckpt) and whether it is variant 0 itself.
   time_estimate dp1_time_;
   bool dp1_is_variant0_ = false;
