@@ -188,6 +188,10 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_key<std::int64_t>(sub, a, "--prompt-len", "inference.prompt_len", "Serving: prompt tokens");
   add_key<std::int64_t>(sub, a, "--gen-len", "inference.gen_len", "Serving: generated tokens");
   add_key<std::string>(sub, a, "--kv-dtype", "inference.kv_cache_dtype", "Serving: KV-cache dtype: " + join_names(gpuplan::kKvCacheDtypeNames));
+  add_key<std::string>(sub, a, "--engine", "engine", "Serving engine: " + name_list<gpuplan::engine>());
+  add_key<std::int64_t>(sub, a, "--max-batched-tokens", "inference.max_batched_tokens", "Serving: tokens per engine step (default: the engine's)");
+  add_key<std::string>(sub, a, "--gguf", "inference.gguf", "llama.cpp GGUF weight type: " + join_names(gpuplan::kGgufTypeNames));
+  add_key<std::int64_t>(sub, a, "--gpu-layers,--ngl", "inference.gpu_layers", "llama.cpp: layers on the GPU (default all)");
   add_key<std::string>(sub, a, "--tokens", "tokens", "Training tokens: 1T, 300B, 2e9");
   add_key<double>(sub, a, "--price", "price_per_gpu_hour", "Price per GPU-hour (for cost)");
 
@@ -200,7 +204,8 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
                        "--zero", "--offload-optimizer", "--offload-params"}},
       {"LoRA, QLoRA, freeze", {"--lora-rank", "--lora-alpha", "--lora-targets", "--freeze-layers", "--quant",
                                "--double-quant", "--group-size"}},
-      {"Serving", {"--infer", "--infer-batch", "--prompt-len", "--gen-len", "--kv-dtype"}},
+      {"Serving", {"--infer", "--infer-batch", "--prompt-len", "--gen-len", "--kv-dtype", "--engine", "--max-batched-tokens",
+                   "--gguf", "--gpu-layers"}},
       {"Time and cost", {"--tokens", "--price"}},
   };
   for (const auto& [group, names] : groups)
