@@ -49,6 +49,7 @@ struct engine_profile {
   double launch_seconds_per_layer = 0;       // eager kernel launches per decoder layer per decode step (no CUDA graphs)
   double step_overhead_seconds = 0;          // scheduler, sampling and output handling per engine step
   bool int4_dequantizes = false;             // int4 GPTQ/AWQ kernels dequantise to 16-bit: weights cost their fp16 bytes
+  bool int8_is_llm_int8 = false;             // int8 weights run bitsandbytes LLM.int8 (outlier decomposition)
   bool gguf_weights = false;                 // weights are GGUF tensors; layers may stay on the CPU (-ngl)
 };
 
@@ -71,7 +72,8 @@ inline constexpr std::array<engine_profile, 5> kEngineProfiles{{
     {.id = engine::hf,
      .summary = "transformers generate() (eager, KV grows with batch x length)",
      .launch_seconds_per_layer = detail::kHfOpsPerLayer * detail::kEagerOpSeconds,
-     .int4_dequantizes = true},  // AutoGPTQ/AutoAWQ kernels in transformers dequantise per matmul (Qwen2.5 speed benchmark: int4 no faster than bf16)
+     .int4_dequantizes = true,
+     .int8_is_llm_int8 = true},  // load_in_8bit=True is bitsandbytes LLM.int8 (transformers quantization docs)  // AutoGPTQ/AutoAWQ kernels in transformers dequantise per matmul (Qwen2.5 speed benchmark: int4 no faster than bf16)
     // vLLM V1: vllm/v1/worker/gpu_worker.py determine_available_memory: requested =
     // total x gpu_memory_utilization; KV = requested - (weights + profiled peak + non-torch).
     {.id = engine::vllm,
@@ -124,6 +126,8 @@ inline constexpr std::array<engine_profile, 5> kEngineProfiles{{
     // -ngl layers on the GPU and the rest computed by the CPU from host memory.
     {.id = engine::llama_cpp,
      .summary = "llama.cpp (GGUF, fixed context, -ngl GPU/CPU split)",
+     .step_tokens_small = 2048,  // common/common.h n_batch default 2048 (prompt tokens per decode call)
+     .step_tokens_large = 2048,
      .non_torch_bytes = 0.35 * kGiB,  // CUDA context of the ggml-cuda backend (same driver context)
      .continuous_batching = true,     // llama-server slots share one batch per step
      .step_overhead_seconds = 0.3e-3,  // ggml graph build + sampling per token (llama-bench tg vs roofline gap, assumed)
@@ -141,6 +145,10 @@ constexpr const engine_profile& profile_of(engine e) {
   const auto i = static_cast<std::size_t>(e);
   return i < kEngineProfiles.size() ? kEngineProfiles[i] : kEngineProfiles[0];
 }
+
+// Host memory bandwidth that bounds llama.cpp's CPU layers: dual-channel DDR5-4800,
+// 2 channels x 8 B x 4.8 GT/s = 76.8 GB/s (JEDEC JESD79-5 data rate; a typical desktop).
+inline constexpr double kHostMemoryBytesPerSecond = 76.8e9;
 
 // Bits per weight of a GGUF type over a whole model file: block formats from
 // ggml/src/ggml-common.h (Q8_0: 34 B / 32, Q4_0: 18 B / 32, Q6_K: 210 B / 256); the _M
