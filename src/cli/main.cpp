@@ -36,6 +36,10 @@
 #include "hooks.hpp"
 #include "json_text.hpp"
 
+namespace gpuplan::cli {
+int run_serve(const io::resolved_run& r, const std::optional<std::string>& latency, std::optional<std::int64_t> concurrency, bool json_out);
+}  // namespace gpuplan::cli
+
 namespace {
 
 using nlohmann::json;
@@ -752,6 +756,23 @@ int run(int argc, char** argv) {
                                     "meet the deadline (and budget) come first.\n") +
                         kExitCodes);
 
+  // gpuplan serve: the engine's KV pool, concurrency and throughput–latency curve (src/cli/serve.cpp).
+  run_args serve_args;
+  auto* serve_cmd = app.add_subcommand("serve", "Serving: KV pool, max concurrency, TTFT/ITL curve of an inference engine");
+  add_run_options(serve_cmd, serve_args, true, false, {"--infer", "--infer-batch"});
+  std::optional<std::string> serve_latency;
+  std::optional<std::int64_t> serve_concurrency;
+  serve_cmd->add_option("--latency-target", serve_latency, "Inter-token latency target (50ms, 0.05s): the concurrency that meets it");
+  serve_cmd->add_option("--concurrency", serve_concurrency, "Also report one request at this many concurrent requests");
+  add_output_options(serve_cmd, out);
+  serve_cmd->footer(std::string("Examples:\n  gpuplan serve llama-3.1-8b --gpu a100-80gb --engine vllm --prompt-len 1024 --output-len 256\n"
+                                "  gpuplan serve llama-3.1-8b --gpu rtx-4090 --engine llama.cpp --gguf Q4_K_M --latency-target 50ms\n") +
+                    kExitCodes);
+  serve_args.overrides.emplace_back("workload", json("infer"));
+  serve_cmd->add_option_function<std::int64_t>(
+      "--output-len", [&serve_args](const std::int64_t& v) { serve_args.overrides.emplace_back("inference.gen_len", json(v)); },
+      "Output tokens per request (same as --gen-len)");
+
   auto* completion = app.add_subcommand("completion", "Print a shell completion script (bash)");
   std::string shell;
   completion->add_option("SHELL", shell, "Shell: bash")->required()->check(CLI::IsMember({"bash"}));
@@ -796,6 +817,12 @@ int run(int argc, char** argv) {
   if (time->parsed()) return cmd_time(args, out);
   if (estimate->parsed()) return cmd_estimate(args, out);
   if (explain->parsed()) return cmd_explain(args, out);
+  if (serve_cmd->parsed()) {
+    load_extra_gpus(serve_args);
+    const io::style st = make_style(out);
+    return gpuplan::cli::run_serve(build_run(serve_args, nullptr), serve_latency, serve_concurrency,
+                                   st.format == io::report_format::json);
+  }
   if (completion->parsed()) {
     print(bash_completion(app));
     return kExitOk;

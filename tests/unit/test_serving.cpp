@@ -58,8 +58,8 @@ TEST_CASE("serving: the paged pool is independent of the typed batch; concurrenc
   const memory_breakdown m64 = estimate_memory(m, s);
   CHECK(m1.max_concurrent_sequences == m64.max_concurrent_sequences);
   CHECK(in_bytes(m1.kv_cache) == in_bytes(m64.kv_cache));
-  // Pool = 0.9 x 80 GiB - 16.06e9 B weights - 0.35 GiB - profile of 8192 tokens (A100 keeps the
-  // 2048 default: vllm/engine/arg_utils.py excludes A100 only by name, so >= 70 GiB gives 8192 here).
+  // Pool = 0.9 x 80 GiB - 16.06e9 B weights - 0.35 GiB - profile of 8192 tokens (gpuplan applies
+  // vLLM's >= 70 GiB default by capacity alone; vllm/engine/arg_utils.py also excludes A100 by name).
   const double budget = 0.9 * in_bytes(s.gpu.usable_memory);
   const double act = 8192.0 * 2 * (2 * 4096 + 3 * 14336) + 255.0 * 128256 * 4;
   const double pool = budget - 16060522496.0 - 0.35 * kGiB - act;
