@@ -37,7 +37,8 @@
 #include "json_text.hpp"
 
 namespace gpuplan::cli {
-int run_serve(const io::resolved_run& r, const std::optional<std::string>& latency, std::optional<std::int64_t> concurrency, bool json_out);
+int run_serve(const io::resolved_run& r, const std::optional<std::string>& latency, std::optional<std::int64_t> concurrency,
+              const io::style& st);
 }  // namespace gpuplan::cli
 
 namespace {
@@ -819,9 +820,7 @@ int run(int argc, char** argv) {
   if (explain->parsed()) return cmd_explain(args, out);
   if (serve_cmd->parsed()) {
     load_extra_gpus(serve_args);
-    const io::style st = make_style(out);
-    return gpuplan::cli::run_serve(build_run(serve_args, nullptr), serve_latency, serve_concurrency,
-                                   st.format == io::report_format::json);
+    return gpuplan::cli::run_serve(build_run(serve_args, nullptr), serve_latency, serve_concurrency, make_style(out));
   }
   if (completion->parsed()) {
     print(bash_completion(app));
