@@ -148,7 +148,7 @@ resolved_run read_scenario(const json& j) {
     "model", "workload", "method", "lora", "peft", "freeze", "quantization", "precision", "optimizer", "micro_batch",
     "seq_len", "grad_accum", "global_batch", "framework", "checkpointing", "attention", "compile", "chunked_loss",
     "activation_offload", "optimizer_in_backward", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
-    "inference", "tokens", "price_per_gpu_hour"});
+    "inference", "tokens", "price_per_gpu_hour", "engine"});
   scenario s;
   if (!j.contains("model")) fail("scenario.model", "is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)");
   auto model = std::make_shared<const architecture>(load_model(j["model"], "scenario.model"));
@@ -264,11 +264,22 @@ resolved_run read_scenario(const json& j) {
     const json& in = j["inference"];
     require_object(in, "scenario.inference");
     if (s.work != workload::infer) fail("scenario.inference", "only applies to workload infer (got workload train)");
-    check_keys(in, "scenario.inference", {"batch", "prompt_len", "gen_len", "kv_cache_dtype"});
+    check_keys(in, "scenario.inference", {"batch", "prompt_len", "gen_len", "kv_cache_dtype", "max_batched_tokens", "gguf", "gpu_layers"});
     if (in.contains("batch")) s.inference.batch = get_int(in["batch"], "scenario.inference.batch");
     if (in.contains("prompt_len")) s.inference.prompt_len = get_int(in["prompt_len"], "scenario.inference.prompt_len");
     if (in.contains("gen_len")) s.inference.gen_len = get_int(in["gen_len"], "scenario.inference.gen_len");
     if (in.contains("kv_cache_dtype")) s.inference.kv_cache_dtype = get_enum(in["kv_cache_dtype"], "scenario.inference.kv_cache_dtype", kKvCacheDtypeNames);
+    if (in.contains("max_batched_tokens")) s.inference.max_batched_tokens = get_int(in["max_batched_tokens"], "scenario.inference.max_batched_tokens");
+    if (in.contains("gguf")) s.inference.gguf = get_enum(in["gguf"], "scenario.inference.gguf", kGgufTypeNames);
+    if (in.contains("gpu_layers")) {
+      const std::int64_t ngl = get_int(in["gpu_layers"], "scenario.inference.gpu_layers");
+      detail::require_range(ngl, 0, 1 << 20, "scenario.inference.gpu_layers");
+      s.inference.gpu_layers = static_cast<int>(ngl);
+    }
+  }
+  if (j.contains("engine")) {
+    if (s.work != workload::infer) fail("scenario.engine", "only applies to workload infer (got workload train)");
+    s.inference.eng = get_enum(j["engine"], "scenario.engine", kEngineNames);
   }
   if (j.contains("tokens")) s.tokens = get_amount(j["tokens"], "scenario.tokens");
   if (j.contains("price_per_gpu_hour")) s.price_per_gpu_hour = get_number(j["price_per_gpu_hour"], "scenario.price_per_gpu_hour");
@@ -279,6 +290,12 @@ resolved_run read_scenario(const json& j) {
   // Megatron-style stacks pair sequence parallelism with tensor parallelism (framework.hpp).
   const bool sp_given = j.contains("parallel") && j["parallel"].is_object() && j["parallel"].contains("sp");
   if (!sp_given && s.parallel.tp > 1 && profile_of(s.fw).sequence_parallel_with_tp) s.parallel.sp = true;
+  // Serving engines split a model over a replica's GPUs by tensor parallelism (vLLM, SGLang,
+  // TGI --num-shard, llama.cpp --split-mode); transformers generate replicates it.
+  if (s.work == workload::infer && s.inference.eng != engine::hf && !j.contains("parallel") && s.num_gpus > 1 &&
+      model->heads % s.num_gpus == 0 && (model->n_kv_heads() % s.num_gpus == 0 || s.num_gpus % model->n_kv_heads() == 0) &&
+      model->ffn % s.num_gpus == 0)
+    s.parallel.tp = s.num_gpus;
 
   // global_batch: derives grad_accum (or checks it) from micro_batch x data-parallel
   // degree. The run is validated first, so every factor below is bounded.
@@ -378,6 +395,12 @@ json write_scenario(const resolved_run& r) {
   if (s.work == workload::infer)
     j["inference"] = {{"batch", s.inference.batch}, {"prompt_len", s.inference.prompt_len},
                       {"gen_len", s.inference.gen_len}, {"kv_cache_dtype", name_of(kKvCacheDtypeNames, s.inference.kv_cache_dtype)}};
+  if (s.work == workload::infer) {
+    j["engine"] = to_string(s.inference.eng);
+    if (s.inference.max_batched_tokens > 0) j["inference"]["max_batched_tokens"] = s.inference.max_batched_tokens;
+    if (s.inference.gguf) j["inference"]["gguf"] = to_string(*s.inference.gguf);
+    if (s.inference.gpu_layers) j["inference"]["gpu_layers"] = *s.inference.gpu_layers;
+  }
   if (s.tokens) j["tokens"] = *s.tokens;
   if (s.price_per_gpu_hour) j["price_per_gpu_hour"] = *s.price_per_gpu_hour;
   return j;

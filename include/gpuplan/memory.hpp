@@ -135,6 +135,44 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
 // then the allocator and context (phase 5 above).
 inline memory_breakdown infer_stage(const architecture& a, const scenario& r, const facts& f, int stage, double per_token) {
   const stage_params sp = params_of_stage(a, f, r, stage);
+  const engine_profile& e = profile_of(r.inference.eng);
+  if (e.paged_pool) {
+    // vLLM / SGLang / TGI: the budget holds weights, the profiled step and the pool (engine.hpp).
+    const kv_pool p = kv_pool_of(a, r, f, sp, per_token);
+    memory_breakdown m;
+    m.peak_phase = memory_breakdown::phase::inference;
+    m.weights = bytes(p.weights);
+    m.kv_cache = bytes(p.bytes);
+    m.transient = bytes(p.activations);
+    m.overhead = bytes(p.non_torch + p.cuda_graphs);
+    m.peak_allocated = bytes(p.weights + p.bytes + p.activations);
+    m.peak_reserved = m.peak_allocated;
+    m.device = bytes(p.weights + p.bytes + p.activations + p.non_torch + p.cuda_graphs);
+    const std::int64_t need = pool_tokens_per_request(r, p.block_tokens);
+    m.max_concurrent_sequences = p.tokens / need;
+    m.stage = stage;
+    return m;
+  }
+  if (e.gguf_weights) {
+    // llama.cpp: GGUF weights and KV of the -ngl layers, the KV of every slot's context, one compute buffer.
+    const double share = gpu_layer_share(a, r);
+    const double W = serving_weights(a, r, f, sp) * share;
+    const kv_cache kv = kv_cache_of_stage(a, r, sp, per_token * share);
+    const double compute = llama_cpp_compute_buffer(a, f);
+    memory_breakdown m;
+    m.peak_phase = memory_breakdown::phase::inference;
+    m.weights = bytes(W);
+    m.kv_cache = bytes(kv.total);
+    m.transient = bytes(compute);
+    m.overhead = bytes(e.non_torch_bytes);
+    m.peak_allocated = bytes(W + kv.total + compute);
+    m.peak_reserved = m.peak_allocated;
+    m.device = bytes(W + kv.total + compute + e.non_torch_bytes);
+    const double free = in_bytes(r.gpu.usable_memory) - (W + compute + e.non_torch_bytes);
+    m.max_concurrent_sequences = kv.per_sequence > 0 && free > 0 ? static_cast<std::int64_t>(std::floor(free / kv.per_sequence)) : 0;
+    m.stage = stage;
+    return m;
+  }
   const double W = serving_weights(a, r, f, sp);
   const kv_cache kv = kv_cache_of_stage(a, r, sp, per_token);
   const double prefill = prefill_working_set(a, r, f, sp);
@@ -148,7 +186,10 @@ inline memory_breakdown infer_stage(const architecture& a, const scenario& r, co
   m.peak_reserved = bytes(dev.reserved);
   m.overhead = bytes(dev.overhead);
   m.device = bytes(dev.device);
-  m.max_concurrent_sequences = concurrent_sequences(r, dev, W, prefill, kv.per_sequence);
+  // The sequences that fit beside one sequence's prefill: the same answer whatever batch was typed.
+  scenario one = r;
+  one.inference.batch = 1;
+  m.max_concurrent_sequences = concurrent_sequences(r, dev, W, prefill_working_set(a, one, f, sp), kv.per_sequence);
   m.stage = stage;
   return m;
 }
@@ -164,6 +205,9 @@ inline void verdict(memory_breakdown& m, const scenario& r) {
   m.host = m.host + bytes(paged - resident);
   m.headroom = m.capacity - m.device;
   m.fits = required <= cap;
+  // A paged engine starts only when its pool holds one whole request (vLLM: "max seq len ... is
+  // larger than the maximum number of tokens that can be stored in KV cache").
+  if (r.work == workload::infer && profile_of(r.inference.eng).paged_pool && m.max_concurrent_sequences < 1) m.fits = false;
   if (in_bytes(m.host) > in_bytes(r.cluster.host_memory_per_node)) m.warnings |= warn_host_memory;
   // FlashAttention-2 and SDPA's flash kernel need compute capability 8.0 or newer (Dao-AILab/flash-attention README).
   if (r.attn == attention::flash && r.gpu.cc_major > 0 && r.gpu.sm() < 80) m.warnings |= warn_flash_unsupported;

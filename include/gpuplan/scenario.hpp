@@ -28,6 +28,11 @@ enum class offload : std::uint8_t { none, cpu, nvme };
 // The software that runs the training step: what it keeps on the GPU, its recipes'
 // defaults, its kernels and feasible layouts (framework.hpp holds the profiles).
 enum class framework : std::uint8_t { hf, deepspeed, fsdp, torchtune, megatron, unsloth };
+// The software that serves the model (workload infer): how it holds the KV cache, what
+// it reserves at start-up and how fast its decode step is (engine.hpp holds the profiles).
+enum class engine : std::uint8_t { hf, vllm, sglang, tgi, llama_cpp };
+// llama.cpp GGUF weight types (engine.hpp: bits per weight of each).
+enum class gguf_type : std::uint8_t { f16, q8_0, q6_k, q5_k_m, q4_k_m, q4_0 };
 
 // LoRA targets as bits (q,k,v,o,gate,up,down = linear_id order).
 enum lora_target : std::uint8_t {
@@ -83,6 +88,10 @@ struct inference_config {
   std::int64_t prompt_len = 512;
   std::int64_t gen_len = 512;
   dtype kv_cache_dtype = dtype::bf16;
+  engine eng = engine::hf;
+  std::int64_t max_batched_tokens = 0;  // tokens of one engine step (vLLM max_num_batched_tokens); 0: the engine's default
+  std::optional<gguf_type> gguf{};      // llama.cpp: the GGUF weight type (unset: the scenario's quantization)
+  std::optional<int> gpu_layers{};      // llama.cpp -ngl: layers on the GPU (unset: all)
 
   friend bool operator==(const inference_config&, const inference_config&) = default;
 };
@@ -146,6 +155,11 @@ inline constexpr std::array<enum_name<optimizer>, 9> kOptimizerNames{{
 inline constexpr std::array<enum_name<framework>, 6> kFrameworkNames{{
     {framework::hf, "hf"}, {framework::deepspeed, "deepspeed"}, {framework::fsdp, "fsdp"},
     {framework::torchtune, "torchtune"}, {framework::megatron, "megatron"}, {framework::unsloth, "unsloth"}}};
+inline constexpr std::array<enum_name<engine>, 5> kEngineNames{{
+    {engine::hf, "hf"}, {engine::vllm, "vllm"}, {engine::sglang, "sglang"}, {engine::tgi, "tgi"}, {engine::llama_cpp, "llama.cpp"}}};
+inline constexpr std::array<enum_name<gguf_type>, 6> kGgufTypeNames{{
+    {gguf_type::f16, "F16"}, {gguf_type::q8_0, "Q8_0"}, {gguf_type::q6_k, "Q6_K"}, {gguf_type::q5_k_m, "Q5_K_M"},
+    {gguf_type::q4_k_m, "Q4_K_M"}, {gguf_type::q4_0, "Q4_0"}}};
 inline constexpr std::array<enum_name<checkpointing>, 3> kCheckpointingNames{{
     {checkpointing::none, "none"}, {checkpointing::selective, "selective"}, {checkpointing::full, "full"}}};
 inline constexpr std::array<enum_name<attention>, 2> kAttentionNames{{{attention::flash, "flash"}, {attention::eager, "eager"}}};
@@ -177,6 +191,8 @@ template <> inline constexpr std::span<const enum_name<optimizer>> name_table<op
 template <> inline constexpr std::span<const enum_name<checkpointing>> name_table<checkpointing>{kCheckpointingNames};
 template <> inline constexpr std::span<const enum_name<framework>> name_table<framework>{kFrameworkNames};
 template <> inline constexpr std::span<const enum_name<attention>> name_table<attention>{kAttentionNames};
+template <> inline constexpr std::span<const enum_name<engine>> name_table<engine>{kEngineNames};
+template <> inline constexpr std::span<const enum_name<gguf_type>> name_table<gguf_type>{kGgufTypeNames};
 template <> inline constexpr std::span<const enum_name<offload>> name_table<offload>{kOffloadNames};
 template <> inline constexpr std::span<const enum_name<lora_target>> name_table<lora_target>{kLoraTargetNames};
 
@@ -186,6 +202,8 @@ static_assert(names_are_unique(kPrecisionNames) && names_cover(kPrecisionNames, 
 static_assert(names_are_unique(kOptimizerNames) && names_cover(kOptimizerNames, optimizer::lion));
 static_assert(names_are_unique(kCheckpointingNames) && names_cover(kCheckpointingNames, checkpointing::full));
 static_assert(names_are_unique(kFrameworkNames) && names_cover(kFrameworkNames, framework::unsloth));
+static_assert(names_are_unique(kEngineNames) && names_cover(kEngineNames, engine::llama_cpp));
+static_assert(names_are_unique(kGgufTypeNames) && names_cover(kGgufTypeNames, gguf_type::q4_0));
 static_assert(names_are_unique(kAttentionNames) && names_cover(kAttentionNames, attention::eager));
 static_assert(names_are_unique(kOffloadNames) && names_cover(kOffloadNames, offload::nvme));
 static_assert(names_are_unique(kLoraTargetNames) && names_are_unique(kWeightDtypeNames) &&

@@ -53,6 +53,11 @@ inline void validate_sizes(const scenario& s) {
     require_range(s.inference.batch, 1, kMaxBatch, "scenario.inference.batch");
     require_range(s.inference.prompt_len, 1, kMaxSeq, "scenario.inference.prompt_len");
     require_range(s.inference.gen_len, 0, kMaxSeq, "scenario.inference.gen_len");
+    require_range(s.inference.max_batched_tokens, 0, kMaxSeq, "scenario.inference.max_batched_tokens");
+    if (s.inference.gpu_layers) require_range(*s.inference.gpu_layers, 0, kMaxSeq, "scenario.inference.gpu_layers");
+    if (s.inference.eng != engine::llama_cpp && (s.inference.gguf || s.inference.gpu_layers))
+      fail(s.inference.gguf ? "scenario.inference.gguf" : "scenario.inference.gpu_layers",
+           "only applies to engine llama.cpp (got engine " + std::string(to_string(s.inference.eng)) + ")");
   }
 }
 

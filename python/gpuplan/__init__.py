@@ -56,8 +56,9 @@ from ._plan import (
     suggest,
 )
 from ._quantity import GB, TB, Bytes, GiB, KiB, MiB, Seconds
+from ._serve import ServePoint, ServeResult, serve
 from ._sweep import sweep
-from .plot import plot_memory, plot_memory_sweep, plot_time_cost
+from .plot import plot_memory, plot_memory_sweep, plot_serve_curve, plot_time_cost
 
 __version__: str = _core.__version__
 
@@ -91,6 +92,9 @@ __all__ = [
     "suggest",
     "search",
     "recommend",
+    "serve",
+    "ServeResult",
+    "ServePoint",
     "FitResult",
     "FitReport",
     "Suggestion",
@@ -105,6 +109,7 @@ __all__ = [
     "plot_memory",
     "plot_memory_sweep",
     "plot_time_cost",
+    "plot_serve_curve",
 ]
 
 

@@ -13,10 +13,11 @@ from ._quantity import GB, GiB
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
+    from ._serve import ServeResult
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot_memory", "plot_memory_sweep", "plot_time_cost"]
+__all__ = ["plot_memory", "plot_memory_sweep", "plot_time_cost", "plot_serve_curve"]
 
 _COLORS = {
     "weights": "#4c72b0", "master_weights": "#8172b2", "gradients": "#dd8452", "optimizer": "#c44e52",
@@ -162,6 +163,61 @@ def plot_time_cost(df: "pandas.DataFrame", *, price_per_gpu_hour: Union[None, fl
     ax_c.set_ylabel("cost (currency)")
     ax_t.legend(fontsize=8)
     fig.suptitle(title or f"{df.attrs.get('model', '')}: time and cost vs GPUs".strip(": "))
+    return fig
+
+
+def plot_serve_curve(results: Union["ServeResult", Sequence["ServeResult"], Mapping[str, "ServeResult"]], *,
+                     ax: Optional["Axes"] = None, title: Optional[str] = None) -> "Figure":
+    """The throughput–latency curve of :func:`gpuplan.serve`: inter-token latency (ms)
+    against aggregate tokens/s, one point per concurrency (1, 2, 4, …, max, labelled).
+
+    `results` is one :class:`ServeResult`, a list (labelled by engine) or a dict
+    label -> ServeResult (e.g. ``{"vllm": r1, "hf": r2}``). A result's latency target,
+    when given, is a dashed horizontal line; its point at `concurrency` (``.at``), when
+    asked for, is ringed (``gp.serve(..., latency_target="50ms",
+    concurrency=r.concurrency_for_target)`` rings the answer).
+    """
+    from ._serve import ServeResult
+
+    if isinstance(results, ServeResult):
+        items: List[Tuple[str, Any]] = [(results.engine, results)]
+    elif isinstance(results, Mapping):
+        items = [(str(k), v) for k, v in results.items()]
+    else:
+        items = [(r.engine, r) for r in results]
+    if not items:
+        raise _error("plot_serve_curve.results", "must not be empty")
+    for label, r in items:
+        if not isinstance(r, ServeResult):
+            raise _error("plot_serve_curve.results", f"must be gp.serve results (got {type(r).__name__} for {label!r})")
+    fig, ax = _axes(ax, (6.4, 4.2))
+    for label, r in items:
+        pts = r.curve
+        if not pts:
+            continue
+        x = [p.tokens_per_second for p in pts]
+        y = [p.inter_token_latency_s * 1e3 for p in pts]
+        (line,) = ax.plot(x, y, marker="o", markersize=4, label=label)
+        for p, xi, yi in zip(pts, x, y):
+            ax.annotate(str(p.concurrency), (xi, yi), xytext=(3, 3), textcoords="offset points", fontsize=7)
+        target = r.latency_target_s
+        if target is not None:
+            ax.axhline(target * 1e3, color=line.get_color(), linestyle="dashed", linewidth=1)
+        at = r.at
+        if at is not None:
+            ax.plot([at.tokens_per_second], [at.inter_token_latency_s * 1e3], linestyle="none", marker="o",
+                    markersize=10, markerfacecolor="none", markeredgecolor=line.get_color())
+            ax.annotate(str(at.concurrency), (at.tokens_per_second, at.inter_token_latency_s * 1e3), xytext=(3, -9),
+                        textcoords="offset points", fontsize=7, color=line.get_color())
+    ax.set_xlabel("aggregate throughput (tokens/s, one replica)")
+    ax.set_ylabel("inter-token latency (ms)")
+    xs = [p.tokens_per_second for _, r in items for p in r.curve]
+    if xs and max(xs) / max(min(xs), 1e-12) >= 16:
+        ax.set_xscale("log", base=2)
+    ax.grid(True, alpha=0.3)
+    first = items[0][1]
+    ax.set_title(title or f"{first.scenario.model.name} on {first.scenario.gpu.id}: throughput vs latency")
+    ax.legend(fontsize=8)
     return fig
 
 

@@ -29,6 +29,8 @@ std::vector<std::pair<std::string_view, std::vector<std::string>>> name_tables()
       {"peft.ia3_targets", names_of(kLoraTargetNames)},
       {"quantization.weights", names_of(kWeightDtypeNames)},
       {"inference.kv_cache_dtype", names_of(kKvCacheDtypeNames)},
+      {"engine", names_of(kEngineNames)},
+      {"inference.gguf", names_of(kGgufTypeNames)},
       {"search.objective", names_of(kSearchObjectiveNames)},
       {"recommend.rank", names_of(kRecommendRankNames)},
       {"error_kind", names_of(kErrorKindNames)},

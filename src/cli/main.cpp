@@ -36,6 +36,11 @@
 #include "hooks.hpp"
 #include "json_text.hpp"
 
+namespace gpuplan::cli {
+int run_serve(const io::resolved_run& r, const std::optional<std::string>& latency, std::optional<std::int64_t> concurrency,
+              const io::style& st);
+}  // namespace gpuplan::cli
+
 namespace {
 
 using nlohmann::json;
@@ -195,6 +200,10 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_key<std::int64_t>(sub, a, "--prompt-len", "inference.prompt_len", "Serving: prompt tokens");
   add_key<std::int64_t>(sub, a, "--gen-len", "inference.gen_len", "Serving: generated tokens");
   add_key<std::string>(sub, a, "--kv-dtype", "inference.kv_cache_dtype", "Serving: KV-cache dtype: " + join_names(gpuplan::kKvCacheDtypeNames));
+  add_key<std::string>(sub, a, "--engine", "engine", "Serving engine: " + name_list<gpuplan::engine>());
+  add_key<std::int64_t>(sub, a, "--max-batched-tokens", "inference.max_batched_tokens", "Serving: tokens per engine step (default: the engine's)");
+  add_key<std::string>(sub, a, "--gguf", "inference.gguf", "llama.cpp GGUF weight type: " + join_names(gpuplan::kGgufTypeNames));
+  add_key<std::int64_t>(sub, a, "--gpu-layers,--ngl", "inference.gpu_layers", "llama.cpp: layers on the GPU (default all)");
   add_key<std::string>(sub, a, "--tokens", "tokens", "Training tokens: 1T, 300B, 2e9");
   add_key<double>(sub, a, "--price", "price_per_gpu_hour", "Price per GPU-hour (for cost)");
 
@@ -207,7 +216,8 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
                        "--zero", "--offload-optimizer", "--offload-params"}},
       {"LoRA, QLoRA, freeze", {"--lora-rank", "--lora-alpha", "--lora-targets", "--freeze-layers", "--quant",
                                "--double-quant", "--group-size"}},
-      {"Serving", {"--infer", "--infer-batch", "--prompt-len", "--gen-len", "--kv-dtype"}},
+      {"Serving", {"--infer", "--infer-batch", "--prompt-len", "--gen-len", "--kv-dtype", "--engine", "--max-batched-tokens",
+                   "--gguf", "--gpu-layers"}},
       {"Time and cost", {"--tokens", "--price"}},
   };
   for (const auto& [group, names] : groups)
@@ -768,6 +778,23 @@ int run(int argc, char** argv) {
                                     "meet the deadline (and budget) come first.\n") +
                         kExitCodes);
 
+  // gpuplan serve: the engine's KV pool, concurrency and throughput–latency curve (src/cli/serve.cpp).
+  run_args serve_args;
+  auto* serve_cmd = app.add_subcommand("serve", "Serving: KV pool, max concurrency, TTFT/ITL curve of an inference engine");
+  add_run_options(serve_cmd, serve_args, true, false, {"--infer", "--infer-batch"});
+  std::optional<std::string> serve_latency;
+  std::optional<std::int64_t> serve_concurrency;
+  serve_cmd->add_option("--latency-target", serve_latency, "Inter-token latency target (50ms, 0.05s): the concurrency that meets it");
+  serve_cmd->add_option("--concurrency", serve_concurrency, "Also report one request at this many concurrent requests");
+  add_output_options(serve_cmd, out);
+  serve_cmd->footer(std::string("Examples:\n  gpuplan serve llama-3.1-8b --gpu a100-80gb --engine vllm --prompt-len 1024 --output-len 256\n"
+                                "  gpuplan serve llama-3.1-8b --gpu rtx-4090 --engine llama.cpp --gguf Q4_K_M --latency-target 50ms\n") +
+                    kExitCodes);
+  serve_args.overrides.emplace_back("workload", json("infer"));
+  serve_cmd->add_option_function<std::int64_t>(
+      "--output-len", [&serve_args](const std::int64_t& v) { serve_args.overrides.emplace_back("inference.gen_len", json(v)); },
+      "Output tokens per request (same as --gen-len)");
+
   auto* completion = app.add_subcommand("completion", "Print a shell completion script (bash)");
   std::string shell;
   completion->add_option("SHELL", shell, "Shell: bash")->required()->check(CLI::IsMember({"bash"}));
@@ -812,6 +839,10 @@ int run(int argc, char** argv) {
   if (time->parsed()) return cmd_time(args, out);
   if (estimate->parsed()) return cmd_estimate(args, out);
   if (explain->parsed()) return cmd_explain(args, out);
+  if (serve_cmd->parsed()) {
+    load_extra_gpus(serve_args);
+    return gpuplan::cli::run_serve(build_run(serve_args, nullptr), serve_latency, serve_concurrency, make_style(out));
+  }
   if (completion->parsed()) {
     print(bash_completion(app));
     return kExitOk;

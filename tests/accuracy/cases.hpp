@@ -71,6 +71,10 @@ inline double metric_value(const nlohmann::json& out, const std::string& metric)
 inline bool is_memory(const case_result& r) { return r.metric.rfind("memory.", 0) == 0 && !r.is_verdict && !r.unexpressible; }
 inline bool is_time(const case_result& r) { return r.metric.rfind("time.", 0) == 0 && !r.unexpressible; }
 inline bool is_verdict(const case_result& r) { return r.is_verdict && !r.unexpressible; }
+// A serving row (workload infer) estimated with `e`'s engine profile (engine.hpp).
+inline bool is_serving(const case_result& r, engine e) {
+  return !r.unexpressible && r.run && r.run->settings().work == workload::infer && r.run->settings().inference.eng == e;
+}
 
 inline void read_cases(const std::string& file, const std::string& label, std::vector<case_result>& results) {
   std::ifstream in(file);

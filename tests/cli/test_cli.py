@@ -640,6 +640,28 @@ def case_recommend_deadline_and_bad_inputs():
         expect_error(["recommend", "llama-2-7b", "--tokens", "2B", "--prices", path], path, "-3")
 
 
+def case_serve_engines():
+    # vLLM on an A100-80GB: pool = 0.9 x 80 GiB - 16.06e9 B weights - 0.35 GiB - the 8192-token
+    # profile (~0.97e9 B) = ~58.4e9 B; 2 MiB blocks of 16 tokens -> ~27.8k blocks.
+    rc, out, err = run("serve", "llama-3.1-8b", "--gpu", "a100-80gb", "--engine", "vllm", "--prompt-len", "1024",
+                       "--output-len", "256", "--latency-target", "50ms", "--json")
+    expect(rc == 0, "serve exit 0", rc, out, err)
+    j = json.loads(out)
+    expect(abs(j["pool_bytes"] - 58.36e9) < 0.02 * 58.36e9 and j["block_tokens"] == 16, "vLLM pool", rc, out, err)
+    expect(j["pool_tokens"] == 16 * j["pool_blocks"] and j["max_concurrency"] == j["pool_tokens"] // 1280, "concurrency", rc, out, err)
+    curve = j["curve"]
+    expect([p["concurrency"] for p in curve][:3] == [1, 2, 4] and curve[-1]["concurrency"] == j["max_concurrency"], "curve", rc, out, err)
+    expect(all(a["inter_token_latency_s"] <= b["inter_token_latency_s"] for a, b in zip(curve, curve[1:])), "ITL grows", rc, out, err)
+    expect(1 <= j["concurrency_for_target"] <= j["max_concurrency"], "target concurrency", rc, out, err)
+    # The typed batch changes nothing: --infer-batch is not a serve option; the same pool every time.
+    rc, out, err = run("serve", "llama-3.1-8b", "--gpu", "rtx-4090", "--engine", "llama.cpp", "--gguf", "Q4_K_M", "--gpu-layers", "20")
+    expect(rc == 0 and "llama.cpp" in out and "tok/s" in out, "llama.cpp table", rc, out, err)
+    rc, out, err = run("serve", "llama-3.1-8b", "--engine", "vllm", "--gguf", "Q4_K_M")
+    expect(rc == 2 and "only applies to engine llama.cpp" in err and err.count("\n") == 1, "gguf needs llama.cpp", rc, out, err)
+    rc, out, err = run("serve", "llama-3.1-8b", "--engine", "vllm", "--latency-target", "fast")
+    expect(rc == 2 and "--latency-target" in err, "bad latency target", rc, out, err)
+
+
 if __name__ == "__main__":
     globals()["case_" + CASE]()
     print(f"ok: {CASE}")

@@ -24,7 +24,7 @@ def row(change, error, remove=()):
 R = []
 add = lambda *a, **k: R.append(row(*a, **k))
 # Structure and unknown keys.
-add({"modle": "llama-2-13b"}, "scenario.modle: unknown key (expected one of: model, workload, method, lora, peft, freeze, quantization, precision, optimizer, micro_batch, seq_len, grad_accum, global_batch, framework, checkpointing, attention, compile, chunked_loss, activation_offload, optimizer_in_backward, gpu, num_gpus, gpus_per_node, network, parallel, inference, tokens, price_per_gpu_hour)")
+add({"modle": "llama-2-13b"}, "scenario.modle: unknown key (expected one of: model, workload, method, lora, peft, freeze, quantization, precision, optimizer, micro_batch, seq_len, grad_accum, global_batch, framework, checkpointing, attention, compile, chunked_loss, activation_offload, optimizer_in_backward, gpu, num_gpus, gpus_per_node, network, parallel, inference, tokens, price_per_gpu_hour, engine)")
 add({}, "scenario.model: is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)", remove=["model"])
 add({"parallel": {"tq": 2}}, "scenario.parallel.tq: unknown key (expected one of: tp, pp, virtual_stages, sp, cp, ep, zero, offload_optimizer, offload_params)")
 add({"parallel": 4}, "scenario.parallel: must be a JSON object (got number 4)")
@@ -201,6 +201,14 @@ for key, bad, what in [
     ("memory_gb", -24, "must be a positive finite number (got -24)"),
 ]:
     add({"gpu": {"base": "rtx-4090", key: bad}}, f"scenario.gpu.{key}: {what}")
+
+# Serving engines (engine.hpp): unknown names, keys of another engine, negative counts.
+add({"workload": "infer", "engine": "vllm2"}, "scenario.engine: must be one of hf, vllm, sglang, tgi, llama.cpp (got \"vllm2\")")
+add({"engine": "vllm"}, "scenario.engine: only applies to workload infer (got workload train)")
+add({"workload": "infer", "engine": "vllm", "inference": {"gguf": "Q4_K_M"}}, "scenario.inference.gguf: only applies to engine llama.cpp (got engine vllm)")
+add({"workload": "infer", "engine": "llama.cpp", "inference": {"gguf": "Q3_K_XXL"}}, "scenario.inference.gguf: must be one of F16, Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0 (got \"Q3_K_XXL\")")
+add({"workload": "infer", "engine": "llama.cpp", "inference": {"gpu_layers": -1}}, "scenario.inference.gpu_layers: must be at least 0 (got -1)")
+add({"workload": "infer", "engine": "vllm", "inference": {"max_batched_tokens": -5}}, "scenario.inference.max_batched_tokens: must be at least 0 (got -5)")
 
 for r in R:
     print(json.dumps(r))

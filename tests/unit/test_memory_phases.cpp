@@ -439,10 +439,14 @@ TEST_CASE("memory phases: serving llama-2-13b bf16, batch 8 x (1024 + 1024) toke
   CHECK(mem::prefill_working_set(v.r.model(), v.r.settings(), v.f, v.sp) == doctest::Approx(prefill).epsilon(kEps));
   const double W = 2 * 13015864320.0;
   CHECK(mem::serving_weights(v.r.model(), v.r.settings(), v.f, v.sp) == doctest::Approx(W).epsilon(kEps));
-  // Sequences: free = 81920 MiB - 1375 MiB - 1.1 x (W + prefill) = 54,889,551,667 B;
-  // one sequence 1.1 x 1,677,721,600 = 1,845,493,760 B -> 29 sequences.
+  // Sequences beside one sequence's prefill (1024 x 2 x 51,712 + 32000 x 4 = 106,034,176 B), whatever
+  // batch was typed: free = 81920 MiB - 1375 MiB - 1.1 x (W + 106,034,176) = 55,706,424,422 B;
+  // one sequence 1.1 x 1,677,721,600 = 1,845,493,760 B -> 30.2 -> 30 sequences.
   const memory_breakdown m = estimate_memory(v.r);
-  CHECK(m.max_concurrent_sequences == 29);
+  CHECK(m.max_concurrent_sequences == 30);
+  scenario s1 = s;
+  s1.inference.batch = 1;
+  CHECK(estimate_memory(llama2_13b(), s1).max_concurrent_sequences == 30);
   CHECK(in_bytes(m.peak_allocated) == doctest::Approx(W + 819200.0 * 2048 * 8 + prefill).epsilon(kEps));
   CHECK(m.peak_phase == memory_breakdown::phase::inference);
 }

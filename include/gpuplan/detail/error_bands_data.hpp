@@ -31,12 +31,12 @@ inline constexpr std::array<band_row, 26> kBandRows{{
     {band_metric::time_train, 0, 1, 16, {0.5802, 1.0216, 2.7417}},
     {band_metric::time_train, 1, -1, 12, {0.5510, 0.8922, 1.2025}},
     {band_metric::time_train, 1, 0, 12, {0.5510, 0.8922, 1.2025}},
-    {band_metric::time_infer, -1, -1, 8, {0.1649, 0.5231, 1.4385}},
-    {band_metric::time_infer, -1, 0, 7, {0.1642, 0.4773, 1.5194}},
-    {band_metric::time_infer, -1, 1, 1, {0.9447, 0.9447, 0.9447}},
-    {band_metric::time_infer, 0, -1, 8, {0.1649, 0.5231, 1.4385}},
-    {band_metric::time_infer, 0, 0, 7, {0.1642, 0.4773, 1.5194}},
-    {band_metric::time_infer, 0, 1, 1, {0.9447, 0.9447, 0.9447}},
+    {band_metric::time_infer, -1, -1, 8, {0.7421, 1.0913, 1.5438}},
+    {band_metric::time_infer, -1, 0, 7, {0.7693, 1.0947, 1.6324}},
+    {band_metric::time_infer, -1, 1, 1, {0.9761, 0.9761, 0.9761}},
+    {band_metric::time_infer, 0, -1, 8, {0.7421, 1.0913, 1.5438}},
+    {band_metric::time_infer, 0, 0, 7, {0.7693, 1.0947, 1.6324}},
+    {band_metric::time_infer, 0, 1, 1, {0.9761, 0.9761, 0.9761}},
 }};
 inline constexpr std::array<std::string_view, 8> kValidatedFamilies{{"bert", "bloom", "gpt2", "llama", "mpt", "mt5", "qwen2", "t5"}};
 inline constexpr std::array<std::string_view, 6> kValidatedPrecisions{{"bf16-mixed", "bf16-pure", "fp16-mixed", "fp32", "fp8-mixed", "tf32"}};

@@ -12,6 +12,7 @@
 #include "gpuplan/detail/memory_facts.hpp"
 #include "gpuplan/detail/memory_states.hpp"
 #include "gpuplan/dtype.hpp"
+#include "gpuplan/engine.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
 
@@ -30,6 +31,9 @@ inline double kv_per_token(const architecture& a, const scenario& r) {
 
 // Weights served: base (any quantization) + the encoder blocks' LoRA adapters.
 inline double serving_weights(const architecture& a, const scenario& r, const facts& f, const stage_params& sp) {
+  // llama.cpp: every tensor of the stage in its GGUF type (the bits per weight of the whole file).
+  if (profile_of(r.inference.eng).gguf_weights && r.inference.gguf)
+    return (sp.linear + sp.other) * gguf_bits_per_weight(*r.inference.gguf) / kBitsPerByte;
   return base_weight_bytes(a, f, sp) + (is_lora(r) ? (d(sp.enc_blocks) * f.lora_enc.params) / f.tp * f.pb.weight : 0);
 }
 
@@ -61,6 +65,78 @@ inline double prefill_working_set(const architecture& a, const scenario& r, cons
   if (r.attn == attention::eager) act += batch * d(a.heads) / f.tp * P * P * (kFp32Bytes + e);
   if (sp.last && a.head == head_kind::lm) act += batch * d(a.vocab) / f.tp * kFp32Bytes;
   return act;
+}
+
+// The start-up profile of a paged engine: one step of `step_tokens` tokens through the
+// model (the block working set above) plus fp32 logits of `max_seqs` sequences sampled
+// (vllm/v1/worker/gpu_model_runner.py profile_run: _dummy_run + _dummy_sampler_run).
+inline double profiled_activation_peak(const architecture& a, const scenario& r, const facts& f, const stage_params& sp,
+                                       std::int64_t step_tokens, std::int64_t max_seqs) {
+  scenario one = r;
+  one.inference.batch = 1;
+  one.inference.prompt_len = step_tokens;
+  one.attn = attention::flash;  // the engines' attention kernels keep no score matrix
+  double act = prefill_working_set(a, one, f, sp);
+  if (sp.last && a.head == head_kind::lm) act += d(max_seqs - 1) * d(a.vocab) / f.tp * kFp32Bytes;
+  return act;
+}
+
+// A paged engine's memory, per GPU: the budget (fraction x capacity), what it holds
+// besides the KV cache, and the pool of fixed-size blocks made of the rest.
+struct kv_pool {
+  double budget = 0;       // memory fraction x capacity
+  double weights = 0;
+  double activations = 0;  // the profiled step's peak
+  double non_torch = 0;    // CUDA context and libraries
+  double cuda_graphs = 0;  // captured after the pool, outside the budget
+  double bytes = 0;        // the pool
+  double per_token = 0;    // KV bytes per token on this GPU (the stage's layers)
+  std::int64_t block_tokens = 1, blocks = 0, tokens = 0;
+  std::int64_t step_tokens = 0;
+};
+
+inline kv_pool kv_pool_of(const architecture& a, const scenario& r, const facts& f, const stage_params& sp, double per_token) {
+  const engine_profile& e = profile_of(r.inference.eng);
+  kv_pool p;
+  const double cap = in_bytes(r.gpu.usable_memory);
+  const double cap_gib = cap / kGiB;
+  p.step_tokens = r.inference.max_batched_tokens > 0 ? r.inference.max_batched_tokens : step_tokens_of(e, cap_gib);
+  p.budget = memory_fraction_of(e, cap_gib, r.parallel.tp * r.parallel.pp) * cap;
+  p.weights = serving_weights(a, r, f, sp);
+  p.activations = profiled_activation_peak(a, r, f, sp, p.step_tokens, e.max_seqs);
+  p.non_torch = e.non_torch_bytes;
+  p.cuda_graphs = e.cuda_graph_bytes;
+  const double share = d(sp.enc_blocks + sp.dec_blocks) / std::max(1.0, d(a.total_layers()));
+  p.per_token = per_token * share;
+  p.block_tokens = std::max<std::int64_t>(1, e.block_tokens);
+  const double left = p.budget - p.weights - p.non_torch - (e.activations_in_budget ? p.activations : 0.0);
+  const double block_bytes = p.per_token * d(p.block_tokens);
+  if (left > 0 && block_bytes > 0) {
+    p.blocks = static_cast<std::int64_t>(std::floor(left * e.pool_share / block_bytes));
+    p.bytes = d(p.blocks) * block_bytes;
+    p.tokens = p.blocks * p.block_tokens;
+  }
+  return p;
+}
+
+// Tokens one request holds in the pool: prompt + output rounded up to whole blocks.
+inline std::int64_t pool_tokens_per_request(const scenario& r, std::int64_t block_tokens) {
+  const std::int64_t len = r.inference.prompt_len + r.inference.gen_len;
+  return (len + block_tokens - 1) / block_tokens * block_tokens;
+}
+
+// llama.cpp's CUDA compute buffer: one micro-batch (n_ubatch 512, common/common.h) of fp32
+// intermediates (MLP up/gate, q/k/v/o) and its logits (ggml-cuda graph allocator).
+inline constexpr double kLlamaCppUbatch = 512;
+inline double llama_cpp_compute_buffer(const architecture& a, const facts& f) {
+  const double fm = a.is_moe() ? d(a.d_expert()) * d(a.experts_per_token) : d(a.ffn);
+  return kLlamaCppUbatch * kFp32Bytes * ((2 * fm + 4 * d(a.hidden)) / f.tp + d(a.vocab));
+}
+
+// Share of a stage's layers llama.cpp keeps on the GPU (-ngl; unset: all).
+inline double gpu_layer_share(const architecture& a, const scenario& r) {
+  if (!r.inference.gpu_layers) return 1.0;
+  return std::clamp(d(*r.inference.gpu_layers) / std::max(1.0, d(a.total_layers())), 0.0, 1.0);
 }
 
 // Sequences of prompt_len + gen_len whose KV cache fits next to the overheads,

@@ -11,6 +11,7 @@
 #include "gpuplan/detail/timing_compute.hpp"
 #include "gpuplan/detail/timing_model.hpp"
 #include "gpuplan/detail/timing_params.hpp"
+#include "gpuplan/engine.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
 
@@ -81,10 +82,19 @@ inline decode_shape decode_shape_of(const architecture& a, const scenario& run, 
     const double hit = std::min<double>(static_cast<double>(a.experts), B * static_cast<double>(a.experts_per_token));
     active_block = static_cast<double>(P.attention) + per_expert * (hit + static_cast<double>(a.shared_experts));
   }
-  const double wbits = (q.weights == dtype::bf16 && (run.prec == precision::fp32 || run.prec == precision::tf32))
-                           ? kFp32Bits : bits_per_element(q, h);
+  const engine_profile& eng = profile_of(run.inference.eng);
+  double wbits = (q.weights == dtype::bf16 && (run.prec == precision::fp32 || run.prec == precision::tf32))
+                     ? kFp32Bits : bits_per_element(q, h);
+  // transformers' int4 GPTQ/AWQ kernels dequantise every weight to 16-bit before the matmul:
+  // the pass costs what fp16 weights cost (Qwen2.5 speed benchmark: int4 no faster than bf16).
+  if (eng.int4_dequantizes && (q.weights == dtype::int4)) wbits = std::max(wbits, 8.0 * kUnquantizedBytes);
   const double other = static_cast<double>(P.total) - block_params;
-  s.weight_bytes = (active_block * wbits / kBitsPerByte + other * std::max(kUnquantizedBytes, d.peak.act_bytes)) / (tp * pp);
+  double other_bytes = std::max(kUnquantizedBytes, d.peak.act_bytes);
+  if (eng.gguf_weights && run.inference.gguf) {  // llama.cpp: every tensor in its GGUF type
+    wbits = gguf_bits_per_weight(*run.inference.gguf);
+    other_bytes = wbits / kBitsPerByte;
+  }
+  s.weight_bytes = (active_block * wbits / kBitsPerByte + other * other_bytes) / (tp * pp);
   s.kv_bytes_per_token = kKeyAndValue * static_cast<double>(a.kv_dim()) * static_cast<double>(a.total_layers()) *
                          bytes_per_element(run.inference.kv_cache_dtype) / (tp * pp);
   const double head = a.head == head_kind::lm ? V * h : 0.0;
@@ -101,13 +111,25 @@ inline decode_shape decode_shape_of(const architecture& a, const scenario& run, 
 inline double decode_step_seconds(const architecture& a, const scenario& run, const device_rates& d,
                                   const decode_shape& s, double batch, const efficiency_params& e) {
   const int tp = run.parallel.tp, pp = run.parallel.pp;
+  const engine_profile& eng = profile_of(run.inference.eng);
   const double rate = d.peak.gemm * d.ceiling * e.matmul_scale;
-  const double mem = (s.weight_bytes + batch * s.context * s.kv_bytes_per_token) / d.bwe;
-  const double cmp = batch * s.flop_per_seq / rate;
+  // LLM.int8 decomposes outliers and runs 2-3x slower than 16-bit (timing_compute.hpp).
+  const bool llm_int8 = eng.int8_is_llm_int8 && base_quantization(run).weights == dtype::int8;
+  const double weight_read = s.weight_bytes * (llm_int8 ? kLlmInt8GemmFactor : 1.0);
+  // llama.cpp -ngl: the layers left on the CPU read their weights and KV from host memory.
+  double gpu_share = 1.0;
+  if (eng.gguf_weights && run.inference.gpu_layers)
+    gpu_share = std::clamp(static_cast<double>(*run.inference.gpu_layers) / static_cast<double>(a.total_layers()), 0.0, 1.0);
+  const double step_bytes = weight_read + batch * s.context * s.kv_bytes_per_token;
+  const double mem = step_bytes * gpu_share / d.bwe;
+  const double cpu = step_bytes * (1.0 - gpu_share) / (kHostMemoryBytesPerSecond * e.bandwidth_fraction);
+  const double cmp = batch * s.flop_per_seq * gpu_share / rate;
   const double comm = static_cast<double>(a.total_layers()) / pp * kTpAllReducesPerBlock *
                       all_reduce_seconds(batch * static_cast<double>(a.hidden) * d.peak.act_bytes, tp,
                                          group_link(run, tp, 1), e);
-  return std::max(mem, cmp) * pp + comm * pp;
+  // Eager kernel launches per layer (no CUDA graphs) and the engine's per-step CPU work.
+  const double launch = static_cast<double>(a.total_layers()) * eng.launch_seconds_per_layer;
+  return std::max(mem, cmp) * pp + cpu + comm * pp + launch + eng.step_overhead_seconds;
 }
 
 // Batch at which the weight matmuls turn compute-bound: B·2·N_active/rate = weight bytes /

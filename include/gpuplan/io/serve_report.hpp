@@ -1,0 +1,121 @@
+// io/serve_report.hpp — the formatter of serve.hpp's result: `gpuplan serve` (table and
+// --json) and Python's gp.serve print through these functions, so both read the same.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/io/amount.hpp"
+#include "gpuplan/io/report.hpp"
+#include "gpuplan/io/scenario_json.hpp"
+#include "gpuplan/serve.hpp"
+
+namespace gpuplan::io {
+
+// An inter-token latency target: "50ms", "0.05s", "0.05" -> seconds; config_error naming `path` otherwise.
+inline double parse_latency(const std::string& text, const std::string& path = "--latency-target") {
+  if (text.size() > 2 && text.compare(text.size() - 2, 2, "ms") == 0) {
+    const auto v = parse_finite(text.substr(0, text.size() - 2));
+    if (!v || !(*v > 0)) gpuplan::detail::fail(path, "must be a positive duration such as 50ms or 0.05s (got '" + text + "')");
+    return *v / 1000.0;
+  }
+  return parse_duration(text, path);
+}
+
+inline nlohmann::json serve_point_json(const serve_point& p) {
+  return nlohmann::json{{"concurrency", p.concurrency},
+                        {"time_to_first_token_s", in_seconds(p.time_to_first_token)},
+                        {"inter_token_latency_s", in_seconds(p.inter_token_latency)},
+                        {"tokens_per_second_per_request", p.tokens_per_second_per_request},
+                        {"tokens_per_second", p.tokens_per_second}};
+}
+
+// `gpuplan serve --json`: the scenario, the engine's pool, the limits, the curve, the point
+// at --concurrency ("at") and the concurrency meeting --latency-target.
+inline nlohmann::json serve_json(const resolved_run& r, const serve_result& s, const std::optional<serve_point>& at) {
+  nlohmann::json j;
+  j["scenario"] = write_scenario(r);
+  j["engine"] = to_string(s.eng);
+  j["paged"] = s.paged;
+  j["memory_fraction"] = s.memory_fraction;
+  j["step_tokens"] = s.step_tokens;
+  j["pool_bytes"] = in_bytes(s.pool);
+  j["block_tokens"] = s.block_tokens;
+  j["pool_blocks"] = s.pool_blocks;
+  j["pool_tokens"] = s.pool_tokens;
+  j["pool_concurrency"] = s.pool_concurrency;
+  j["max_concurrency"] = s.max_concurrency;
+  j["largest_context"] = s.largest_context;
+  j["fits"] = s.memory.fits;
+  j["device_bytes"] = in_bytes(s.memory.device);
+  j["curve"] = nlohmann::json::array();
+  for (const auto& p : s.curve) j["curve"].push_back(serve_point_json(p));
+  if (at) j["at"] = serve_point_json(*at);
+  if (s.itl_target) {
+    j["latency_target_s"] = in_seconds(*s.itl_target);
+    j["concurrency_for_target"] = s.concurrency_for_target.value_or(0);
+  }
+  return j;
+}
+
+namespace serve_detail {
+inline std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+inline std::string ms(Seconds s) { return fmt("%.4g ms", in_seconds(s) * 1000.0); }
+inline std::string num4(double v) { return fmt("%.4g", v); }
+}  // namespace serve_detail
+
+// The lines above the curve: engine, requests, device memory, pool, limits.
+inline std::string serve_summary(const resolved_run& r, const serve_result& s) {
+  using serve_detail::num4;
+  const scenario& sc = r.settings();
+  std::string t = r.model().name + " on " + std::to_string(sc.num_gpus) + " × " + sc.gpu.name + ", engine " +
+                  std::string(to_string(s.eng)) + " (" + std::string(profile_of(s.eng).summary) + ")\n";
+  t += "requests: " + std::to_string(sc.inference.prompt_len) + " prompt + " + std::to_string(sc.inference.gen_len) +
+       " output tokens\n";
+  t += "device: " + format_bytes_short(s.memory.device) + " of " + format_bytes_short(s.memory.capacity) + ", weights " +
+       format_bytes_short(s.memory.weights) + (s.memory.fits ? "" : "  — does NOT fit") + "\n";
+  if (s.paged)
+    t += "KV pool: " + format_bytes_short(s.pool) + " = " + std::to_string(s.pool_blocks) + " blocks × " +
+         std::to_string(s.block_tokens) + " = " + std::to_string(s.pool_tokens) + " tokens (memory fraction " +
+         num4(s.memory_fraction) + ", step " + std::to_string(s.step_tokens) + " tokens); " + num4(s.pool_concurrency) +
+         "× requests\n";
+  else
+    t += "KV cache: " + format_bytes_short(s.memory.kv_cache) + " for the typed batch (no pool)\n";
+  t += "max concurrency: " + std::to_string(s.max_concurrency) + " requests; largest single context: " +
+       std::to_string(s.largest_context) + " tokens\n";
+  return t;
+}
+
+// The throughput–latency curve as a table (the point at --concurrency last, marked);
+// the ITL target's answer as its note.
+inline table serve_table(const serve_result& s, const std::optional<serve_point>& at) {
+  using serve_detail::ms;
+  using serve_detail::num4;
+  table t;
+  t.title = "throughput–latency curve";
+  t.header = {"concurrency", "TTFT", "ITL", "tok/s/request", "tok/s total"};
+  t.right_align = {true, true, true, true, true};
+  auto row = [&](const serve_point& p, const std::string& mark) {
+    t.rows.push_back({std::to_string(p.concurrency) + mark, ms(p.time_to_first_token), ms(p.inter_token_latency),
+                      num4(p.tokens_per_second_per_request), num4(p.tokens_per_second)});
+  };
+  for (const auto& p : s.curve) row(p, "");
+  if (at) {
+    row(*at, " *");
+    t.notes.push_back("* at --concurrency " + std::to_string(at->concurrency));
+  }
+  if (s.itl_target)
+    t.notes.push_back("ITL ≤ " + ms(*s.itl_target) + ": up to " + std::to_string(s.concurrency_for_target.value_or(0)) +
+                      " concurrent requests");
+  return t;
+}
+
+}  // namespace gpuplan::io

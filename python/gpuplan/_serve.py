@@ -1,0 +1,191 @@
+"""Serving as the engines do it: gp.serve (C++ serve.hpp).
+
+``gp.serve(model, gpu=..., engine="vllm", prompt_len=1024, output_len=256,
+concurrency=..., latency_target="50ms")`` returns a :class:`ServeResult`: the KV pool
+a paged engine (vLLM, SGLang, TGI) builds at start-up in blocks and tokens, the most
+requests of prompt + output tokens it holds (independent of any typed batch), the
+longest single request that fits, the throughput–latency curve over concurrency
+1, 2, 4, …, max as :class:`ServePoint` rows, and the most requests whose inter-token
+latency meets a target. It prints as ``gpuplan serve`` does, renders as an HTML table
+in a notebook, converts with ``to_dict()`` (the CLI's ``--json``) and ``to_frame()``
+(the curve as a pandas DataFrame). docs/serving.md derives every figure.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import html
+import numbers
+from typing import Any, Dict, List, Optional, Union
+
+from . import _core
+from ._api import ModelLike, Scenario, _error, _html_table, _scenario_dict
+from ._plan import PlanRow, _int, _Result, _seconds_view
+from ._quantity import Bytes, Seconds
+
+__all__ = ["ServePoint", "ServeResult", "serve"]
+
+#: Keywords of gp.serve that are keys of the scenario's "inference" object (output_len is gen_len).
+_INFERENCE_KEYS = ("prompt_len", "gen_len", "kv_cache_dtype", "max_batched_tokens", "gguf", "gpu_layers")
+
+
+@dataclasses.dataclass(frozen=True)
+class ServePoint(PlanRow):
+    """One point of the throughput–latency curve: one request's view at `concurrency`
+    requests in flight (steady state)."""
+
+    concurrency: int
+    time_to_first_token_s: float
+    inter_token_latency_s: float
+    tokens_per_second_per_request: float  #: 1 / inter-token latency
+    tokens_per_second: float  #: all requests of one replica: concurrency / inter-token latency
+
+    ttft = _seconds_view("time_to_first_token_s", "Time to first token as Seconds.")
+    itl = _seconds_view("inter_token_latency_s", "Inter-token latency as Seconds.")
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError("ServeResult.to_frame() needs pandas (Debian: apt install python3-pandas; "
+                          "elsewhere: pip install pandas)") from e
+    return pandas
+
+
+class ServeResult(_Result):
+    """``gp.serve(...)``: the engine's KV pool, the limits it sets and the
+    throughput–latency curve. ``repr`` is the text of ``gpuplan serve``;
+    ``to_dict()`` its ``--json``; ``to_frame()`` the curve as a DataFrame."""
+
+    __slots__ = ()
+
+    def _data(self) -> Dict[str, Any]:
+        return self._r["data"]
+
+    engine = property(lambda self: self._data()["engine"], doc="The serving engine (hf, vllm, sglang, tgi, llama.cpp).")
+    paged = property(lambda self: bool(self._data()["paged"]),
+                     doc="Whether the engine holds the KV cache in a pool of fixed-size blocks (vLLM, SGLang, TGI).")
+    memory_fraction = property(lambda self: self._data()["memory_fraction"],
+                               doc="The engine's memory budget as a share of the GPU (vLLM gpu_memory_utilization).")
+    step_tokens = property(lambda self: self._data()["step_tokens"],
+                           doc="Tokens per engine step: the profiled peak and the prefill chunk.")
+    pool_bytes = property(lambda self: self._data()["pool_bytes"], doc="The KV pool per GPU, bytes (0 without a pool).")
+    pool = property(lambda self: Bytes(self.pool_bytes), doc="The KV pool per GPU as Bytes.")
+    block_tokens = property(lambda self: self._data()["block_tokens"], doc="Tokens per KV block (vLLM block_size).")
+    pool_blocks = property(lambda self: self._data()["pool_blocks"], doc="Blocks in the pool (vLLM's '# GPU blocks').")
+    pool_tokens = property(lambda self: self._data()["pool_tokens"],
+                           doc="Tokens the pool holds (vLLM's 'GPU KV cache size: N tokens').")
+    pool_concurrency = property(lambda self: self._data()["pool_concurrency"],
+                                doc="Pool tokens / (prompt + output): vLLM's 'Maximum concurrency ... x'.")
+    max_concurrency = property(lambda self: self._data()["max_concurrency"],
+                               doc="Whole requests of prompt + output tokens that fit at once.")
+    largest_context = property(lambda self: self._data()["largest_context"],
+                               doc="The longest single request (prompt + output tokens) that fits.")
+    fits = property(lambda self: bool(self._data()["fits"]), doc="Whether the engine fits on the GPU at all.")
+    device_bytes = property(lambda self: self._data()["device_bytes"], doc="Device memory per GPU, bytes.")
+    device = property(lambda self: Bytes(self.device_bytes), doc="Device memory per GPU as Bytes.")
+
+    @property
+    def curve(self) -> List[ServePoint]:
+        """The throughput–latency curve: concurrency 1, 2, 4, …, max_concurrency."""
+        return [ServePoint.from_dict(p) for p in self._data()["curve"]]
+
+    @property
+    def at(self) -> Optional[ServePoint]:
+        """The point at the `concurrency` asked for (None when none was)."""
+        p = self._data().get("at")
+        return None if p is None else ServePoint.from_dict(p)
+
+    @property
+    def latency_target_s(self) -> Optional[float]:
+        """The inter-token latency target in seconds (None when none was given)."""
+        return self._data().get("latency_target_s")
+
+    @property
+    def latency_target(self) -> Optional[Seconds]:
+        """The inter-token latency target as Seconds."""
+        t = self.latency_target_s
+        return None if t is None else Seconds(t)
+
+    @property
+    def concurrency_for_target(self) -> Optional[int]:
+        """The most concurrent requests whose inter-token latency meets the target
+        (0: not even one; None: no target given)."""
+        return self._data().get("concurrency_for_target")
+
+    def to_frame(self) -> Any:
+        """The curve as a pandas DataFrame, one row per concurrency (the point at
+        `concurrency`, when asked for, is not among them: see ``at``)."""
+        pd = _pandas()
+        df = pd.DataFrame([p.to_dict() for p in self.curve],
+                          columns=[f.name for f in dataclasses.fields(ServePoint)])
+        df.attrs["engine"] = self.engine
+        df.attrs["model"] = self.scenario.model.name
+        return df
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The result as ``gpuplan serve --json`` prints it."""
+        return copy.deepcopy(self._data())
+
+    def __repr__(self) -> str:
+        return self._r["text"]
+
+    def _repr_html_(self) -> str:
+        lines = "".join(f"<div>{html.escape(line)}</div>" for line in self._r["summary"].splitlines())
+        return lines + _html_table(self._r["table"])
+
+
+def serve(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpu: Any = None, engine: Optional[str] = None,
+          prompt_len: Optional[int] = None, output_len: Optional[int] = None, concurrency: Optional[int] = None,
+          latency_target: Union[None, float, str] = None, **kwargs: Any) -> ServeResult:
+    """Serving as the engine does it: KV pool, max concurrency, largest context and the
+    throughput–latency curve.
+
+    `engine` is hf (transformers generate, the default), vllm, sglang, tgi or llama.cpp;
+    `prompt_len` and `output_len` are the tokens of one request; `concurrency` adds the
+    point at that many requests (``.at``); `latency_target` (seconds, or "50ms", "0.05s")
+    asks for the most requests whose inter-token latency meets it. Other keywords are
+    scenario keys as for :func:`gpuplan.estimate`; the serving keys ``gguf``,
+    ``gpu_layers``, ``max_batched_tokens`` and ``kv_cache_dtype`` may be given flat.
+    `model` may be a :class:`Scenario` (its keys, then these overrides).
+    """
+    inference: Dict[str, Any] = {}
+    if prompt_len is not None:
+        inference["prompt_len"] = prompt_len
+    if output_len is not None:
+        if kwargs.get("gen_len") is not None:
+            raise _error("scenario.inference.gen_len", "given twice (as output_len= and gen_len=)")
+        inference["gen_len"] = output_len
+    for key in _INFERENCE_KEYS:
+        if key in kwargs:
+            value = kwargs.pop(key)
+            if value is not None:
+                inference[key] = value
+    keys: Dict[str, Any] = dict(kwargs)
+    keys["workload"] = "infer"
+    if gpu is not None:
+        keys["gpu"] = gpu
+    if engine is not None:
+        keys["engine"] = engine
+    if isinstance(model, Scenario):
+        d = _scenario_dict(None, keys, base=model._input)
+    else:
+        d = _scenario_dict(model, keys)
+    if inference:
+        merged = dict(d.get("inference") or {})
+        merged.update(inference)
+        d["inference"] = merged
+    s = Scenario.from_dict(d)
+
+    target: Optional[float] = None
+    if latency_target is not None:
+        if isinstance(latency_target, str):
+            target = float(_core.parse_latency(latency_target, "serve.latency_target"))
+        elif isinstance(latency_target, bool) or not isinstance(latency_target, numbers.Real):
+            raise _error("serve.latency_target", f"must be seconds or a duration such as '50ms' (got {latency_target!r})")
+        else:
+            target = float(latency_target)  # checked finite and positive in C++
+    conc = None if concurrency is None else _int(concurrency, "serve.concurrency", 1, 1 << 40)
+    return ServeResult(_core.serve(s._run, target, conc), s)
