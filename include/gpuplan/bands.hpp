@@ -88,11 +88,16 @@ inline band_source select_band(std::span<const band_row> rows, band_metric m, in
   return out;
 }
 
-// A calibrated run on the GPU and framework its profile measured takes the profile's
-// band for the metrics it measured; any other run, the validation table's.
+// A calibrated run of the model, GPU and framework its profile measured takes the
+// profile's band for the metrics it measured; any other run, the validation table's.
+inline bool profile_band_applies(const run& r) {
+  const profile* p = r.calibration();
+  return p != nullptr && p->model == r.model().name && p->gpu == r.gpu().id && p->framework == to_string(r.settings().fw);
+}
+
 inline band_source band_source_for(const run& r, band_metric m) {
   const scenario& s = r.settings();
-  if (const profile* p = r.calibration(); p != nullptr && p->gpu == s.gpu.id && p->framework == to_string(s.fw)) {
+  if (const profile* p = r.calibration(); profile_band_applies(r)) {
     const bool memory = m == band_metric::memory_train || m == band_metric::memory_infer;
     const std::optional<band_factors>& f = memory ? p->memory_band : p->time_band;
     if (f) {

@@ -31,7 +31,8 @@ struct profile {
   // (time: of throughput), widened for the number of points; empty without points.
   std::optional<detail::band_factors> memory_band, time_band;
   int memory_points = 0, time_points = 0;
-  // What was measured: the bands apply to runs on the same GPU with the same framework.
+  // What was measured ("mixed" when the points differ): the bands apply to runs of the
+  // same model on the same GPU with the same framework (bands.hpp).
   std::string model, gpu, framework;
   friend bool operator==(const profile&, const profile&) = default;
 };
