@@ -35,5 +35,6 @@ void register_timing(py::module_& m);
 void register_report(py::module_& m);
 void register_sweep(py::module_& m);
 void register_plan(py::module_& m);
+void register_calibrate(py::module_& m);
 
 }  // namespace gpuplan::python

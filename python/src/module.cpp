@@ -17,4 +17,5 @@ PYBIND11_MODULE(_core, m) {
   register_report(m);
   register_sweep(m);
   register_plan(m);
+  register_calibrate(m);
 }
