@@ -40,6 +40,7 @@ seeds_of() {
     fuzz_safetensors) echo tests/fuzz/corpus/safetensors ;;
     fuzz_gpu_json) echo tests/fuzz/corpus/gpu ;;
     fuzz_prices) echo tests/fuzz/corpus/prices ;;
+    fuzz_profile) echo tests/fuzz/corpus/profile ;;
   esac
 }
 

@@ -12,6 +12,7 @@
 #include "gpuplan/dtype.hpp"
 #include "gpuplan/framework.hpp"
 #include "gpuplan/io/report.hpp"
+#include "gpuplan/io/profile.hpp"
 #include "gpuplan/model_names.hpp"
 #include "gpuplan/plan_names.hpp"
 
@@ -197,6 +198,7 @@ json estimate_json(const resolved_run& r) {
                 {"components", components_json(p)},
                 {"largest_layer_parameters", p.largest_layer}};
   j["scenario"] = write_scenario(r);
+  if (r.run.calibration() != nullptr) j["profile"] = calibration_json(r.run);
   j["memory"] = memory_json(mem, run.work);
   json st = json::array();
   warning_set w = mem.warnings | t.warnings;
@@ -219,7 +221,8 @@ json band_json(const band& b) { return {{"p10", b.p10}, {"p50", b.p50}, {"p90", 
 namespace {
 json band_source_json(const band_source& s) {
   auto any = [](int v) { return v < 0 ? json(nullptr) : json(v == 1); };
-  return {{"peft", any(s.peft)}, {"multi_gpu", any(s.multi_gpu)}, {"cases", s.cases}, {"validated", s.validated}};
+  return {{"peft", any(s.peft)}, {"multi_gpu", any(s.multi_gpu)}, {"cases", s.cases}, {"validated", s.validated},
+          {"calibrated", s.calibrated}};
 }
 }  // namespace
 
@@ -491,8 +494,9 @@ std::string estimate_report(const resolved_run& r, const style& s) {
   std::string out;
   out += std::string(md ? "### " : "") + a.name + ": " + format_params(params) + " parameters, " +
          format_params(trainable_parameters(r.run)) + " trainable\n";
-  out += run_summary(run) + "\n\n";
-  out += render(memory_table({{"per GPU", mem}}, run.work), s);
+  out += run_summary(run) + "\n";
+  if (r.run.calibration() != nullptr) out += calibration_text(r.run) + "\n";
+  out += "\n" + render(memory_table({{"per GPU", mem}}, run.work), s);
   out += verdict_line(mem, s) + "\n\n";
   out += render(time_table(t, run), s);
   const auto warnings = warning_messages(mem.warnings | t.warnings);
@@ -654,6 +658,7 @@ std::string explain_report(const resolved_run& r, const style& s) {
 
   std::string out = (s.format == report_format::markdown ? "### " : "") + r.model().name + ": " +
                     run_summary(r.settings()) + "\n\n" + framework_text(r.settings()) + "\n";
+  if (r.run.calibration() != nullptr) out += calibration_text(r.run) + "\n";
   if (s.format == report_format::markdown) {
     table t;
     t.header = {"Term", "Value", "Formula", "Source"};
@@ -1064,4 +1069,30 @@ table recommend_table(const std::vector<recommendation>& r, Seconds deadline) {
   return t;
 }
 
+std::string calibration_text(const run& r) {
+  const profile* p = r.calibration();
+  if (p == nullptr) return {};
+  const bool bands = detail::profile_band_applies(r);
+  std::string out = "Calibrated: profile '" + p->name + "' (" + p->model + " on " + p->gpu + ", " + p->framework + "; " +
+                    std::to_string(p->memory_points) + " memory and " + std::to_string(p->time_points) + " time points)";
+  if (p->memory_points > 0)
+    out += "; memory: states x" + format_number(p->memory.states_scale, 3) + ", working x" +
+           format_number(p->memory.activation_scale, 3) + ", reserved/allocated " + format_number(p->memory.reserved_factor, 3) +
+           ", context " + format_bytes(bytes(p->memory.cuda_context));
+  if (p->time_points > 0)
+    out += "; time: GEMM x" + format_number(p->time.matmul_scale, 3) + ", bandwidth " +
+           format_number(p->time.bandwidth_fraction, 3) + ", network " + format_number(p->time.comm_fraction, 3);
+  out += bands ? "; bands from the profile" : "; bands from the validation table (the profile measured another model, GPU or framework)";
+  return out;
+}
+
+json calibration_json(const run& r) {
+  const profile* p = r.calibration();
+  if (p == nullptr) return nullptr;
+  json j = write_profile(*p);
+  j.erase("gpuplan_profile");
+  return j;
+}
+
 }  // namespace gpuplan::io
+

@@ -8,12 +8,15 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
 #include "gpuplan/detail/band_types.hpp"
 #include "gpuplan/detail/error_bands_data.hpp"
 #include "gpuplan/memory.hpp"
+#include "gpuplan/names.hpp"
+#include "gpuplan/profile.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/timing.hpp"
 
@@ -33,6 +36,7 @@ struct band_source {
   int multi_gpu = -1;  // 1: more than one GPU, 0: one, -1: any
   int cases = 0;       // validation cases behind the quantiles
   bool validated = true;  // false: the run's family, precision or scale was never measured
+  bool calibrated = false;  // true: the band is the spread of the run's calibration profile (cases = its points)
   detail::band_factors factors{};
   // The quantiles of the run's own regime (the most specific with enough cases),
   // also when the run is outside every validated one and `factors` is the widest
@@ -89,8 +93,27 @@ inline band_source select_band(std::span<const band_row> rows, band_metric m, in
   return out;
 }
 
+// A calibrated run of the model, GPU and framework its profile measured takes the
+// profile's band for the metrics it measured; any other run, the validation table's.
+inline bool profile_band_applies(const run& r) {
+  const profile* p = r.calibration();
+  return p != nullptr && p->model == r.model().name && p->gpu == r.gpu().id && p->framework == to_string(r.settings().fw);
+}
+
 inline band_source band_source_for(const run& r, band_metric m) {
   const scenario& s = r.settings();
+  if (const profile* p = r.calibration(); profile_band_applies(r)) {
+    const bool memory = m == band_metric::memory_train || m == band_metric::memory_infer;
+    const std::optional<band_factors>& f = memory ? p->memory_band : p->time_band;
+    if (f) {
+      band_source out;
+      out.metric = m;
+      out.cases = memory ? p->memory_points : p->time_points;
+      out.calibrated = true;
+      out.factors = *f;
+      return out;
+    }
+  }
   return select_band(kBandRows, m, s.meth == method::full ? 0 : 1, s.num_gpus > 1 ? 1 : 0, validated_regime(r));
 }
 

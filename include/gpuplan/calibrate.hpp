@@ -1,7 +1,10 @@
-// calibrate.hpp — fit the time model's efficiency parameters to a user's own
-// measurements by least squares (Levenberg–Marquardt on log step times, Eigen).
-// Fitted: matmul_scale, bandwidth_fraction, comm_fraction (efficiency_params);
-// everything else keeps the value of `start`.
+// calibrate.hpp — fit the models' free constants to a user's own measurements by
+// least squares (Eigen). Time: Levenberg–Marquardt on log step times over
+// matmul_scale, bandwidth_fraction, comm_fraction (efficiency_params); everything
+// else keeps the value of `start`. Memory: the allocator's reserved/allocated
+// factor, the CUDA context, and the scales of model states and of working memory
+// (memory_params). calibrate_profile() fits both into a profile (profile.hpp) with
+// the bands of the fit.
 #pragma once
 
 #include <algorithm>
@@ -15,16 +18,23 @@
 #include <Eigen/Dense>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/memory.hpp"
+#include "gpuplan/profile.hpp"
 #include "gpuplan/timing.hpp"
 
 namespace gpuplan {
 
-// One measured run: give exactly one of step time or tokens/s per GPU.
+// One measured run: at most one of step time or tokens/s per GPU, and any of the
+// three memory figures (torch.cuda.max_memory_allocated, max_memory_reserved,
+// nvidia-smi "used"); calibrate() needs the time, calibrate_profile() at least one figure.
 struct measurement {
   architecture model;
   scenario run;
   std::optional<Seconds> step;
   std::optional<double> tokens_per_second_per_gpu;
+  std::optional<Bytes> peak_allocated, peak_reserved, device;
+  [[nodiscard]] bool has_time() const { return step || tokens_per_second_per_gpu; }
+  [[nodiscard]] bool has_memory() const { return peak_allocated || peak_reserved || device; }
 };
 
 struct calibration_result {
@@ -133,6 +143,199 @@ inline calibration_result calibrate(std::span<const measurement> data, const eff
   for (std::size_t i = 0; i < n; ++i) out.residuals[i] = std::exp(r(static_cast<Eigen::Index>(i))) - 1.0;
   out.rms_log_error = std::sqrt(cost / static_cast<double>(n));
   return out;
+}
+
+// ---- Memory ---------------------------------------------------------------
+
+struct memory_calibration {
+  memory_params params;
+  std::vector<double> ratios;         // per memory measurement: measured / estimated after the fit
+  std::vector<double> ratios_before;  // the same with `start`
+};
+
+namespace detail {
+
+// One memory measurement against the estimate of its run: the parts the fit moves.
+struct memory_point {
+  double states = 0;       // weights + master + gradients + optimizer (resident, without paged state)
+  double working = 0;      // saved activations + transients at the peak
+  double paged_resident = 0;
+  double context_extra = 0;  // NCCL buffers (more than one GPU)
+  std::optional<double> allocated, reserved, device;
+};
+
+inline double positive_bytes(const std::optional<Bytes>& b, const std::string& path) {
+  const double v = in_bytes(*b);
+  if (!(v > 0) || !std::isfinite(v)) fail(path, "must be a positive size (got " + num(v) + ")");
+  return v;
+}
+
+inline memory_point memory_point_of(const measurement& m, std::size_t i) {
+  const std::string path = "measurements[" + std::to_string(i) + "]";
+  const run r(m.model, m.run);  // no profile: the documented defaults
+  const memory_breakdown e = estimate_memory(r);
+  memory_point p;
+  p.working = in_bytes(e.activations) + in_bytes(e.transient);
+  p.states = in_bytes(e.peak_allocated) - p.working;
+  p.context_extra = m.run.num_gpus > 1 ? memory_defaults::nccl_buffers : 0.0;
+  p.paged_resident = std::max(0.0, in_bytes(e.device) - in_bytes(e.peak_reserved) - memory_defaults::cuda_context - p.context_extra);
+  if (m.peak_allocated) p.allocated = positive_bytes(m.peak_allocated, path + ".peak_allocated");
+  if (m.peak_reserved) p.reserved = positive_bytes(m.peak_reserved, path + ".peak_reserved");
+  if (m.device) p.device = positive_bytes(m.device, path + ".device");
+  return p;
+}
+
+// The estimate of whichever figure was measured (the most complete one: device,
+// then reserved, then allocated), and the measured value.
+inline std::pair<double, double> compared_figure(const memory_point& p, const memory_params& mp) {
+  const double alloc = mp.states_scale * p.states + mp.activation_scale * p.working;
+  const double reserved = alloc * mp.reserved_factor + memory_defaults::cublas_workspace;
+  if (p.device) return {reserved + mp.cuda_context + p.context_extra + p.paged_resident, *p.device};
+  if (p.reserved) return {reserved, *p.reserved};
+  return {alloc, *p.allocated};
+}
+
+}  // namespace detail
+
+// Closed forms and one 2x2 ridge solve, in order:
+//   1 reserved_factor: least squares of (reserved - cuBLAS workspace) on allocated, through 0;
+//   2 cuda_context: mean of device - reserved - NCCL - resident paged state;
+//   3 states_scale, activation_scale: least squares of relative error of the allocated
+//     peak (measured, or derived from reserved / device with 1 and 2), with a prior
+//     toward 1 that is strong for the states (exact formulas of the framework's
+//     tensors) and weak for working memory (the least certain term).
+// Constants no measurement informs keep their value in `start`.
+inline memory_calibration calibrate_memory(std::span<const measurement> data, const memory_params& start = {}) {
+  std::vector<detail::memory_point> pts;
+  for (std::size_t i = 0; i < data.size(); ++i)
+    if (data[i].has_memory()) pts.push_back(detail::memory_point_of(data[i], i));
+  if (pts.empty()) detail::fail("measurements", "no memory figure (peak_allocated, peak_reserved or device) in any measurement");
+  memory_calibration out;
+  memory_params mp = start;
+  for (const auto& p : pts) {
+    const auto [est, meas] = detail::compared_figure(p, start);
+    out.ratios_before.push_back(meas / est);
+  }
+  const double ws = memory_defaults::cublas_workspace;
+  double num = 0, den = 0;
+  for (const auto& p : pts)
+    if (p.allocated && p.reserved) { num += *p.allocated * (*p.reserved - ws); den += *p.allocated * *p.allocated; }
+  if (den > 0) mp.reserved_factor = std::clamp(num / den, 1.0, 2.0);
+  double ctx = 0;
+  int n_ctx = 0;
+  for (const auto& p : pts)
+    if (p.device && p.reserved) { ctx += *p.device - *p.reserved - p.context_extra - p.paged_resident; ++n_ctx; }
+  if (n_ctx > 0) mp.cuda_context = std::clamp(ctx / n_ctx, 0.0, 8.0 * kGiB);
+  // Allocated peak of each point, measured or derived.
+  Eigen::Matrix2d A = Eigen::Matrix2d::Zero();
+  Eigen::Vector2d b = Eigen::Vector2d::Zero();
+  for (const auto& p : pts) {
+    double y = 0;
+    if (p.allocated) y = *p.allocated;
+    else if (p.reserved) y = (*p.reserved - ws) / mp.reserved_factor;
+    else y = (*p.device - mp.cuda_context - p.context_extra - p.paged_resident - ws) / mp.reserved_factor;
+    if (!(y > 0)) continue;
+    const Eigen::Vector2d row(p.states / y, p.working / y);
+    A += row * row.transpose();
+    b += row;  // target: row . (s, w) = 1
+  }
+  // Prior weights (relative-error units): states 0.1, working memory 1e-3.
+  const Eigen::Vector2d prior(0.1, 1e-3);
+  A.diagonal() += prior;
+  b += prior.cwiseProduct(Eigen::Vector2d(start.states_scale, start.activation_scale));
+  const Eigen::Vector2d x = A.ldlt().solve(b);
+  mp.states_scale = std::clamp(x(0), 0.5, 2.0);
+  mp.activation_scale = std::clamp(x(1), 0.1, 10.0);
+  out.params = mp;
+  for (const auto& p : pts) {
+    const auto [est, meas] = detail::compared_figure(p, mp);
+    out.ratios.push_back(meas / est);
+  }
+  return out;
+}
+
+// ---- A profile ------------------------------------------------------------
+
+namespace detail {
+
+// One-sided 90% quantile of Student's t with n-1 degrees of freedom over z(0.9) =
+// 1.2816, for n points (NIST/SEMATECH e-Handbook 1.3.6.7.2); n = 1: as for 2 points.
+inline double small_sample_factor(std::size_t n) {
+  static constexpr std::array<double, 11> t90{3.078, 3.078, 3.078, 1.886, 1.638, 1.533, 1.476, 1.440, 1.415, 1.397, 1.383};
+  const double t = n < t90.size() ? t90[n] : 1.2816 + 1.0 / static_cast<double>(n);
+  return t / 1.2816;
+}
+
+// P10/P50/P90 of measured / estimated from the fit's ratios: a log-normal with the
+// ratios' median, their RMS log spread combined with a floor (what one run cannot
+// show: run-to-run and version-to-version variation), widened for few points.
+inline band_factors band_of_ratios(std::span<const double> ratios, double floor_sigma) {
+  std::vector<double> logs;
+  for (double q : ratios) logs.push_back(std::log(q));
+  std::sort(logs.begin(), logs.end());
+  const std::size_t n = logs.size();
+  const double median = n % 2 ? logs[n / 2] : 0.5 * (logs[n / 2 - 1] + logs[n / 2]);
+  double ss = 0;
+  for (double l : logs) ss += (l - median) * (l - median);
+  const double sigma = std::sqrt(ss / static_cast<double>(n) + floor_sigma * floor_sigma);
+  const double half = 1.2816 * sigma * small_sample_factor(n);
+  return {std::exp(median - half), std::exp(median), std::exp(median + half)};
+}
+
+// Floors of the spread: the same job's peak memory moves ~2% between runs and
+// library versions (allocator block rounding, cuDNN/cuBLAS workspace choices),
+// its step time ~5% (clock boost, data loading, thermal state).
+inline constexpr double kMemoryFloorSigma = 0.02;
+inline constexpr double kTimeFloorSigma = 0.05;
+
+inline std::string common_or_mixed(std::span<const measurement> data, auto key) {
+  const std::string first(key(data.front()));
+  for (const measurement& m : data)
+    if (std::string(key(m)) != first) return "mixed";
+  return first;
+}
+
+}  // namespace detail
+
+// Both fits over whatever each measurement gives, as a named profile. The bands
+// apply to runs on the GPU and framework every measurement shares ("mixed": none).
+inline profile calibrate_profile(std::span<const measurement> data, std::string name, const profile& start = {}) {
+  if (data.empty()) detail::fail("measurements", "need at least one measurement");
+  if (name.empty()) detail::fail("name", "must not be empty");
+  std::vector<measurement> timed;
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    if (!data[i].has_time() && !data[i].has_memory())
+      detail::fail("measurements[" + std::to_string(i) + "]",
+                   "gives nothing measured (step, tokens_per_second_per_gpu, peak_allocated, peak_reserved or device)");
+    if (data[i].has_time()) {
+      (void)detail::measured_step(data[i], i);  // names measurements[i] on a bad figure
+      timed.push_back(data[i]);
+    }
+  }
+  profile p = start;
+  p.name = std::move(name);
+  p.model = detail::common_or_mixed(data, [](const measurement& m) { return m.model.name; });
+  p.gpu = detail::common_or_mixed(data, [](const measurement& m) { return m.run.gpu.id; });
+  p.framework = detail::common_or_mixed(data, [](const measurement& m) { return to_string(m.run.fw); });
+  p.memory_points = 0;
+  p.time_points = 0;
+  p.memory_band.reset();
+  p.time_band.reset();
+  if (std::any_of(data.begin(), data.end(), [](const measurement& m) { return m.has_memory(); })) {
+    const memory_calibration mc = calibrate_memory(data, start.memory);
+    p.memory = mc.params;
+    p.memory_points = static_cast<int>(mc.ratios.size());
+    p.memory_band = detail::band_of_ratios(mc.ratios, detail::kMemoryFloorSigma);
+  }
+  if (!timed.empty()) {
+    const calibration_result tc = calibrate(timed, start.time);
+    p.time = tc.params;
+    p.time_points = static_cast<int>(timed.size());
+    std::vector<double> ratios;  // throughput measured / estimated = estimated step / measured step
+    for (double r : tc.residuals) ratios.push_back(1.0 + r);
+    p.time_band = detail::band_of_ratios(ratios, detail::kTimeFloorSigma);
+  }
+  return p;
 }
 
 }  // namespace gpuplan

@@ -104,14 +104,17 @@ static_assert(static_cast<int>(step_phase::optimizer_step) == static_cast<int>(m
 //   3 step_transients    loss, ZeRO gathers / buckets, backward of one block, optimizer temporaries
 //   4 peak_over_phases   live bytes at five moments of the step; the peak is their maximum
 //   5 allocator_and_context  reserved and device peaks
-inline memory_breakdown train_stage(const architecture& a, const scenario& r, const facts& f, int stage) {
+inline memory_breakdown train_stage(const architecture& a, const scenario& r, const facts& f, int stage,
+                                    const memory_params& mp) {
   const stage_params sp = params_of_stage(a, f, r, stage);
   const stage_trainables t = trainables_of_stage(a, r, f, sp);
   const model_states states = resident_states(a, r, f, sp, t);
   const activation_plan acts = stage_activations(a, r, f, sp, stage);
   const transients trans = step_transients(a, r, f, sp, t);
-  const step_peak peak = peak_over_phases(step_phases(states, acts, trans, gradients_by_phase(r, f, t, states)));
-  const device_peaks dev = allocator_and_context(peak.terms.total(), states.paged, r.num_gpus);
+  std::array<phase_terms, kStepPhases> phases = step_phases(states, acts, trans, gradients_by_phase(r, f, t, states));
+  for (phase_terms& ph : phases) scale(ph, mp);
+  const step_peak peak = peak_over_phases(phases);
+  const device_peaks dev = allocator_and_context(peak.terms.total(), states.paged, r.num_gpus, mp);
   memory_breakdown m;
   m.peak_phase = static_cast<memory_breakdown::phase>(peak.phase);
   m.weights = bytes(peak.terms.weights);
@@ -133,7 +136,8 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
 // The serving memory model of one pipeline stage: weights, KV cache of `batch`
 // sequences of prompt + gen tokens, the prefill working set of the whole batch,
 // then the allocator and context (phase 5 above).
-inline memory_breakdown infer_stage(const architecture& a, const scenario& r, const facts& f, int stage, double per_token) {
+inline memory_breakdown infer_stage(const architecture& a, const scenario& r, const facts& f, int stage, double per_token,
+                                    const memory_params& mp) {
   const stage_params sp = params_of_stage(a, f, r, stage);
   const engine_profile& e = profile_of(r.inference.eng);
   if (e.paged_pool) {
@@ -176,7 +180,7 @@ inline memory_breakdown infer_stage(const architecture& a, const scenario& r, co
   const double W = serving_weights(a, r, f, sp);
   const kv_cache kv = kv_cache_of_stage(a, r, sp, per_token);
   const double prefill = prefill_working_set(a, r, f, sp);
-  const device_peaks dev = allocator_and_context(W + kv.total + prefill, 0.0, r.num_gpus);
+  const device_peaks dev = allocator_and_context(W + kv.total + prefill, 0.0, r.num_gpus, mp);
   memory_breakdown m;
   m.peak_phase = memory_breakdown::phase::inference;
   m.weights = bytes(W);
@@ -213,8 +217,10 @@ inline void verdict(memory_breakdown& m, const scenario& r) {
   if (r.attn == attention::flash && r.gpu.cc_major > 0 && r.gpu.sm() < 80) m.warnings |= warn_flash_unsupported;
 }
 
-inline memory_breakdown stage_estimate(const architecture& a, const scenario& r, const facts& f, int stage) {
-  memory_breakdown m = r.work == workload::infer ? infer_stage(a, r, f, stage, kv_per_token(a, r)) : train_stage(a, r, f, stage);
+inline memory_breakdown stage_estimate(const architecture& a, const scenario& r, const facts& f, int stage,
+                                       const memory_params& mp) {
+  memory_breakdown m = r.work == workload::infer ? infer_stage(a, r, f, stage, kv_per_token(a, r), mp)
+                                                 : train_stage(a, r, f, stage, mp);
   verdict(m, r);
   return m;
 }
@@ -226,9 +232,10 @@ inline memory_breakdown estimate_memory(const run& r) {
   const architecture& model = r.model();
   const scenario& s = r.settings();
   const detail::mem::facts f = detail::mem::facts_with_acts(model, s);
-  memory_breakdown worst = detail::mem::stage_estimate(model, s, f, 0);
+  const memory_params& mp = r.memory_constants();
+  memory_breakdown worst = detail::mem::stage_estimate(model, s, f, 0, mp);
   for (int st = 1; st < f.pp; ++st) {
-    const memory_breakdown m = detail::mem::stage_estimate(model, s, f, st);
+    const memory_breakdown m = detail::mem::stage_estimate(model, s, f, st, mp);
     if (in_bytes(m.device) > in_bytes(worst.device)) worst = m;
   }
   return worst;
@@ -239,7 +246,7 @@ inline std::vector<memory_breakdown> estimate_memory_stages(const run& r) {
   const detail::mem::facts f = detail::mem::facts_with_acts(r.model(), r.settings());
   std::vector<memory_breakdown> out;
   out.reserve(static_cast<std::size_t>(f.pp));
-  for (int st = 0; st < f.pp; ++st) out.push_back(detail::mem::stage_estimate(r.model(), r.settings(), f, st));
+  for (int st = 0; st < f.pp; ++st) out.push_back(detail::mem::stage_estimate(r.model(), r.settings(), f, st, r.memory_constants()));
   return out;
 }
 

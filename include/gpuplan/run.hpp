@@ -13,6 +13,7 @@
 #include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/peft.hpp"
+#include "gpuplan/profile.hpp"
 #include "gpuplan/scenario.hpp"
 #include "gpuplan/validate.hpp"
 
@@ -55,6 +56,20 @@ class run {
   [[nodiscard]] int dp() const noexcept { return s_.dp(); }
   [[nodiscard]] std::int64_t global_batch() const noexcept { return s_.global_batch(); }
 
+  // A calibration profile (profile.hpp): its constants replace the defaults in
+  // every estimator, and its bands those of the validation table for runs on the
+  // GPU and framework it was measured on. Edits keep it; nullptr removes it.
+  void calibrate_with(std::shared_ptr<const profile> p) noexcept { profile_ = std::move(p); }
+  [[nodiscard]] const profile* calibration() const noexcept { return profile_.get(); }
+  [[nodiscard]] const memory_params& memory_constants() const noexcept {
+    static const memory_params defaults{};
+    return profile_ ? profile_->memory : defaults;
+  }
+  [[nodiscard]] const efficiency_params& efficiency() const noexcept {
+    static const efficiency_params defaults{};
+    return profile_ ? profile_->time : defaults;
+  }
+
  private:
   // Defaults that depend on other fields: QLoRA's base quantization, and the
   // framework's recipe default for activation checkpointing (framework.hpp).
@@ -69,6 +84,7 @@ class run {
 
   std::shared_ptr<const architecture> model_;
   scenario s_;
+  std::shared_ptr<const profile> profile_;
   bool valid_ = true;
 };
 

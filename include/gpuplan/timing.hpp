@@ -67,7 +67,10 @@ struct time_estimate {
   double peak_flop_per_s = 0;                // dense peak MFU/HFU are measured against (per GPU)
 };
 
-inline time_estimate estimate_time(const run& r, const efficiency_params& eff = {});
+// With the run's efficiency constants (its calibration profile's, else the defaults).
+inline time_estimate estimate_time(const run& r);
+// With explicit constants (calibrate.hpp fits them through this form).
+inline time_estimate estimate_time(const run& r, const efficiency_params& eff);
 // Convenience: validate (config_error on a broken rule), then estimate.
 inline time_estimate estimate_time(const architecture& model, const scenario& s, const efficiency_params& eff = {}) {
   return estimate_time(run(model, s), eff);
@@ -193,5 +196,7 @@ inline time_estimate estimate_time(const run& r, const efficiency_params& e) {
   detail::require_valid(r);
   return detail::estimate_time_of(r.model(), r.settings(), e);
 }
+
+inline time_estimate estimate_time(const run& r) { return estimate_time(r, r.efficiency()); }
 
 }  // namespace gpuplan

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import List
 
 from . import _core
+from ._calibrate import Profile, calibrate, load_profile, measure
 from ._api import (
     GPU,
     ConfigError,
@@ -87,6 +88,10 @@ __all__ = [
     "gpu",
     "gpus",
     "estimate",
+    "Profile",
+    "calibrate",
+    "load_profile",
+    "measure",
     "sweep",
     "fit",
     "suggest",

@@ -257,6 +257,22 @@ def _scenario_dict(model_: Any, kwargs: Mapping[str, Any], base: Optional[Mappin
     return d
 
 
+_KEEP = object()
+
+
+def _with_profile(run: Any, profile: Any) -> Any:
+    """The run using `profile` (a Profile, a profile file path, or None)."""
+    if profile is None:
+        return run
+    from ._calibrate import Profile, load_profile
+
+    if not isinstance(profile, Profile):
+        if not isinstance(profile, (str, os.PathLike)):
+            raise _error("profile", f"must be a gp.Profile or a profile file path (got {type(profile).__name__})")
+        profile = load_profile(profile)
+    return _core.with_profile(run, profile._core)
+
+
 class Scenario:
     """A validated run: model, method, precision, batch, GPUs, parallel layout, ...
 
@@ -269,8 +285,9 @@ class Scenario:
     __slots__ = ("_run", "_input")
 
     def __init__(self, model: Optional[ModelLike] = None, /, **kwargs: Any) -> None:
+        profile = kwargs.pop("profile", None)
         self._input = _scenario_dict(model, kwargs)
-        self._run = _core.read_scenario(self._input)
+        self._run = _with_profile(_core.read_scenario(self._input), profile)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Scenario":
@@ -308,11 +325,28 @@ class Scenario:
         return text
 
     def replace(self, **kwargs: Any) -> "Scenario":
-        """A copy with some keys changed (validated again); ``None`` restores a default."""
+        """A copy with some keys changed (validated again); ``None`` restores a default.
+
+        ``profile=`` sets (or, with ``None``, removes) the calibration profile; it is kept otherwise.
+        """
         s = Scenario.__new__(Scenario)
+        profile = kwargs.pop("profile", _KEEP)
         s._input = _scenario_dict(None, kwargs, base=self._input)
-        s._run = _core.read_scenario(s._input)
+        run = _core.read_scenario(s._input)
+        if profile is _KEEP:
+            current = _core.run_profile(self._run)
+            s._run = _core.with_profile(run, current) if current is not None else run
+        else:
+            s._run = _with_profile(run, profile)
         return s
+
+    @property
+    def profile(self) -> Any:
+        """The calibration profile (:class:`Profile`) this run uses, or None."""
+        from ._calibrate import Profile
+
+        core = _core.run_profile(self._run)
+        return None if core is None else Profile(core)
 
     def estimate(self) -> "Estimate":
         """Memory and time of this run."""

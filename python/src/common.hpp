@@ -36,5 +36,6 @@ void register_report(py::module_& m);
 void register_sweep(py::module_& m);
 void register_plan(py::module_& m);
 void register_serve(py::module_& m);
+void register_calibrate(py::module_& m);
 
 }  // namespace gpuplan::python

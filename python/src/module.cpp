@@ -18,4 +18,5 @@ PYBIND11_MODULE(_core, m) {
   register_sweep(m);
   register_plan(m);
   register_serve(m);
+  register_calibrate(m);
 }

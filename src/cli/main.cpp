@@ -12,6 +12,7 @@
 #include <exception>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <optional>
@@ -24,7 +25,9 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/profile.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/memory.hpp"
@@ -115,6 +118,8 @@ struct run_args {
   std::vector<std::pair<std::string, json>> overrides;
   std::map<std::string, std::string> flag_of;
   std::set<std::string> file_keys;  // dotted paths present in the --scenario file
+  std::string profile_file;         // --profile: a calibration profile (gpuplan calibrate)
+  std::shared_ptr<const gpuplan::profile> profile;  // read once, shared by every run built
 };
 
 // Flags a subcommand defines itself (search's --global-batch, recommend's --price ...).
@@ -206,6 +211,8 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_key<std::int64_t>(sub, a, "--gpu-layers,--ngl", "inference.gpu_layers", "llama.cpp: layers on the GPU (default all)");
   add_key<std::string>(sub, a, "--tokens", "tokens", "Training tokens: 1T, 300B, 2e9");
   add_key<double>(sub, a, "--price", "price_per_gpu_hour", "Price per GPU-hour (for cost)");
+  sub->add_option("--profile", a.profile_file, "Calibration profile from 'gpuplan calibrate': its constants and bands")
+      ->group("Calibration");
 
   // Help groups, in the order a reader looks for them.
   const std::pair<const char*, std::vector<const char*>> groups[] = {
@@ -340,11 +347,24 @@ io::resolved_run build_run(run_args& a, const std::string* method_override) {
     if (!peft_like(self) && std::ranges::any_of(all, [&](method m) { return peft_like(m); })) j.erase("peft");
     if (self != method::freeze && all.contains(method::freeze)) j.erase("freeze");
   }
-  try {
-    return io::read_scenario(j);
-  } catch (const config_error& e) {
-    rethrow_with_flag(e, a);
+  io::resolved_run r = [&] {
+    try {
+      return io::read_scenario(j);
+    } catch (const config_error& e) {
+      rethrow_with_flag(e, a);
+    }
+  }();
+  if (!a.profile_file.empty()) {
+    if (!a.profile) {
+      try {
+        a.profile = std::make_shared<const gpuplan::profile>(io::read_profile_file(a.profile_file));
+      } catch (const config_error& e) {
+        throw config_error("--profile", e.what(), e.kind());
+      }
+    }
+    r.run.calibrate_with(a.profile);
   }
+  return r;
 }
 
 void load_extra_gpus(const run_args& a) {
@@ -539,6 +559,54 @@ int cmd_estimate(run_args& a, const output_args& out) {
   const io::resolved_run r = build_run(a, nullptr);
   if (st.format == io::report_format::json) print_json(io::estimate_json(r));
   else print(io::estimate_report(r, st));
+  return kExitOk;
+}
+
+// `gpuplan calibrate`: measurements from --measurements FILE and/or one measured run
+// given as run flags plus --measured-*; the profile is printed and saved with --out.
+struct calibrate_args {
+  std::string measurements_file, name = "my-run", out_file;
+  std::string allocated, reserved, device, step;
+  std::optional<double> tokens_per_second;
+};
+
+int cmd_calibrate(run_args& a, const calibrate_args& c, const output_args& out) {
+  load_extra_gpus(a);
+  std::vector<gpuplan::measurement> data;
+  if (!c.measurements_file.empty()) {
+    try {
+      data = io::read_measurements_file(c.measurements_file);
+    } catch (const config_error& e) {
+      throw config_error("--measurements", e.what(), e.kind());
+    }
+  }
+  const bool one = !c.allocated.empty() || !c.reserved.empty() || !c.device.empty() || !c.step.empty() || c.tokens_per_second;
+  if (one) {
+    const io::resolved_run r = build_run(a, nullptr);
+    gpuplan::measurement m;
+    m.model = r.model();
+    m.run = r.settings();
+    if (!c.allocated.empty()) m.peak_allocated = gpuplan::bytes(io::parse_size(c.allocated, "--measured-allocated"));
+    if (!c.reserved.empty()) m.peak_reserved = gpuplan::bytes(io::parse_size(c.reserved, "--measured-reserved"));
+    if (!c.device.empty()) m.device = gpuplan::bytes(io::parse_size(c.device, "--measured-device"));
+    if (!c.step.empty()) m.step = gpuplan::seconds(io::parse_duration(c.step, "--measured-step"));
+    if (c.tokens_per_second) m.tokens_per_second_per_gpu = io::positive_amount(*c.tokens_per_second, "--measured-tokens-per-second");
+    data.push_back(std::move(m));
+  } else if (!a.model.empty() || !a.scenario_file.empty()) {
+    throw config_error("--measured-device", "is missing: a run given by flags needs at least one --measured-* figure");
+  }
+  if (data.empty()) throw config_error("--measurements", "is required: a measurements file, or MODEL with --measured-* figures");
+  const gpuplan::profile p = gpuplan::calibrate_profile(data, c.name);
+  if (!c.out_file.empty()) io::save_profile_file(p, c.out_file);
+  if (make_style(out).format == io::report_format::json) {
+    print_json(io::write_profile(p));
+  } else {
+    gpuplan::run shown(data.front().model, data.front().run);
+    shown.calibrate_with(std::make_shared<const gpuplan::profile>(p));
+    print(io::calibration_text(shown) + "\n");
+    if (!c.out_file.empty())
+      print("Saved to " + c.out_file + ": add --profile " + c.out_file + " to fit, time, estimate, search and recommend.\n");
+  }
   return kExitOk;
 }
 
@@ -794,6 +862,31 @@ int run(int argc, char** argv) {
   serve_cmd->add_option_function<std::int64_t>(
       "--output-len", [&serve_args](const std::int64_t& v) { serve_args.overrides.emplace_back("inference.gen_len", json(v)); },
       "Output tokens per request (same as --gen-len)");
+  run_args cal_args;
+  calibrate_args cal_req;
+  auto* calibrate_cmd = app.add_subcommand("calibrate", "Fit the model's constants to your own measured run; save a --profile");
+  add_run_options(calibrate_cmd, cal_args, true, false);
+  calibrate_cmd->add_option("--measurements", cal_req.measurements_file, "JSON file of measured runs (docs/calibration.md)")
+      ->group("Calibrate");
+  calibrate_cmd->add_option("--name", cal_req.name, "Profile name (default my-run)")->group("Calibrate");
+  calibrate_cmd->add_option("--out,-o", cal_req.out_file, "Write the profile to this file")->group("Calibrate");
+  calibrate_cmd->add_option("--measured-allocated", cal_req.allocated, "torch.cuda.max_memory_allocated(): 18.2GiB")
+      ->group("Calibrate");
+  calibrate_cmd->add_option("--measured-reserved", cal_req.reserved, "torch.cuda.max_memory_reserved(): 20.1GiB")
+      ->group("Calibrate");
+  calibrate_cmd->add_option("--measured-device", cal_req.device, "nvidia-smi memory used: 21500MiB")->group("Calibrate");
+  calibrate_cmd->add_option("--measured-step", cal_req.step, "Seconds per optimizer step: 1.2, 1.2s")->group("Calibrate");
+  calibrate_cmd->add_option("--measured-tokens-per-second", cal_req.tokens_per_second, "Tokens/s per GPU")->group("Calibrate");
+  add_output_options(calibrate_cmd, out);
+  calibrate_cmd->footer(std::string("Examples:\n"
+                                    "  gpuplan calibrate llama-2-7b --gpu a100-80gb --method lora --seq 2048 "
+                                    "--measured-reserved 21.3GiB --measured-step 1.9 --out my-a100.json\n"
+                                    "  gpuplan calibrate --measurements runs.json --name qwen-lora --out qwen.json\n"
+                                    "  gpuplan fit llama-2-13b --gpu a100-80gb --method lora --profile my-a100.json\n"
+                                    "Fits the allocator factor, CUDA context and the scales of model states and working "
+                                    "memory to the memory figures, and the GEMM, bandwidth and network efficiencies to the "
+                                    "times (docs/calibration.md).\n") +
+                        kExitCodes);
 
   auto* completion = app.add_subcommand("completion", "Print a shell completion script (bash)");
   std::string shell;
@@ -843,6 +936,7 @@ int run(int argc, char** argv) {
     load_extra_gpus(serve_args);
     return gpuplan::cli::run_serve(build_run(serve_args, nullptr), serve_latency, serve_concurrency, make_style(out));
   }
+  if (calibrate_cmd->parsed()) return cmd_calibrate(cal_args, cal_req, out);
   if (completion->parsed()) {
     print(bash_completion(app));
     return kExitOk;

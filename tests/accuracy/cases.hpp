@@ -116,7 +116,9 @@ inline void read_cases(const std::string& file, const std::string& label, std::v
 // speed, which calibrate() does not model).
 inline std::optional<measurement> as_measurement(const case_result& r) {
   if (!is_time(r) || !r.run || !r.failure.empty() || r.run->settings().work != workload::train) return std::nullopt;
-  measurement m{r.run->model(), r.run->settings(), std::nullopt, std::nullopt};
+  measurement m;
+  m.model = r.run->model();
+  m.run = r.run->settings();
   if (r.metric == "time.step_seconds") m.step = seconds(r.expected);
   else if (r.metric == "time.tokens_per_second_per_gpu") m.tokens_per_second_per_gpu = r.expected;
   else return std::nullopt;

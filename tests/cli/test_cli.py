@@ -661,6 +661,48 @@ def case_serve_engines():
     rc, out, err = run("serve", "llama-3.1-8b", "--engine", "vllm", "--latency-target", "fast")
     expect(rc == 2 and "--latency-target" in err, "bad latency target", rc, out, err)
 
+def case_calibrate_round_trip():
+    """calibrate from one measured run, save, reuse with --profile: the estimate
+    moves toward the measurement, the bands come from the profile, errors name flags."""
+    base = ["llama-2-7b", "--gpu", "a100-80gb", "--method", "lora", "--seq", "2048"]
+    rc, out, err = run("estimate", *base, "--json")
+    expect(rc == 0, "estimate", rc, out, err)
+    plain = json.loads(out)
+    reserved = plain["memory"]["peak_reserved_bytes"]
+    # A measured pool 20% above the estimate (bytes), and a step 1.5x slower.
+    measured = 1.2 * reserved
+    step = 1.5 * plain["time"]["step_seconds"]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "p.json")
+        rc, out, err = run("calibrate", *base, "--measured-reserved", f"{measured:.0f}",
+                           "--measured-step", f"{step}", "--name", "a100-lora", "--out", path)
+        expect(rc == 0 and "profile 'a100-lora'" in out and os.path.exists(path), "calibrate", rc, out, err)
+        with open(path) as f:
+            prof = json.load(f)
+        expect(prof["gpuplan_profile"] == 1 and prof["memory"]["points"] == 1 and prof["time"]["points"] == 1,
+               "profile file", rc, json.dumps(prof), err)
+        rc, out, err = run("estimate", *base, "--profile", path, "--json")
+        expect(rc == 0, "estimate --profile", rc, out, err)
+        cal = json.loads(out)
+        # The calibrated estimate reproduces the measured point within 3% (the priors keep a little of the defaults).
+        got = cal["memory"]["peak_reserved_bytes"]
+        expect(abs(got / measured - 1) < 0.03, f"calibrated reserved {got} vs measured {measured}", rc, out, err)
+        expect(abs(cal["time"]["step_seconds"] / step - 1) < 0.03, "calibrated step", rc, out, err)
+        expect(cal["profile"]["name"] == "a100-lora", "profile in --json", rc, out, err)
+        expect(cal["memory"]["bands"]["regime"]["calibrated"] is True, "calibrated bands", rc, out, err)
+        # Another GPU keeps the constants but not the bands.
+        rc, out, err = run("estimate", "llama-2-7b", "--gpu", "h100-sxm", "--method", "lora", "--profile", path, "--json")
+        expect(rc == 0 and json.loads(out)["memory"]["bands"]["regime"]["calibrated"] is False, "other GPU", rc, out, err)
+        with open(path, "w") as f:
+            f.write('{"gpuplan_profile": 1, "name": "x", "memory": {"states_scale": "big", "activation_scale": 1, '
+                    '"reserved_factor": 1.1, "cuda_context_bytes": 1e9, "points": 1}}')
+        expect_error(["fit", *base, "--profile", path], "--profile: profile.memory.states_scale", "must be a number")
+    expect_error(["calibrate", *base, "--measured-device", "-3GB"], "--measured-device", "positive size")
+    expect_error(["calibrate", *base, "--measured-step", "soon"], "--measured-step", "duration")
+    expect_error(["calibrate", *base], "--measured-device", "at least one --measured-*")
+    expect_error(["calibrate"], "--measurements", "is required")
+    expect_error(["calibrate", "--measurements", "/nonexistent/m.json"], "--measurements: measurements", "cannot open")
+
 
 if __name__ == "__main__":
     globals()["case_" + CASE]()

@@ -11,6 +11,7 @@ enum class band_metric : std::uint8_t { memory_train, memory_infer, time_train, 
 // Quantiles of measured / estimated (for time: of throughput, so > 1 is faster than estimated).
 struct band_factors {
   double q10 = 1, q50 = 1, q90 = 1;
+  friend bool operator==(const band_factors&, const band_factors&) = default;
 };
 
 // One regime: metric × method class (peft 1: LoRA/QLoRA/freeze, 0: full, -1: any)

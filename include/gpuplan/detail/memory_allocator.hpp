@@ -4,6 +4,7 @@
 #pragma once
 
 #include "gpuplan/detail/memory_constants.hpp"
+#include "gpuplan/profile.hpp"
 
 namespace gpuplan::detail::mem {
 
@@ -17,13 +18,15 @@ struct device_peaks {
 
 // reserved = allocated x reserved_factor + cuBLAS workspace;
 // device = reserved + CUDA context + NCCL buffers (more than one GPU) + paged
-// optimizer state (CUDA managed memory, outside the allocator).
-inline device_peaks allocator_and_context(double allocated, double paged, int num_gpus) {
-  using namespace gpuplan::memory_defaults;
+// optimizer state (CUDA managed memory, outside the allocator). The factor and the
+// context are the run's (profile.hpp: the defaults unless calibrated).
+inline device_peaks allocator_and_context(double allocated, double paged, int num_gpus, const memory_params& mp = {}) {
+  using memory_defaults::cublas_workspace;
+  using memory_defaults::nccl_buffers;
   device_peaks p;
   p.allocated = allocated;
-  p.reserved = allocated * reserved_factor + cublas_workspace;
-  const double context = cuda_context + (num_gpus > 1 ? nccl_buffers : 0.0);
+  p.reserved = allocated * mp.reserved_factor + cublas_workspace;
+  const double context = mp.cuda_context + (num_gpus > 1 ? nccl_buffers : 0.0);
   p.overhead = context + cublas_workspace;
   p.device = p.reserved + context + paged;
   return p;

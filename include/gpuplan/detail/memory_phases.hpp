@@ -12,6 +12,7 @@
 #include "gpuplan/detail/memory_states.hpp"
 #include "gpuplan/detail/memory_transients.hpp"
 #include "gpuplan/detail/memory_trainable.hpp"
+#include "gpuplan/profile.hpp"
 #include "gpuplan/scenario.hpp"
 
 namespace gpuplan::detail::mem {
@@ -64,6 +65,17 @@ inline std::array<phase_terms, kStepPhases> step_phases(const model_states& s, c
   ph[3] = {W, M, g.all, O, first_block, x.backward_block + x.collective + x.reduce_backward};
   ph[4] = {W, M, g.at_step, O, 0.0, x.optimizer_step};
   return ph;
+}
+
+// A calibrated run's scales (profile.hpp): model states and working memory (saved
+// activations, transients) each by their own factor; 1 and 1 by default.
+inline void scale(phase_terms& t, const memory_params& mp) {
+  t.weights *= mp.states_scale;
+  t.master *= mp.states_scale;
+  t.grads *= mp.states_scale;
+  t.optimizer *= mp.states_scale;
+  t.acts *= mp.activation_scale;
+  t.transient *= mp.activation_scale;
 }
 
 struct step_peak {

@@ -53,6 +53,7 @@ struct efficiency_params {
   double launch_seconds = 20e-6;
   // Power at idle / communication-bound time as a fraction of TDP (energy model).
   double idle_power_fraction = 0.3;
+  friend bool operator==(const efficiency_params&, const efficiency_params&) = default;
 };
 
 }  // namespace gpuplan

@@ -79,6 +79,28 @@ inline double parse_duration(std::string_view text, const std::string& path) {
   return *v;
 }
 
+// Sizes: GiB/MiB are 2^30/2^20 bytes, GB/MB 10^9/10^6 (IEC 80000-13); a bare number is bytes.
+inline constexpr std::array<std::pair<std::string_view, double>, 5> kSizeUnits{
+    {{"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"GB", 1e9}, {"MB", 1e6}, {"B", 1.0}}};
+
+// A positive size below 64 TiB ("21.5GiB", "23000MB", "2.1e10") in bytes; config_error naming `path` otherwise.
+inline double parse_size(std::string_view text, const std::string& path) {
+  const std::string got = " (got '" + std::string(text) + "')";
+  std::string_view number = text;
+  double scale = 1.0;
+  for (const auto& [unit, factor] : kSizeUnits)
+    if (number.size() > unit.size() && number.substr(number.size() - unit.size()) == unit) {
+      scale = factor;
+      number.remove_suffix(unit.size());
+      break;
+    }
+  const auto v = parse_finite(number);
+  if (!v) gpuplan::detail::fail(path, "must be a size such as 21.5GiB, 23000MB or 2.1e10 (bytes)" + got);
+  const double b = *v * scale;
+  if (!(b > 0 && b < 64.0 * 1099511627776.0)) gpuplan::detail::fail(path, "must be a positive size below 64 TiB" + got);
+  return b;
+}
+
 // The same rules for a value that is already a number (Python callers): finite and positive.
 inline double positive_amount(double value, const std::string& path) {
   if (!std::isfinite(value)) gpuplan::detail::fail(path, "must be a finite number (got " + gpuplan::detail::num(value) + ")");

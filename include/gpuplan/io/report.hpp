@@ -95,6 +95,10 @@ std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const
 std::string margin_text(const plan_margin& g);
 // "Framework: hf (...)" and each profile term that applies to the run (framework.hpp).
 std::string framework_text(const scenario& run);
+// The run's calibration profile (profile.hpp) in one line: its name, what it measured
+// and the fitted constants; empty for an uncalibrated run.
+std::string calibration_text(const gpuplan::run& r);
+nlohmann::json calibration_json(const gpuplan::run& r);
 // {"p10": ..., "p50": ..., "p90": ...}
 nlohmann::json band_json(const band& b);
 // Bands of the three memory peaks and the regime they come from.
