@@ -621,7 +621,7 @@ def case_recommend_deadline_and_bad_inputs():
     expect_human_units(rc, out, err)
     # A 70B pre-training run: large costs, TiB of host RAM and kW still print in human units.
     rc, out, err = run("recommend", "llama-2-70b", "--method", "full", "--tokens", "100B", "--gpus-list", "h100-sxm",
-                       "--max-gpus", "16", "--framework", "megatron", "--top", "3")
+                       "--max-gpus", "64", "--framework", "megatron", "--top", "3")
     expect(rc == 0 and "TiB RAM" in out and "kW PSU" in out, "human units", rc, out, err)
     expect_human_units(rc, out, err)
     cases = [

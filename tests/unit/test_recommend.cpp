@@ -329,7 +329,7 @@ TEST_CASE("recommend: GPUs a deadline needs, extrapolated or modelled") {
   o.max_gpus = 16;
   const run base(m, t);
   const auto table = recommend(base, o);
-  REQUIRE(!table.empty());
+  // Empty or not (with the planning margin 70B may not fit on 16), the answer is modelled.
   const auto more = more_gpus_for_deadline(base, o, table);
   REQUIRE(more.has_value());
   REQUIRE(more->count.has_value());

@@ -403,6 +403,32 @@ inline std::optional<deadline_extrapolation> extrapolate_deadline(const std::vec
 // extrapolation of extrapolate_deadline() over all of that type's rows, labelled so.
 inline std::optional<deadline_extrapolation> more_gpus_for_deadline(const run& base, const recommend_options& o,
                                                                     const std::vector<recommendation>& rows) {
+  if (rows.empty()) {
+    // Nothing fits at up to o.max_gpus: the candidates at larger counts, fewest GPUs first.
+    recommend_options wide = o;
+    wide.max_gpus = std::max(o.max_gpus, kMaxModelledGpus);
+    wide.budget.reset();
+    wide.keep_late = true;
+    std::vector<recommendation> beyond = recommend(base, wide);
+    if (beyond.empty()) return std::nullopt;
+    std::sort(beyond.begin(), beyond.end(), [](const recommendation& a, const recommendation& b) {
+      return a.count != b.count ? a.count < b.count : in_seconds(a.wall) < in_seconds(b.wall);
+    });
+    for (const recommendation& r : beyond)
+      if (r.meets_deadline) {
+        deadline_extrapolation x;
+        x.gpu = r.gpu;
+        x.measured_count = r.count;
+        x.measured_wall = r.wall;
+        x.count = static_cast<double>(r.count);
+        x.modelled = true;
+        x.wall = r.wall;
+        x.cost = r.cost;
+        return x;
+      }
+    for (auto& r : beyond) r.meets_deadline = false;
+    return extrapolate_deadline(beyond, o.deadline);
+  }
   const std::optional<deadline_extrapolation> first = extrapolate_deadline(rows, o.deadline);
   if (!first) return first;
   recommend_options wide = o;

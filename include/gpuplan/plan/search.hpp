@@ -234,6 +234,13 @@ class layout_searcher {
     }
     dp1_is_variant0_ = false;
     if (bounds_) {
+      // Memory first: when no variant fits at this level, the time bound would be wasted.
+      bool any_fits = false;
+      for (std::size_t vi = 0; vi < nv_ && !any_fits; ++vi) any_fits = allowed_[vi] && k < frontier_of(ci, vi);
+      if (!any_fits) {
+        c_.infeasible += nv;
+        return;
+      }
       lb_compute = std::max(lb_compute, time_bound(k, ci));  // P3: the bound grows with checkpointing
       if (lb_compute * per_score_ > cutoff()) {
         c_.pruned_time += nv;
