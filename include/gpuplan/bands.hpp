@@ -149,6 +149,22 @@ inline time_bands bands_of(const run& r, const time_estimate& t) {
   return b;
 }
 
+// The whole estimate of a run with its bands: what `gpuplan estimate --json` prints,
+// as values (e.g. banded_estimate(r).memory_bands.device.p90). The verdict under a
+// planning margin is plan/margin.hpp's verdict_of(r, memory).
+struct banded_estimate {
+  memory_breakdown memory;
+  gpuplan::memory_bands memory_bands;
+  time_estimate time;
+  gpuplan::time_bands time_bands;
+};
+inline banded_estimate estimate_with_bands(const run& r) {
+  banded_estimate e{estimate_memory(r), {}, estimate_time(r), {}};
+  e.memory_bands = bands_of(r, e.memory);
+  e.time_bands = bands_of(r, e.time);
+  return e;
+}
+
 // fits: even the P90 of device memory is within capacity; tight: the median is,
 // the P90 is not ("likely fits; leave headroom or try it"); does_not_fit otherwise.
 constexpr verdict verdict_of(const band& device, double capacity) {

@@ -56,6 +56,11 @@ TEST_CASE("bands: a run's memory band scales its estimate; time bands invert for
   // A family never measured takes the widest band.
   const run phi(io::find_model("phi-2"), scenario{.gpu = io::find_gpu("a100-80gb")});
   CHECK_FALSE(bands_of(phi, estimate_memory(phi)).source.validated);
+  // The banded estimate holds the same figures as the separate calls.
+  const banded_estimate e = estimate_with_bands(r);
+  CHECK(in_bytes(e.memory.device) == in_bytes(mem.device));
+  CHECK(e.memory_bands.device == mb.device);
+  CHECK(e.time_bands.step_seconds == tb.step_seconds);
 }
 
 TEST_CASE("bands: the planning margin's quantile factor and verdict (plan/margin.hpp)") {

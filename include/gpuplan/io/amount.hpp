@@ -118,8 +118,6 @@ struct headroom_amount {
   double bytes = 0;
 };
 inline headroom_amount parse_headroom(std::string_view text, const std::string& path) {
-  static constexpr std::array<std::pair<std::string_view, double>, 4> kUnits{
-      {{"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"GB", 1e9}, {"MB", 1e6}}};
   const std::string got = " (got '" + std::string(text) + "')";
   const std::string usage = "must be a percentage of the GPU's memory or a size, e.g. 5%, 2GiB, 1.5GB or 5%,1GiB";
   headroom_amount out;
@@ -137,7 +135,7 @@ inline headroom_amount parse_headroom(std::string_view text, const std::string& 
       out.fraction = std::max(out.fraction, *v / 100);
     } else {
       double scale = 0;
-      for (const auto& [unit, factor] : kUnits)
+      for (const auto& [unit, factor] : kSizeUnits)
         if (item.size() > unit.size() && item.substr(item.size() - unit.size()) == unit) {
           scale = factor;
           item.remove_suffix(unit.size());

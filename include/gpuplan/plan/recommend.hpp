@@ -403,44 +403,23 @@ inline std::optional<deadline_extrapolation> extrapolate_deadline(const std::vec
 // extrapolation of extrapolate_deadline() over all of that type's rows, labelled so.
 inline std::optional<deadline_extrapolation> more_gpus_for_deadline(const run& base, const recommend_options& o,
                                                                     const std::vector<recommendation>& rows) {
-  if (rows.empty()) {
-    // Nothing fits at up to o.max_gpus: the candidates at larger counts, fewest GPUs first.
-    recommend_options wide = o;
-    wide.max_gpus = std::max(o.max_gpus, kMaxModelledGpus);
-    wide.budget.reset();
-    wide.keep_late = true;
-    std::vector<recommendation> beyond = recommend(base, wide);
-    if (beyond.empty()) return std::nullopt;
-    std::sort(beyond.begin(), beyond.end(), [](const recommendation& a, const recommendation& b) {
-      return a.count != b.count ? a.count < b.count : in_seconds(a.wall) < in_seconds(b.wall);
-    });
-    for (const recommendation& r : beyond)
-      if (r.meets_deadline) {
-        deadline_extrapolation x;
-        x.gpu = r.gpu;
-        x.measured_count = r.count;
-        x.measured_wall = r.wall;
-        x.count = static_cast<double>(r.count);
-        x.modelled = true;
-        x.wall = r.wall;
-        x.cost = r.cost;
-        return x;
-      }
-    for (auto& r : beyond) r.meets_deadline = false;
-    return extrapolate_deadline(beyond, o.deadline);
-  }
   const std::optional<deadline_extrapolation> first = extrapolate_deadline(rows, o.deadline);
-  if (!first) return first;
+  if (!first && !rows.empty()) return first;  // a row meets the deadline
   recommend_options wide = o;
-  wide.gpus = {first->gpu};
+  // Nothing fits up to o.max_gpus (no rows): every candidate type at larger counts.
+  if (first) wide.gpus = {first->gpu};
   wide.max_gpus = std::max(o.max_gpus, kMaxModelledGpus);
   wide.budget.reset();
   wide.keep_late = true;
   std::vector<recommendation> more = recommend(base, wide);
-  std::sort(more.begin(), more.end(), [](const recommendation& a, const recommendation& b) { return a.count < b.count; });
+  std::sort(more.begin(), more.end(), [](const recommendation& a, const recommendation& b) {
+    return a.count != b.count ? a.count < b.count : in_seconds(a.wall) < in_seconds(b.wall);
+  });
   for (const recommendation& r : more)
     if (r.meets_deadline) {
-      deadline_extrapolation x = *first;
+      deadline_extrapolation x;
+      if (first) x = *first;
+      else { x.gpu = r.gpu; x.measured_count = r.count; x.measured_wall = r.wall; }
       x.count = static_cast<double>(r.count);
       x.modelled = true;
       x.wall = r.wall;
@@ -448,7 +427,8 @@ inline std::optional<deadline_extrapolation> more_gpus_for_deadline(const run& b
       return x;
     }
   for (auto& r : more) r.meets_deadline = false;
-  return extrapolate_deadline(more.empty() ? rows : more, o.deadline).value_or(*first);
+  const std::optional<deadline_extrapolation> x = extrapolate_deadline(more.empty() ? rows : more, o.deadline);
+  return first ? x.value_or(*first) : x;
 }
 
 }  // namespace gpuplan
