@@ -557,6 +557,11 @@ std::int64_t official_parameters(std::string_view name) {
   return e ? e->official : 0;
 }
 
+std::vector<std::string> model_hub_ids(std::string_view name) {
+  const model_entry* e = lookup_model(name);
+  return e ? e->aliases : std::vector<std::string>{};
+}
+
 architecture load_model(std::string_view spec, const std::string& path) {
   if (spec.empty()) fail(path, "must name a catalog model, a config.json or a checkpoint directory (got \"\")");
   if (const model_entry* e = lookup_model(spec)) return e->arch;

@@ -252,6 +252,7 @@ def plan_suggest(run: Run, gpus: Optional[Sequence[str]] = None, max_gpus: int =
 def plan_search(
     run: Run, top_k: int = 10, global_batch: Optional[int] = None, threads: int = 1, objective: str = "time"
 ) -> Dict[str, Any]: ...
+def export_config(run: Run, target: str) -> str: ...
 def plan_recommend(
     run: Run,
     gpus: Optional[Sequence[str]] = None,

@@ -25,7 +25,7 @@ from ._api import MemoryBreakdown, ModelLike, Scenario, _error, _html_table
 from ._quantity import Bytes, Seconds
 
 __all__ = ["FitResult", "FitReport", "Layout", "Suggestion", "SearchRow", "SystemSizing", "Recommendation",
-           "Suggestions", "SearchResult", "Recommendations", "PlanRow", "fit", "suggest", "search", "recommend"]
+           "Suggestions", "SearchResult", "Recommendations", "PlanRow", "fit", "suggest", "search", "recommend", "export"]
 
 _R = TypeVar("_R", bound="PlanRow")
 
@@ -459,6 +459,12 @@ class SearchResult(_ListResult[SearchRow]):
     global_batch = property(lambda self: self._r["data"]["global_batch"], doc="Sequences per step held fixed.")
     objective = property(lambda self: self._r["data"]["objective"], doc="'time' or 'cost'.")
 
+    def export(self, target: str) -> str:
+        """The config file or command line that launches the first-ranked layout:
+        ``target`` is one of deepspeed, accelerate-fsdp, torchtune, axolotl, torchrun
+        (``gpuplan plan --export``). A layout the target cannot express raises ConfigError."""
+        return export(self, target)
+
 
 class Recommendations(_ListResult[Recommendation]):
     """``gp.recommend(...)``: GPU types × counts, ranked (deadline, budget, cost, time)
@@ -513,6 +519,24 @@ def search(model: Optional[Union[ModelLike, Scenario]] = None, /, *, top_k: int 
     return SearchResult(_core.plan_search(s._run, _int(top_k, "search.top_k", 1, 100000), gb,
                                           _int(threads, "search.threads", 1, 256), str(objective),
                                           **_margin(confidence, headroom, "search")), s)
+
+
+def export(plan: Union["SearchResult", SearchRow, Scenario], target: str) -> str:
+    """The config file or command line that launches `plan` — a search result (its first
+    row), one search row, or a Scenario (its own layout; vllm for serving scenarios) —
+    with `target`: deepspeed (JSON), accelerate-fsdp / axolotl (YAML), torchtune,
+    torchrun or vllm (command lines). See docs/planner.md, "Export"."""
+    if isinstance(plan, SearchResult):
+        if len(plan) == 0:
+            raise _core.ConfigError("export: no layout fits: nothing to export")
+        plan = plan[0]
+    if isinstance(plan, SearchRow):
+        plan = plan.to_scenario()
+    if not isinstance(plan, Scenario):
+        raise TypeError(f"export: plan must be a SearchResult, a SearchRow or a Scenario (got {type(plan).__name__})")
+    if not isinstance(target, str):
+        raise TypeError(f"export: target must be a string such as 'deepspeed' (got {target!r})")
+    return str(_core.export_config(plan._run, target))
 
 
 def recommend(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpus: Optional[Sequence[str]] = None,

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/export.hpp"
 #include "gpuplan/io/prices.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/plan.hpp"
@@ -120,6 +121,14 @@ void register_plan(py::module_& m) {
       },
       py::arg("run"), py::arg("top_k") = 10, py::arg("global_batch") = py::none(), py::arg("threads") = 1,
       py::arg("objective") = "time", py::arg("confidence") = 0.9, py::arg("headroom") = "5%,1GiB", "plan::search: the top-k parallel layouts (fastest or cheapest).");
+  m.def(
+      "export_config",
+      [](const io::resolved_run& r, const std::string& target) {
+        return io::export_config(r, io::parse_export_target(target, "export"), "export");
+      },
+      py::arg("run"), py::arg("target"),
+      "io::export_config: the config file or command line that launches the run's layout "
+      "(deepspeed, accelerate-fsdp, torchtune, axolotl, torchrun, vllm).");
   m.def(
       "plan_recommend",
       [](const io::resolved_run& r, const std::optional<std::vector<std::string>>& gpus,

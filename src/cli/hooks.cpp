@@ -3,11 +3,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/export.hpp"
 #include "gpuplan/io/prices.hpp"
 #include "gpuplan/plan.hpp"
 #include "gpuplan/plan_names.hpp"
@@ -88,7 +90,48 @@ plan_margin parse_margin(const margin_request& request) {
   return g;
 }
 
+namespace {
+
+// --export: the launch config of the first-ranked layout (or, for vllm, of the serving
+// run as given), written to --export-file or returned for stdout / the "export" member.
+struct export_output {
+  std::string text;  // empty when written to a file
+  nlohmann::json json;
+};
+export_output export_plan(const io::resolved_run& run, const search_request& request, const search_result* r) {
+  const io::export_target target = io::parse_export_target(request.export_target, "--export");
+  std::string text;
+  nlohmann::json j{{"target", request.export_target}};
+  if (r == nullptr) {
+    text = io::export_config(run, target, "--export");
+  } else {
+    if (r->rows.empty()) throw config_error("--export", "no layout fits: nothing to export", error_kind::does_not_fit);
+    text = io::export_config(run, r->rows.front().config, target, "--export");
+    j["layout"] = 1;
+  }
+  if (target == io::export_target::deepspeed) j["config"] = nlohmann::json::parse(text);
+  j["text"] = text;
+  if (request.export_file.empty()) return {text, j};
+  std::ofstream out(request.export_file, std::ios::binary);
+  if (out) out << text;
+  if (!out || !out.flush())
+    throw config_error("--export-file", "cannot write file '" + request.export_file + "'", error_kind::io_error);
+  j["file"] = request.export_file;
+  return {"", j};
+}
+
+}  // namespace
+
 int run_search(const io::resolved_run& run, const search_request& request, const io::style& style) {
+  if (request.export_target.empty() && !request.export_file.empty())
+    throw config_error("--export-file", "needs --export (got '" + request.export_file + "')");
+  // A serving run has no layouts to search: vllm exports the run as given.
+  if (request.export_target == "vllm" && !run.run.training()) {
+    const export_output e = export_plan(run, request, nullptr);
+    if (style.format == io::report_format::json) print_json({{"model", run.model().name}, {"export", e.json}});
+    else print(e.text.empty() ? "Wrote vllm command to " + request.export_file + "\n" : e.text);
+    return 0;
+  }
   search_options o;
   o.margin = request.margin;
   o.top_k = request.top_k;
@@ -119,6 +162,7 @@ int run_search(const io::resolved_run& run, const search_request& request, const
     j["model"] = run.model().name;
     j["gpu"] = run.settings().gpu.id;
     j["num_gpus"] = run.settings().num_gpus;
+    if (!request.export_target.empty()) j["export"] = export_plan(run, request, &r).json;
     print_json(j);
     return 0;
   }
@@ -129,6 +173,11 @@ int run_search(const io::resolved_run& run, const search_request& request, const
   if (const framework_profile& f = profile_of(run.settings().fw); !f.tensor_parallel)
     text += "Layouts " + std::string(to_string(run.settings().fw)) +
             " can launch: data parallel with its ZeRO/FSDP stages (--framework megatron for tensor and pipeline parallelism).\n";
+  if (!request.export_target.empty()) {
+    const export_output e = export_plan(run, request, &r);
+    text += e.text.empty() ? "\nWrote the " + request.export_target + " config of layout 1 to " + request.export_file + "\n"
+                           : "\n" + std::string(md ? "```\n" : "") + e.text + (md ? "```\n" : "");
+  }
   print(text);
   return 0;
 }

@@ -46,6 +46,8 @@ struct search_request {
   std::string objective = "time";  // a name of kSearchObjectiveNames (plan_names.hpp)
   std::optional<std::int64_t> global_batch;
   plan_margin margin{};
+  std::string export_target;  // --export: a name of kExportTargetNames (io/export.hpp); empty: none
+  std::string export_file;    // --export-file: where the export goes (default: stdout after the table)
 };
 int run_search(const io::resolved_run& run, const search_request& request, const io::style& style);
 

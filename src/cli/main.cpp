@@ -800,12 +800,18 @@ int run(int argc, char** argv) {
         ->group("Search");
     sub->add_option("--objective", search_req.objective, "time (step time on N GPUs) or cost (GPU-seconds, any count dividing N)")
         ->group("Search");
+    sub->add_option("--export", search_req.export_target,
+                    "Write the launch config of the first layout: deepspeed, accelerate-fsdp, torchtune, axolotl, torchrun, vllm")
+        ->group("Search");
+    sub->add_option("--export-file", search_req.export_file, "Write the --export config to FILE (default: stdout after the table)")
+        ->group("Search");
     add_margin_options(sub, search_margin);
     add_output_options(sub, out);
     sub->footer(std::string("Examples:\n"
                             "  gpuplan search llama-2-70b --gpu h100-sxm --gpus 64 --global-batch 512\n"
                             "  gpuplan search gpt3-175b --gpu a100-80gb --gpus 1024 --global-batch 1536 --threads 2 --top 5\n"
                             "  gpuplan plan llama-2-13b --gpu a100-80gb --gpus 8 --objective cost --json\n"
+                            "  gpuplan plan llama-3.1-8b --gpu a100-80gb --gpus 8 --global-batch 64 --export deepspeed --export-file ds.json\n"
                             "Exhaustive over tp, pp, virtual stages, dp, micro-batch/grad-accum, checkpointing, ZeRO, sp "
                             "and offload; the footer says how many configurations were evaluated and how long it took.\n") +
                 kExitCodes);

@@ -18,6 +18,8 @@ const architecture& find_model(std::string_view name, const std::string& path = 
 std::vector<std::string> model_names();
 // Official parameter count where verified (0 when not).
 std::int64_t official_parameters(std::string_view name);
+// The Hub ids of a catalog model (its _hub_id list; empty when not a catalog model).
+std::vector<std::string> model_hub_ids(std::string_view name);
 
 // A model from any spec: catalog name | path to config.json | checkpoint dir.
 architecture load_model(std::string_view spec, const std::string& path = "model");

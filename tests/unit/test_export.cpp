@@ -1,0 +1,287 @@
+// The plan exported as the config that launches it (include/gpuplan/io/export.hpp):
+// each export is parsed (nlohmann::json for DeepSpeed; a line reader for the YAML and
+// the command lines) and its keys are checked against the layout it was written from.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/io/export.hpp"
+#include "gpuplan/io/scenario_json.hpp"
+#include "gpuplan/plan/search.hpp"
+
+namespace {
+
+using namespace gpuplan;
+using nlohmann::json;
+
+io::resolved_run make_run(const json& j) { return io::read_scenario(j); }
+
+// Top-level and nested "key: value" pairs of the flat YAML the writers print
+// ("fsdp_config.fsdp_sharding_strategy" for a nested key); comments and list items skipped.
+std::map<std::string, std::string> yaml_keys(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  std::string parent;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const bool nested = line.rfind("  ", 0) == 0;
+    const std::string body = nested ? line.substr(2) : line;
+    if (body.rfind("- ", 0) == 0) continue;
+    const auto colon = body.find(':');
+    REQUIRE(colon != std::string::npos);
+    const std::string key = body.substr(0, colon);
+    std::string value = colon + 1 < body.size() ? body.substr(colon + 2) : "";
+    if (const auto hash = value.find("  #"); hash != std::string::npos) value = value.substr(0, hash);
+    if (!nested) parent = key;
+    out[nested ? parent + "." + key : key] = value;
+  }
+  return out;
+}
+
+// "--flag value" and "key=value" arguments of a command line; a flag without a value maps to "".
+std::map<std::string, std::string> args_of(const std::string& command) {
+  std::istringstream in(command);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  std::map<std::string, std::string> out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.rfind("--", 0) == 0) {
+      const bool has_value = i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0;
+      out[w] = has_value ? words[i + 1] : "";
+      if (has_value) ++i;
+    } else if (const auto eq = w.find('='); eq != std::string::npos) {
+      out[w.substr(0, eq)] = w.substr(eq + 1);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("export: DeepSpeed JSON carries the layout's ZeRO stage, offload and batch") {
+  // 8 × A100 for llama-2-7b full fine-tuning; a hand-written layout: ZeRO-3, optimizer
+  // and parameters on the CPU, micro-batch 4 × grad-accum 2 × dp 8 = 64.
+  const auto run = make_run(json{{"model", "llama-2-7b"}, {"gpu", "a100-80gb"}, {"num_gpus", 8}});
+  layout l;
+  l.gpus = 8;
+  l.zero = 3;
+  l.offload_optimizer = offload::cpu;
+  l.offload_params = offload::cpu;
+  l.micro_batch = 4;
+  l.grad_accum = 2;
+  l.ckpt = checkpointing::full;
+  const json j = json::parse(io::export_config(run, l, io::export_target::deepspeed));
+  CHECK(j.at("zero_optimization").at("stage") == 3);
+  CHECK(j.at("zero_optimization").at("offload_optimizer").at("device") == "cpu");
+  CHECK(j.at("zero_optimization").at("offload_param").at("device") == "cpu");
+  CHECK(j.at("train_micro_batch_size_per_gpu") == 4);
+  CHECK(j.at("gradient_accumulation_steps") == 2);
+  CHECK(j.at("train_batch_size") == 4 * 2 * 8);  // mb × ga × dp
+  CHECK(j.at("bf16").at("enabled") == true);     // bf16-mixed is the scenario default
+  CHECK(j.at("fp16").at("enabled") == false);
+  CHECK(j.contains("activation_checkpointing"));
+  CHECK(j.at("gradient_clipping") == 1.0);
+
+  // ZeRO-1 without offload: no offload sections, no checkpointing section.
+  l.zero = 1;
+  l.offload_optimizer = l.offload_params = offload::none;
+  l.ckpt = checkpointing::none;
+  const json j1 = json::parse(io::export_config(run, l, io::export_target::deepspeed));
+  CHECK(j1.at("zero_optimization").at("stage") == 1);
+  CHECK_FALSE(j1.at("zero_optimization").contains("offload_optimizer"));
+  CHECK_FALSE(j1.at("zero_optimization").contains("offload_param"));
+  CHECK_FALSE(j1.contains("activation_checkpointing"));
+}
+
+TEST_CASE("export: the first-ranked search layout, exported to DeepSpeed, keeps mb × ga × dp = global batch") {
+  // llama-2-7b on 8 × A100 under the DeepSpeed profile (data parallel only), global batch 64.
+  auto run = make_run(json{{"model", "llama-2-7b"}, {"gpu", "a100-80gb"}, {"num_gpus", 8}, {"framework", "deepspeed"}});
+  search_options o;
+  o.global_batch = 64;
+  o.top_k = 1;
+  const search_result r = search(run.run, o);
+  REQUIRE_FALSE(r.rows.empty());
+  const layout& best = r.rows.front().config;
+  const json j = json::parse(io::export_config(run, best, io::export_target::deepspeed));
+  CHECK(j.at("train_batch_size") == 64);
+  CHECK(j.at("train_micro_batch_size_per_gpu").get<std::int64_t>() * j.at("gradient_accumulation_steps").get<std::int64_t>() *
+            best.dp() ==
+        64);
+  CHECK(j.at("zero_optimization").at("stage") == best.zero);
+  CHECK(j.at("zero_optimization").contains("offload_optimizer") == (best.offload_optimizer != offload::none));
+}
+
+TEST_CASE("export: accelerate FSDP YAML maps ZeRO stages to sharding strategies") {
+  const auto run = make_run(json{{"model", "llama-2-13b"}, {"gpu", "a100-80gb"}, {"num_gpus", 16}});
+  layout l;
+  l.gpus = 16;  // two 8-GPU nodes (gpus_per_node default 8)
+  l.micro_batch = 2;
+  l.grad_accum = 4;
+  l.ckpt = checkpointing::full;
+  const std::map<int, std::string> strategy{{0, "NO_SHARD"}, {2, "SHARD_GRAD_OP"}, {3, "FULL_SHARD"}};
+  for (const auto& [zero, name] : strategy) {
+    CAPTURE(zero);
+    l.zero = zero;
+    const auto y = yaml_keys(io::export_config(run, l, io::export_target::accelerate_fsdp));
+    CHECK(y.at("distributed_type") == "FSDP");
+    CHECK(y.at("fsdp_config.fsdp_sharding_strategy") == name);
+    CHECK(y.at("fsdp_config.fsdp_offload_params") == "false");
+    CHECK(y.at("fsdp_config.fsdp_auto_wrap_policy") == "TRANSFORMER_BASED_WRAP");
+    CHECK(y.at("fsdp_config.fsdp_activation_checkpointing") == "true");
+    CHECK(y.at("mixed_precision") == "bf16");
+    CHECK(y.at("num_processes") == "16");
+    CHECK(y.at("num_machines") == "2");  // 16 GPUs / 8 per node
+  }
+  l.zero = 3;
+  l.offload_optimizer = l.offload_params = offload::cpu;
+  CHECK(yaml_keys(io::export_config(run, l, io::export_target::accelerate_fsdp)).at("fsdp_config.fsdp_offload_params") == "true");
+}
+
+TEST_CASE("export: layouts a target cannot express are one-line errors naming --export and the element") {
+  const auto run = make_run(json{{"model", "llama-2-13b"}, {"gpu", "a100-80gb"}, {"num_gpus", 8}});
+  layout tp;
+  tp.gpus = 8;
+  tp.tp = 2;
+  CHECK_THROWS_WITH_AS(io::export_config(run, tp, io::export_target::deepspeed, "--export"),
+                       doctest::Contains("--export: deepspeed cannot express tensor parallelism (tp=2)"), config_error);
+  CHECK_THROWS_WITH_AS(io::export_config(run, tp, io::export_target::accelerate_fsdp, "--export"),
+                       doctest::Contains("tensor parallelism (tp=2)"), config_error);
+  layout pp;
+  pp.gpus = 8;
+  pp.pp = 4;
+  CHECK_THROWS_WITH_AS(io::export_config(run, pp, io::export_target::accelerate_fsdp, "--export"),
+                       doctest::Contains("accelerate-fsdp cannot express pipeline parallelism (pp=4)"), config_error);
+  layout z1;
+  z1.gpus = 8;
+  z1.zero = 1;
+  CHECK_THROWS_WITH_AS(io::export_config(run, z1, io::export_target::accelerate_fsdp, "--export"),
+                       doctest::Contains("ZeRO stage 1"), config_error);
+  layout z3;
+  z3.gpus = 8;
+  z3.zero = 3;
+  CHECK_THROWS_WITH_AS(io::export_config(run, z3, io::export_target::torchrun, "--export"),
+                       doctest::Contains("ZeRO stage 3"), config_error);
+  CHECK_THROWS_WITH_AS(io::export_config(run, z3, io::export_target::vllm, "--export"),
+                       doctest::Contains("vllm cannot express a training run"), config_error);
+  CHECK_THROWS_WITH_AS(io::parse_export_target("megatron", "--export"), doctest::Contains("--export: must be deepspeed"),
+                       config_error);
+  try {
+    (void)io::parse_export_target("nope", "--export");
+  } catch (const config_error& e) {
+    CHECK(e.kind() == error_kind::unknown_name);
+  }
+  // Every message is one line.
+  try {
+    (void)io::export_config(run, tp, io::export_target::axolotl, "--export");
+    FAIL("expected an error");
+  } catch (const config_error& e) {
+    CHECK(std::string(e.what()).find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("export: torchrun carries Megatron-LM's tp, pp, virtual stages, sp and batch") {
+  // llama-2-70b (80 layers) on 64 × H100: tp 8 × pp 4 × dp 2, 5 virtual stages per rank
+  // -> 80 / (4 × 5) = 4 layers per virtual stage; global batch 1 × 16 × 2 = 32.
+  const auto run = make_run(json{{"model", "llama-2-70b"}, {"gpu", "h100-sxm"}, {"num_gpus", 64}, {"framework", "megatron"}});
+  layout l;
+  l.gpus = 64;
+  l.tp = 8;
+  l.pp = 4;
+  l.virtual_stages = 5;
+  l.sp = true;
+  l.zero = 1;
+  l.micro_batch = 1;
+  l.grad_accum = 16;
+  l.ckpt = checkpointing::selective;
+  const std::string cmd = io::export_config(run, l, io::export_target::torchrun);
+  CHECK(cmd.rfind("torchrun ", 0) == 0);
+  const auto a = args_of(cmd);
+  CHECK(a.at("--nnodes") == "8");  // 64 GPUs / 8 per node
+  CHECK(a.at("--nproc_per_node") == "8");
+  CHECK(a.at("--tensor-model-parallel-size") == "8");
+  CHECK(a.at("--pipeline-model-parallel-size") == "4");
+  CHECK(a.at("--num-layers-per-virtual-pipeline-stage") == "4");
+  CHECK(a.count("--sequence-parallel") == 1);
+  CHECK(a.at("--micro-batch-size") == "1");
+  CHECK(a.at("--global-batch-size") == "32");
+  CHECK(a.at("--recompute-granularity") == "selective");
+  CHECK(a.count("--use-distributed-optimizer") == 1);
+  CHECK(a.at("--num-layers") == "80");
+  CHECK(a.at("--num-query-groups") == "8");  // llama-2-70b: 8 KV heads
+}
+
+TEST_CASE("export: torchtune recipe and overrides follow the method and the GPU count") {
+  // One GPU, QLoRA: the single-device LoRA recipe with the qlora config.
+  const auto one = make_run(json{{"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}, {"micro_batch", 2},
+                                 {"grad_accum", 8}, {"seq_len", 1024}});
+  const std::string c1 = io::export_config(one, io::export_target::torchtune);
+  CHECK(c1.find("tune run lora_finetune_single_device --config llama3_1/8B_qlora_single_device") == 0);
+  const auto a1 = args_of(c1);
+  CHECK(a1.at("batch_size") == "2");
+  CHECK(a1.at("gradient_accumulation_steps") == "8");
+  CHECK(a1.at("enable_activation_checkpointing") == "True");  // PEFT default: full checkpointing
+  CHECK(a1.at("tokenizer.max_seq_len") == "1024");
+  CHECK(a1.at("dtype") == "bf16");
+  CHECK(a1.at("model.lora_rank") == "8");
+  CHECK(a1.count("fsdp_cpu_offload") == 0);
+
+  // Four GPUs, full fine-tuning with FSDP full shard and CPU offload.
+  const auto four = make_run(json{{"model", "llama-2-7b"}, {"gpu", "a100-80gb"}, {"num_gpus", 4}, {"framework", "torchtune"},
+                                  {"parallel", {{"zero", 3}, {"offload_optimizer", "cpu"}, {"offload_params", "cpu"}}}});
+  const std::string c4 = io::export_config(four, io::export_target::torchtune);
+  CHECK(c4.find("tune run --nproc_per_node 4 full_finetune_distributed --config llama2/7B_full ") == 0);
+  CHECK(args_of(c4).at("fsdp_cpu_offload") == "True");
+
+  // Four GPUs at ZeRO-0 (DDP): torchtune's distributed recipes always shard.
+  const auto ddp = make_run(json{{"model", "llama-2-7b"}, {"gpu", "a100-80gb"}, {"num_gpus", 4}});
+  CHECK_THROWS_WITH_AS(io::export_config(ddp, io::export_target::torchtune, "--export"),
+                       doctest::Contains("ZeRO stage 0 on 4 GPUs"), config_error);
+}
+
+TEST_CASE("export: axolotl YAML carries adapter, batch and the DeepSpeed stage") {
+  const auto run = make_run(json{{"model", "llama-2-13b"}, {"gpu", "a100-80gb"}, {"num_gpus", 2}, {"method", "qlora"},
+                                 {"lora", {{"rank", 16}, {"alpha", 32}, {"targets", "all-linear"}}},
+                                 {"parallel", {{"zero", 2}}}, {"micro_batch", 4}, {"grad_accum", 4}});
+  const auto y = yaml_keys(io::export_config(run, io::export_target::axolotl));
+  CHECK(y.at("base_model") == "meta-llama/Llama-2-13b-hf");
+  CHECK(y.at("adapter") == "qlora");
+  CHECK(y.at("load_in_4bit") == "true");
+  CHECK(y.at("lora_r") == "16");
+  CHECK(y.at("lora_alpha") == "32");
+  CHECK(y.at("lora_target_linear") == "true");
+  CHECK(y.at("micro_batch_size") == "4");
+  CHECK(y.at("gradient_accumulation_steps") == "4");
+  CHECK(y.at("sequence_len") == "2048");
+  CHECK(y.at("bf16") == "true");
+  CHECK(y.at("gradient_checkpointing") == "true");
+  CHECK(y.at("deepspeed") == "deepspeed_configs/zero2.json");
+}
+
+TEST_CASE("export: vllm serve arguments for a serving run") {
+  // llama-2-70b on 4 GPUs at tp 4, fp8 KV cache; max model len = prompt 1000 + gen 24.
+  const auto run = make_run(json{{"model", "llama-2-70b"}, {"gpu", "h100-sxm"}, {"workload", "infer"}, {"num_gpus", 4},
+                                 {"parallel", {{"tp", 4}}},
+                                 {"inference", {{"batch", 32}, {"prompt_len", 1000}, {"gen_len", 24}, {"kv_cache_dtype", "fp8"}}}});
+  const std::string cmd = io::export_config(run, io::export_target::vllm);
+  CHECK(cmd.rfind("vllm serve meta-llama/Llama-2-70b-hf ", 0) == 0);
+  const auto a = args_of(cmd);
+  CHECK(a.at("--tensor-parallel-size") == "4");
+  CHECK(a.at("--max-model-len") == "1024");
+  CHECK(a.at("--gpu-memory-utilization") == "0.9");
+  CHECK(a.at("--kv-cache-dtype") == "fp8");
+  CHECK(a.at("--max-num-seqs") == "32");
+  CHECK(a.count("--quantization") == 0);
+  CHECK(a.count("--data-parallel-size") == 0);
+  // A training run cannot be served; a serving run cannot be trained.
+  const auto train = make_run(json{{"model", "llama-2-7b"}});
+  CHECK_THROWS_AS(io::export_config(train, io::export_target::vllm), config_error);
+  CHECK_THROWS_WITH_AS(io::export_config(run, io::export_target::deepspeed, "--export"),
+                       doctest::Contains("a serving run"), config_error);
+}
