@@ -528,7 +528,7 @@ def export(plan: Union["SearchResult", SearchRow, Scenario], target: str) -> str
     torchrun or vllm (command lines). See docs/planner.md, "Export"."""
     if isinstance(plan, SearchResult):
         if len(plan) == 0:
-            raise _core.ConfigError("export: no layout fits: nothing to export")
+            raise ValueError("export: no layout fits: nothing to export")
         plan = plan[0]
     if isinstance(plan, SearchRow):
         plan = plan.to_scenario()

@@ -106,8 +106,18 @@ export_output export_plan(const io::resolved_run& run, const search_request& req
     text = io::export_config(run, target, "--export");
   } else {
     if (r->rows.empty()) throw config_error("--export", "no layout fits: nothing to export", error_kind::does_not_fit);
-    text = io::export_config(run, r->rows.front().config, target, "--export");
-    j["layout"] = 1;
+    // The first-ranked layout the target can express; when none can, the first one's error.
+    std::optional<config_error> first_error;
+    for (std::size_t i = 0; i < r->rows.size() && text.empty(); ++i) {
+      try {
+        text = io::export_config(run, r->rows[i].config, target, "--export");
+        j["layout"] = i + 1;
+      } catch (const config_error& e) {
+        if (!first_error) first_error = e;
+      }
+    }
+    if (text.empty()) throw *first_error;
+    if (first_error) j["skipped"] = std::string(first_error->what()).substr(std::string("--export: ").size());
   }
   if (target == io::export_target::deepspeed) j["config"] = nlohmann::json::parse(text);
   j["text"] = text;
@@ -175,8 +185,11 @@ int run_search(const io::resolved_run& run, const search_request& request, const
             " can launch: data parallel with its ZeRO/FSDP stages (--framework megatron for tensor and pipeline parallelism).\n";
   if (!request.export_target.empty()) {
     const export_output e = export_plan(run, request, &r);
-    text += e.text.empty() ? "\nWrote the " + request.export_target + " config of layout 1 to " + request.export_file + "\n"
-                           : "\n" + std::string(md ? "```\n" : "") + e.text + (md ? "```\n" : "");
+    const std::string which = "layout " + e.json["layout"].dump() +
+                              (e.json.contains("skipped") ? " (layout 1: " + e.json["skipped"].get<std::string>() + ")" : "");
+    text += e.text.empty() ? "\nWrote the " + request.export_target + " config of " + which + " to " + request.export_file + "\n"
+                           : "\n" + request.export_target + " config of " + which + ":\n" + std::string(md ? "```\n" : "") +
+                                 e.text + (md ? "```\n" : "");
   }
   print(text);
   return 0;

@@ -704,6 +704,58 @@ def case_calibrate_round_trip():
     expect_error(["calibrate", "--measurements", "/nonexistent/m.json"], "--measurements: measurements", "cannot open")
 
 
+def case_search_export():
+    # --export deepspeed on the DeepSpeed profile: the first layout's stage, micro-batch and
+    # accumulation, with train_batch_size = mb × ga × dp = the global batch (64).
+    ds = ("plan", "llama-2-7b", "--gpu", "a100-80gb", "--gpus", "8", "--framework", "deepspeed", "--global-batch", "64",
+          "--top", "3")
+    rc, out, err = run(*ds, "--json", "--export", "deepspeed")
+    expect(rc == 0, "exit 0", rc, out, err)
+    j = json.loads(out)
+    first = j["rows"][0]["layout"]
+    cfg = j["export"]["config"]
+    expect(j["export"]["target"] == "deepspeed" and j["export"]["layout"] == 1, "export member", rc, out, err)
+    expect(json.loads(j["export"]["text"]) == cfg, "text is the config", rc, out, err)
+    expect(cfg["zero_optimization"]["stage"] == first["zero"], "stage", rc, out, err)
+    expect(cfg["train_micro_batch_size_per_gpu"] == first["micro_batch"], "micro-batch", rc, out, err)
+    expect(cfg["gradient_accumulation_steps"] == first["grad_accum"], "grad accumulation", rc, out, err)
+    expect(cfg["train_batch_size"] == first["micro_batch"] * first["grad_accum"] * first["dp"] == 64, "train batch", rc, out, err)
+    # Text: the table, then the config; --export-file writes it instead.
+    rc, out, err = run(*ds, "--export", "deepspeed")
+    expect(rc == 0 and '"zero_optimization"' in out and out.index("evaluated ") < out.index('"zero_optimization"'),
+           "config after the table", rc, out, err)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "ds.json")
+        rc, out, err = run(*ds, "--export", "deepspeed", "--export-file", path)
+        expect(rc == 0 and "Wrote the deepspeed config" in out and '"zero_optimization"' not in out, "file message", rc, out, err)
+        with open(path) as f:
+            expect(json.load(f)["train_batch_size"] == 64, "file content", rc, out, err)
+        expect_error([*ds, "--export", "deepspeed", "--export-file", os.path.join(d, "no", "such", "dir.json")],
+                     "--export-file", "cannot write")
+    # accelerate FSDP YAML and a torchrun command line.
+    rc, out, err = run(*ds, "--export", "accelerate-fsdp")
+    expect(rc == 0 and "distributed_type: FSDP" in out and "num_processes: 8" in out, "accelerate yaml", rc, out, err)
+    mega = ("plan", "llama-2-70b", "--gpu", "h100-sxm", "--gpus", "64", "--framework", "megatron", "--global-batch", "128",
+            "--top", "1")
+    rc, out, err = run(*mega, "--json", "--export", "torchrun")
+    expect(rc == 0, "torchrun exit 0", rc, out, err)
+    j = json.loads(out)
+    l = j["rows"][0]["layout"]
+    text = j["export"]["text"]
+    expect(text.startswith("torchrun --nnodes 8 --nproc_per_node 8 "), "torchrun nodes", rc, out, err)
+    expect(f"--tensor-model-parallel-size {l['tp']} " in text and f"--pipeline-model-parallel-size {l['pp']} " in text
+           and "--global-batch-size 128 " in text, "megatron arguments", rc, out, err)
+    # vllm: a serving run is exported as given.
+    rc, out, err = run("plan", "llama-2-13b", "--gpu", "l40s", "--gpus", "2", "--tp", "2", "--infer", "--export", "vllm")
+    expect(rc == 0 and out.startswith("vllm serve meta-llama/Llama-2-13b-hf --tensor-parallel-size 2 "), "vllm", rc, out, err)
+    # Errors: unknown target, a layout the target cannot express, --export-file alone.
+    expect_error([*ds, "--export", "megatron"], "--export", "must be deepspeed")
+    if l["tp"] > 1:
+        expect_error([*mega, "--export", "deepspeed"], "--export", "deepspeed cannot express tensor parallelism")
+    expect_error([*ds, "--export", "vllm"], "--export", "vllm cannot express a training run")
+    expect_error([*ds, "--export-file", "x.json"], "--export-file", "needs --export")
+
+
 if __name__ == "__main__":
     globals()["case_" + CASE]()
     print(f"ok: {CASE}")
