@@ -194,6 +194,8 @@ std::string torchtune_command(const resolved_run& run, const layout& l, const ch
   if (!single) {
     const int gpn = std::max(1, s.cluster.gpus_per_node);
     const int nodes = (l.gpus + gpn - 1) / gpn;
+    if (l.gpus % nodes != 0)
+      c.cannot(num(std::int64_t{l.gpus}) + " GPUs on " + num(std::int64_t{nodes}) + " nodes", ": tune run starts the same count per node");
     if (nodes > 1) t += " --nnodes " + num(std::int64_t{nodes});
     t += " --nproc_per_node " + num(std::int64_t{l.gpus / nodes});
   }

@@ -27,6 +27,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/export.hpp"
 #include "gpuplan/io/profile.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
@@ -688,8 +689,9 @@ std::string bash_completion(CLI::App& app) {
   s += "    --kv-dtype) COMPREPLY=( " + words(join_names(gpuplan::kKvCacheDtypeNames, " ")) + " ); return 0 ;;\n";
   s += "    --objective) COMPREPLY=( " + words(name_list<gpuplan::search_objective>(" ")) + " ); return 0 ;;\n";
   s += "    --rank) COMPREPLY=( " + words(name_list<gpuplan::recommend_rank>(" ")) + " ); return 0 ;;\n";
+  s += "    --export) COMPREPLY=( " + words(name_list<io::export_target>(" ")) + " ); return 0 ;;\n";
   s += "    --format) COMPREPLY=( " + words(join_names(io::kReportFormatNames, " ")) + " ); return 0 ;;\n";
-  s += "    --scenario|-s|--gpu-file) COMPREPLY=( $(compgen -f -- \"$cur\") ); return 0 ;;\n";
+  s += "    --scenario|-s|--gpu-file|--export-file) COMPREPLY=( $(compgen -f -- \"$cur\") ); return 0 ;;\n";
   s += "  esac\n";
   s += "  cmd=\"${COMP_WORDS[1]}\"\n";
   s += "  opts=\"--help\"\n";

@@ -285,3 +285,26 @@ TEST_CASE("export: vllm serve arguments for a serving run") {
   CHECK_THROWS_WITH_AS(io::export_config(run, io::export_target::deepspeed, "--export"),
                        doctest::Contains("a serving run"), config_error);
 }
+
+TEST_CASE("export: hostile requests are one-line errors") {
+  // Empty and near-miss target names.
+  for (const char* name : {"", "DeepSpeed ", "accelerate", "vllm\n"}) {
+    CAPTURE(name);
+    CHECK_THROWS_AS((void)io::parse_export_target(name, "--export"), config_error);
+  }
+  // 9 GPUs at 8 per node: 2 nodes cannot start the same count each (9 = 2 × 4.5).
+  const auto run = make_run(json{{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", "a100-80gb"}, {"num_gpus", 9}, {"framework", "megatron"}});
+  layout l;
+  l.gpus = 9;
+  CHECK_THROWS_WITH_AS(io::export_config(run, l, io::export_target::torchrun, "--export"),
+                       doctest::Contains("9 GPUs on 2 nodes"), config_error);
+  l.zero = 3;
+  CHECK_THROWS_WITH_AS(io::export_config(run, l, io::export_target::torchtune, "--export"),
+                       doctest::Contains("9 GPUs on 2 nodes"), config_error);
+  // Methods a launcher has no recipe for.
+  const auto ia3 = make_run(json{{"model", "gpt2"}, {"seq_len", 1024}, {"method", "ia3"}});
+  CHECK_THROWS_WITH_AS(io::export_config(ia3, io::export_target::axolotl, "--export"), doctest::Contains("method ia3"),
+                       config_error);
+  CHECK_THROWS_WITH_AS(io::export_config(ia3, io::export_target::torchrun, "--export"), doctest::Contains("method ia3"),
+                       config_error);
+}
