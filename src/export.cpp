@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -211,6 +212,17 @@ std::string torchtune_command(const resolved_run& run, const layout& l, const ch
   t += std::string(" dtype=") + (bf16 ? "bf16" : "fp32");
   t += " tokenizer.max_seq_len=" + num(s.seq_len);
   if (is_lora_like(s.meth)) {
+    // lora_attn_modules (q_proj k_proj v_proj output_proj) and apply_lora_to_mlp (all three
+    // MLP projections at once): torchtune/models/llama3_1/_model_builders.py lora_llama3_1_8b.
+    static constexpr std::array<std::pair<lora_target, std::string_view>, 4> kAttn{
+        {{lora_q, "q_proj"}, {lora_k, "k_proj"}, {lora_v, "v_proj"}, {lora_o, "output_proj"}}};
+    std::string attn;
+    for (const auto& [bit, module] : kAttn)
+      if ((s.lora.targets & bit) != 0) attn += (attn.empty() ? "" : ",") + std::string(module);
+    const unsigned mlp = s.lora.targets & (lora_gate | lora_up | lora_down);
+    if (mlp != 0 && mlp != (lora_gate | lora_up | lora_down))
+      c.cannot("LoRA on part of the MLP", ": apply_lora_to_mlp adapts gate, up and down together");
+    t += " 'model.lora_attn_modules=[" + attn + "]' model.apply_lora_to_mlp=" + (mlp != 0 ? "True" : "False");
     t += " model.lora_rank=" + num(s.lora.rank) + " model.lora_alpha=" + num(s.lora.alpha);
     if (s.meth == method::dora) t += " model.use_dora=True";
   }
@@ -349,7 +361,8 @@ std::string torchrun_command(const resolved_run& run, const layout& l, const che
 // ---- vLLM ----------------------------------------------------------------------------------
 // Arguments: vllm/engine/arg_utils.py EngineArgs (--tensor-parallel-size,
 // --pipeline-parallel-size, --data-parallel-size, --max-model-len,
-// --gpu-memory-utilization, --max-num-seqs, --quantization, --kv-cache-dtype auto|fp8).
+// --gpu-memory-utilization, --max-num-seqs, --max-num-batched-tokens, --quantization,
+// --kv-cache-dtype auto|fp8).
 std::string vllm_command(const resolved_run& run, const checker& c) {
   const scenario& s = run.settings();
   if (s.work != workload::infer) c.cannot("a training run", ": vllm serves a model (--workload infer)");
@@ -361,6 +374,7 @@ std::string vllm_command(const resolved_run& run, const checker& c) {
   t += " --max-model-len " + num(inf.prompt_len + inf.gen_len);
   t += " --gpu-memory-utilization 0.9";  // vLLM's default (EngineArgs.gpu_memory_utilization)
   t += " --max-num-seqs " + num(inf.batch);
+  if (inf.max_batched_tokens > 0) t += " --max-num-batched-tokens " + num(inf.max_batched_tokens);
   const quantization q = base_quantization(s);
   switch (q.weights) {
     case dtype::nf4:

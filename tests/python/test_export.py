@@ -64,6 +64,7 @@ def test_command_lines():
     assert words[:5] == ["tune", "run", "lora_finetune_single_device", "--config", "llama3_1/8B_lora_single_device"]
     kv = dict(w.split("=", 1) for w in words if "=" in w)
     assert kv["batch_size"] == "2" and kv["gradient_accumulation_steps"] == "8" and kv["tokenizer.max_seq_len"] == "1024"
+    assert kv["model.lora_attn_modules"] == "[q_proj,v_proj]" and kv["model.apply_lora_to_mlp"] == "False"
     serve = gp.Scenario("llama-2-13b", gpu="l40s", num_gpus=2, tp=2, workload="infer",
                         inference={"prompt_len": 3000, "gen_len": 1000})
     words = shlex.split(gp.export(serve, "vllm"))

@@ -230,6 +230,8 @@ TEST_CASE("export: torchtune recipe and overrides follow the method and the GPU 
   CHECK(a1.at("tokenizer.max_seq_len") == "1024");
   CHECK(a1.at("dtype") == "bf16");
   CHECK(a1.at("model.lora_rank") == "8");
+  CHECK(a1.at("'model.lora_attn_modules") == "[q_proj,v_proj]'");  // PEFT's default targets q, v
+  CHECK(a1.at("model.apply_lora_to_mlp") == "False");
   CHECK(a1.count("fsdp_cpu_offload") == 0);
 
   // Four GPUs, full fine-tuning with FSDP full shard and CPU offload.
