@@ -365,7 +365,7 @@ std::string torchrun_command(const resolved_run& run, const layout& l, const che
 // --kv-cache-dtype auto|fp8).
 std::string vllm_command(const resolved_run& run, const checker& c) {
   const scenario& s = run.settings();
-  if (s.work != workload::infer) c.cannot("a training run", ": vllm serves a model (--workload infer)");
+  if (s.work != workload::infer) c.cannot("a training run", ": vllm serves a model (workload infer, --infer)");
   const inference_config& inf = s.inference;
   std::string t = "vllm serve " + launch_model_id(run);
   t += " --tensor-parallel-size " + num(std::int64_t{s.parallel.tp});
