@@ -460,8 +460,8 @@ class SearchResult(_ListResult[SearchRow]):
     objective = property(lambda self: self._r["data"]["objective"], doc="'time' or 'cost'.")
 
     def export(self, target: str) -> str:
-        """The config file or command line that launches the first-ranked layout:
-        ``target`` is one of deepspeed, accelerate-fsdp, torchtune, axolotl, torchrun
+        """The config file or command line that launches the first-ranked layout the
+        target can express: ``target`` is one of deepspeed, accelerate-fsdp, torchtune, axolotl, torchrun
         (``gpuplan plan --export``). A layout the target cannot express raises ConfigError."""
         return export(self, target)
 
@@ -527,9 +527,18 @@ def export(plan: Union["SearchResult", SearchRow, Scenario], target: str) -> str
     with `target`: deepspeed (JSON), accelerate-fsdp / axolotl (YAML), torchtune,
     torchrun or vllm (command lines). See docs/planner.md, "Export"."""
     if isinstance(plan, SearchResult):
+        # The first-ranked row the target can express, as `gpuplan plan --export`; when
+        # none can, the first row's error.
         if len(plan) == 0:
             raise ValueError("export: no layout fits: nothing to export")
-        plan = plan[0]
+        first_error: Optional[Exception] = None
+        for row in plan:
+            try:
+                return export(row, target)
+            except _core.ConfigError as e:
+                first_error = first_error or e
+        assert first_error is not None
+        raise first_error
     if isinstance(plan, SearchRow):
         plan = plan.to_scenario()
     if not isinstance(plan, Scenario):

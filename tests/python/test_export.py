@@ -81,3 +81,17 @@ def test_errors_name_the_element():
         gp.export(s, "megatron")
     with pytest.raises(TypeError):
         gp.export("llama-2-7b", "deepspeed")
+
+
+def test_search_result_exports_the_first_expressible_row():
+    # Whatever the search ranks first, the export is the first row the target can
+    # express, as the CLI's: each earlier row raises ConfigError for that target.
+    r, _ = _search()
+    text = r.export("accelerate-fsdp")
+    for row in r:
+        try:
+            expected = gp.export(row, "accelerate-fsdp")
+        except gp.ConfigError:
+            continue
+        assert text == expected
+        break
