@@ -42,6 +42,10 @@ struct framework_profile {
   bool offload_everything = true;      // parameters and optimizer on the CPU (ZeRO-3 offload_param; FSDP CPUOffload)
   bool tensor_parallel = false;        // tp > 1 and sequence parallelism
   bool pipeline_parallel = false;      // pp > 1 and interleaved (virtual) stages
+  // Selective activation recompute (attention only): Megatron --recompute-granularity selective
+  // (megatron/training/arguments.py); torchtune ac_mode "selective" (torchtune/training/activations.py
+  // apply_selective_activation_checkpointing). HF gradient_checkpointing, DeepSpeed and FSDP wrap whole blocks.
+  bool selective_checkpointing = false;
   int max_gpus = 0;                    // 0: any count; else at most this many GPUs
 
   [[nodiscard]] constexpr bool allows_zero(int stage) const noexcept {
@@ -99,7 +103,8 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      // Single-device recipes, or FSDP2 fully_shard over every rank (recipes/*_distributed.py);
      // fsdp_cpu_offload: True offloads parameters, gradients and optimizer together.
      .zero_stages = 0b1001,
-     .offload_optimizer_only = false},
+     .offload_optimizer_only = false,
+     .selective_checkpointing = true},
     // Megatron-LM / NeMo / torchtitan-style fused stacks.
     {.id = framework::megatron,
      .summary = "Megatron-LM / NeMo (fused kernels, TP+SP, pipeline)",
@@ -116,7 +121,8 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .offload_optimizer_only = false,
      .offload_everything = false,
      .tensor_parallel = true,
-     .pipeline_parallel = true},
+     .pipeline_parallel = true,
+     .selective_checkpointing = true},
     // Unsloth: fused Triton kernels, its own offloaded gradient checkpointing.
     {.id = framework::unsloth,
      .summary = "Unsloth (fused Triton kernels, offloaded checkpointing)",

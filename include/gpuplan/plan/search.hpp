@@ -148,7 +148,10 @@ inline search_plan plan_space(const architecture& m, const scenario& t, const se
     }
   }
   if (p.chain_begin.empty()) p.chain_begin.push_back(0);
-  if (o.vary_checkpointing) p.ckpts.assign(kCkpt.begin(), kCkpt.end());
+  if (o.vary_checkpointing) {
+    for (const checkpointing c : kCkpt)  // selective recompute only where the framework has it (framework.hpp)
+      if (c != checkpointing::selective || profile_of(t.fw).selective_checkpointing) p.ckpts.push_back(c);
+  }
   else p.ckpts.push_back(t.ckpt.value_or(checkpointing::none));
   if (o.vary_zero) {
     for (const auto& z : kZeroVariants)

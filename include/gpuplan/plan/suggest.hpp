@@ -194,7 +194,7 @@ inline bool apply_training_change(change_kind k, scenario& s, std::string& text)
       text = "chunked cross-entropy loss";
       return true;
     case change_kind::selective_checkpointing:
-      if (s.ckpt != checkpointing::none) return false;
+      if (s.ckpt != checkpointing::none || !profile_of(s.fw).selective_checkpointing) return false;
       s.ckpt = checkpointing::selective;
       text = "selective activation checkpointing";
       return true;
