@@ -1,0 +1,65 @@
+"""Counts the tensors PyTorch's autograd saves for backward in torchvision's ResNet-18
+and ResNet-50 (re-declared here, same layers as torchvision/models/resnet.py, so
+torchvision is not needed), with torch.autograd.graph.saved_tensors_hooks.
+Prints the parameter count and the saved bytes per sample; tests/unit/test_layers.cpp
+checks include/gpuplan/layers.hpp against these figures. Usage: python3 scripts/measure_saved_tensors.py
+"""
+import torch, torch.nn as nn, sys
+torch.manual_seed(0)
+class Bottleneck(nn.Module):
+    def __init__(s, inp, planes, stride, ds, exp=4):
+        super().__init__()
+        w=planes
+        s.conv1=nn.Conv2d(inp,w,1,bias=False); s.bn1=nn.BatchNorm2d(w)
+        s.conv2=nn.Conv2d(w,w,3,stride,1,bias=False); s.bn2=nn.BatchNorm2d(w)
+        s.conv3=nn.Conv2d(w,planes*exp,1,bias=False); s.bn3=nn.BatchNorm2d(planes*exp)
+        s.relu=nn.ReLU(inplace=True)
+        s.ds=nn.Sequential(nn.Conv2d(inp,planes*exp,1,stride,bias=False),nn.BatchNorm2d(planes*exp)) if ds else None
+    def forward(s,x):
+        idt=x
+        out=s.relu(s.bn1(s.conv1(x))); out=s.relu(s.bn2(s.conv2(out))); out=s.bn3(s.conv3(out))
+        if s.ds is not None: idt=s.ds(x)
+        out+=idt; return s.relu(out)
+class Basic(nn.Module):
+    def __init__(s, inp, planes, stride, ds):
+        super().__init__()
+        s.conv1=nn.Conv2d(inp,planes,3,stride,1,bias=False); s.bn1=nn.BatchNorm2d(planes)
+        s.conv2=nn.Conv2d(planes,planes,3,1,1,bias=False); s.bn2=nn.BatchNorm2d(planes)
+        s.relu=nn.ReLU(inplace=True)
+        s.ds=nn.Sequential(nn.Conv2d(inp,planes,1,stride,bias=False),nn.BatchNorm2d(planes)) if ds else None
+    def forward(s,x):
+        idt=x
+        out=s.relu(s.bn1(s.conv1(x))); out=s.bn2(s.conv2(out))
+        if s.ds is not None: idt=s.ds(x)
+        out+=idt; return s.relu(out)
+def resnet(depth):
+    cfg={18:(Basic,[2,2,2,2],1),50:(Bottleneck,[3,4,6,3],4)}[depth]
+    B,blocks,exp=cfg
+    layers=[nn.Conv2d(3,64,7,2,3,bias=False),nn.BatchNorm2d(64),nn.ReLU(inplace=True),nn.MaxPool2d(3,2,1)]
+    inp=64
+    for s,n in enumerate(blocks):
+        planes=64<<s
+        for b in range(n):
+            stride=2 if (b==0 and s>0) else 1
+            layers.append(B(inp,planes,stride,stride!=1 or inp!=planes*exp)); inp=planes*exp
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(inp,1000)]
+    return nn.Sequential(*layers)
+for depth in (18,50):
+    m=resnet(depth).train()
+    print(depth, "params", sum(p.numel() for p in m.parameters()))
+    params={p.data_ptr() for p in m.parameters()} | {b.data_ptr() for b in m.buffers()}
+    seen={}
+    def pack(t):
+        if t.data_ptr() not in params:
+            key=(t.data_ptr(), t.dtype)
+            seen[key]=max(seen.get(key,0), t.numel()*t.element_size())
+        return t
+    N=2
+    x=torch.randn(N,3,224,224)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t:t):
+        y=m(x)
+    tot=sum(seen.values())
+    # fp32 on CPU: per-sample elements = (bytes - int64 indices)/4
+    idx=sum(v for (k,dt),v in seen.items() if dt==torch.int64)
+    small=sum(v for (k,dt),v in seen.items() if v< 64*1024 and dt!=torch.int64)
+    print(depth, "saved bytes per sample", tot/N, "int64", idx/N, "float elems/sample", (tot-idx)/4/N, "small(<64K)", small)

@@ -1,0 +1,220 @@
+// Layer graphs (layers.hpp) and torchvision's image models (vision.hpp): parameter
+// counts exact against torchvision's model tables, FLOPs against its GFLOPS column,
+// saved-for-backward bytes derived by hand, and hostile layouts.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/layers.hpp"
+#include "gpuplan/vision.hpp"
+
+using namespace gpuplan;
+namespace L = gpuplan::layers;
+namespace mk = gpuplan::layers::make;
+
+TEST_CASE("layers: a conv-bn-relu-maxpool block, derived by hand") {
+  L::graph g;
+  g.input = {3, 1, 8, 8};
+  g.push(mk::conv2d(4, 3, 1, 1, 1, false));  // 4x8x8
+  g.push(mk::batch_norm());
+  g.push(mk::relu(true));
+  g.push(mk::max_pool2d(2, 2));               // 4x4x4
+  const auto c = L::analyze(g);
+  // conv: 4·3·3·3 = 108 weights; bn: weight + bias = 2·4 = 8
+  CHECK(c.params == 116);
+  // conv: 256 outputs x 27 MACs x 2 = 13,824 FLOPs
+  CHECK(c.matmul_flops == doctest::Approx(13824.0).epsilon(1e-12));
+  CHECK(c.output == L::shape{4, 1, 4, 4});
+  // saved: conv input 3·64 = 192, bn input (conv out) 256, relu_ result = maxpool input 256 (one tensor)
+  CHECK(c.saved_elements == doctest::Approx(704.0).epsilon(1e-12));
+  // + int64 max-pool indices: 64 outputs x 8 B = 512 B; at fp16: 704·2 + 512 = 1,920 B
+  CHECK(c.saved_bytes(2) == doctest::Approx(1920.0).epsilon(1e-12));
+  // inference working set: at bn, conv out (256) and bn out (256) are alive = 512 elements
+  CHECK(c.peak_live_elements == doctest::Approx(512.0).epsilon(1e-12));
+}
+
+TEST_CASE("layers: GELU and SiLU save their input, ReLU its output, add nothing, dropout a bool mask") {
+  L::graph g;
+  g.input = {16, 1, 10, 1};                      // 10 tokens of width 16
+  g.push(mk::linear(32));                        // saves its input (160)
+  g.push(mk::gelu());                            // saves its input: linear out (320)
+  g.push(mk::linear(16, false));                 // saves its input: gelu out (320)
+  g.push(mk::add(-2));                           // nothing
+  g.push(mk::dropout(0.1));                      // 160 bool bytes
+  const auto c = L::analyze(g);
+  // params: 16·32 + 32 + 32·16 = 1,056
+  CHECK(c.params == 1056);
+  CHECK(c.saved_elements == doctest::Approx(800.0).epsilon(1e-12));
+  CHECK(c.saved_fixed_bytes == doctest::Approx(160.0).epsilon(1e-12));
+  // matmuls: 2·10·16·32 + 2·10·32·16 = 20,480
+  CHECK(c.matmul_flops == doctest::Approx(20480.0).epsilon(1e-12));
+}
+
+TEST_CASE("layers: attention, flash vs eager, counted by hand") {
+  L::graph g;
+  g.input = {64, 1, 100, 1};  // 100 tokens, width 64
+  g.push(mk::self_attention(4, true));
+  const auto f = L::analyze(g);
+  // nn.MultiheadAttention: 4·64² + 4·64 = 16,640 parameters
+  CHECK(f.params == 16640);
+  // projections 2·100·64·64·4 = 3,276,800; QK^T and PV 2·2·100·100·64 = 2,560,000
+  CHECK(f.matmul_flops == doctest::Approx(5836800.0).epsilon(1e-12));
+  // flash: x, q, k, v, output = 5·6,400 elements; logsumexp 4 heads x 100 x 4 B = 1,600 B
+  CHECK(f.saved_elements == doctest::Approx(32000.0).epsilon(1e-12));
+  CHECK(f.saved_fixed_bytes == doctest::Approx(1600.0).epsilon(1e-12));
+  g.layers[0].flash = false;
+  const auto e = L::analyze(g);
+  // eager: + softmax output 4·100·100 = 40,000 elements, no logsumexp
+  CHECK(e.saved_elements == doctest::Approx(72000.0).epsilon(1e-12));
+  CHECK(e.saved_fixed_bytes == doctest::Approx(0.0));
+}
+
+TEST_CASE("layers: conv1d/conv3d, groups, dilation and upsample shapes") {
+  L::graph g;
+  g.input = {8, 1, 1, 100};
+  g.push(mk::conv(1, 16, 5, 2, 2, 2, true, 1));  // floor((100 + 4 - 4 - 1)/2) + 1 = 50
+  const auto c = L::analyze(g);
+  CHECK(c.output == L::shape{16, 1, 1, 50});
+  CHECK(c.params == 16 * 4 * 5 + 16);  // groups 2: 8/2 = 4 input channels per filter
+  L::graph g3;
+  g3.input = {2, 8, 8, 8};
+  g3.push(mk::conv(3, 4, 3, 1, 2, 1, false, 2));  // dilation 2: 8 + 4 - 2·2 - 1 = 7, /1 + 1 = 8
+  g3.push(mk::upsample(2, 3));
+  const auto c3 = L::analyze(g3);
+  CHECK(c3.per_layer[0].out == L::shape{4, 8, 8, 8});
+  CHECK(c3.output == L::shape{4, 16, 16, 16});
+  CHECK(c3.params == 4 * 2 * 27);
+}
+
+namespace {
+// torchvision model tables (pytorch.org/vision/stable/models.html, "Params" and
+// "GFLOPS" columns; the GFLOPS column counts multiply-adds: ResNet-50 4.09 G).
+struct published {
+  const char* name;
+  std::int64_t params;
+  double gmacs;
+};
+constexpr published kTorchvision[] = {
+    {"resnet-18", 11689512, 1.81},   {"resnet-34", 21797672, 3.66},   {"resnet-50", 25557032, 4.09},
+    {"resnet-101", 44549160, 7.80},  {"resnet-152", 60192808, 11.51}, {"vgg-16", 138357544, 15.47},
+    {"vit-b-16", 86567656, 17.56},   {"vit-l-16", 304326632, 61.55},  {"vit-h-14", 632045800, 167.29},
+    {"convnext-tiny", 28589128, 4.46}, {"convnext-small", 50223688, 8.68}, {"convnext-base", 88591464, 15.36},
+    {"convnext-large", 197767336, 34.36},
+};
+}  // namespace
+
+TEST_CASE("vision: parameters exact and multiply-adds within 2% of torchvision's tables") {
+  for (const auto& m : kTorchvision) {
+    CAPTURE(m.name);
+    const auto g = vision::vision_model(m.name, m.params == 632045800 ? 224 : 224);
+    const auto c = L::analyze(g);
+    CHECK(c.params == m.params);
+    // matmul FLOPs / 2 = multiply-adds of convs, linears and attention, the quantity of the column
+    CHECK(c.matmul_flops / 2 / 1e9 == doctest::Approx(m.gmacs).epsilon(0.02));
+    CHECK(c.output == L::shape{1000, 1, 1, 1});
+  }
+}
+
+TEST_CASE("vision: unknown names and impossible layouts are one-line errors") {
+  CHECK_THROWS_WITH_AS(vision::vision_model("resnet-51"), doctest::Contains("unknown vision model 'resnet-51'"), config_error);
+  CHECK_THROWS_WITH_AS(vision::vision_model("resnet-50", 16), doctest::Contains("image: must be in [32, 8192]"), config_error);
+  CHECK_THROWS_WITH_AS(vision::vision_model("vit-b-16", 100), doctest::Contains("multiple of the patch size 16 (got 100)"), config_error);
+  L::graph g;
+  g.input = {3, 1, 4, 4};
+  g.push(mk::conv2d(8, 7));  // 7 > 4 with no padding
+  CHECK_THROWS_WITH_AS(L::analyze(g), doctest::Contains("layers[0].kernel: larger than the padded input 4 (got 7)"), config_error);
+  g.layers[0] = mk::conv2d(8, 3, 1, 1, 2);  // groups 2 does not divide 3 input channels
+  CHECK_THROWS_WITH_AS(L::analyze(g), doctest::Contains("layers[0].groups: must divide in_channels=3"), config_error);
+  g.layers[0] = mk::conv2d(0, 3);
+  CHECK_THROWS_WITH_AS(L::analyze(g), doctest::Contains("layers[0].out: must be in [1,"), config_error);
+  g.layers[0] = mk::linear(5);
+  g.push(mk::add(0));  // shapes 5 vs 5: fine
+  CHECK_NOTHROW(L::analyze(g));
+  g.layers[1] = mk::add(-2);  // the input has 3 channels, the linear output 5
+  CHECK_THROWS_WITH_AS(L::analyze(g), doctest::Contains("layers[1].skip: shape 3x16 does not match the input 5x16"), config_error);
+  g.layers[1] = mk::add(1);  // itself
+  CHECK_THROWS_WITH_AS(L::analyze(g), doctest::Contains("layers[1].skip: must name an earlier layer (got 1)"), config_error);
+  g.layers[1] = mk::dropout(std::nan(""));
+  CHECK_THROWS_WITH_AS(L::analyze(g), doctest::Contains("layers[1].p: must be in [0, 1) (got nan)"), config_error);
+  g.layers[1] = mk::self_attention(3);
+  CHECK_THROWS_WITH_AS(L::analyze(g), doctest::Contains("layers[1].heads: must divide the width 5 (got 3)"), config_error);
+  L::graph empty;
+  empty.input = {3, 1, 4, 4};
+  CHECK_THROWS_WITH_AS(L::analyze(empty), doctest::Contains("graph.layers: must not be empty"), config_error);
+}
+
+TEST_CASE("vision: ResNet saved tensors equal what PyTorch's autograd saves") {
+  // Measured with torch.autograd.graph.saved_tensors_hooks on CPU (torch 1.13, fp32,
+  // batch 2, 224x224; scripts/measure_saved_tensors.py), unique storages, parameters
+  // and buffers excluded, per sample. The script counts batch norm's per-channel
+  // save_mean/save_invstd and the fc input among its tensors under 64 KiB; the fc input
+  // (512 resp. 2,048 elements per sample) is added back here, the statistics are not
+  // per-sample and layers.hpp leaves them out.
+  // ResNet-18: (22,199,040 - 1,605,632 int64) B x 2 samples - 42,496 B small = 41,144,320 B
+  //   -> / 2 / 4 B = 5,143,040 elements + 512 (fc input) = 5,143,552
+  // ResNet-50: (86,015,744 - 1,605,632) x 2 - 228,864 = 168,591,360 B -> 21,073,920 + 2,048 = 21,075,968
+  // max-pool indices: 64 x 56 x 56 x 8 B = 1,605,632 B in both.
+  const auto r18 = L::analyze(vision::resnet(18));
+  CHECK(r18.saved_elements == doctest::Approx(5143552.0).epsilon(1e-12));
+  CHECK(r18.saved_fixed_bytes == doctest::Approx(1605632.0).epsilon(1e-12));
+  const auto r50 = L::analyze(vision::resnet(50));
+  CHECK(r50.saved_elements == doctest::Approx(21075968.0).epsilon(1e-12));
+  CHECK(r50.saved_fixed_bytes == doctest::Approx(1605632.0).epsilon(1e-12));
+}
+
+TEST_CASE("vision: ResNet-50 training memory on one A100, derived by hand") {
+  const auto& a100 = io::find_gpu("a100-80gb");
+  const auto e = vision::estimate_graph(vision::resnet(50), 256, precision::fp16_mixed, optimizer::sgd_momentum, a100);
+  const double P = 25557032;
+  // AMP: 2 B weights + 4 B master (= fp32 weights 4 B + the fp16 casts), 2 B gradients, 4 B momentum
+  CHECK(in_bytes(e.weights) == doctest::Approx(6 * P).epsilon(1e-12));
+  CHECK(in_bytes(e.gradients) == doctest::Approx(2 * P).epsilon(1e-12));
+  CHECK(in_bytes(e.optimizer) == doctest::Approx(4 * P).epsilon(1e-12));
+  // activations: 256 x (21,075,968 x 2 B + 1,605,632 B indices) = 11,201,937,408 B (PyTorch-measured counts above)
+  CHECK(in_bytes(e.activations) == doctest::Approx(11201937408.0).epsilon(1e-9));
+  // backward transient: the largest layer's input + output = bn1 (conv1's 3·224² + 64·112² = 953,344 is smaller):
+  // 2 x 64 x 112² = 1,605,632 elements x 2 B x 256
+  CHECK(in_bytes(e.transient) == doctest::Approx(1605632.0 * 2 * 256).epsilon(1e-12));
+  CHECK(e.fits(a100));
+  // Inference at batch 1 is weights (2 B) plus the live working set, far below training
+  const auto inf = vision::estimate_graph(vision::resnet(50), 1, precision::bf16_mixed, optimizer::sgd, a100, false);
+  CHECK(in_bytes(inf.weights) == doctest::Approx(2 * P).epsilon(1e-12));
+  CHECK(in_bytes(inf.gradients) == 0);
+  CHECK(inf.peak_allocated < e.peak_allocated);
+}
+
+TEST_CASE("vision: ResNet-50 training throughput against NVIDIA DeepLearningExamples (row NR1)") {
+  // tests/data/validation/cases-2.jsonl NR1: NVIDIA DeepLearningExamples
+  // PyTorch/Classification/ConvNets/resnet50v1.5 README @5843f4e5, DGX A100 80GB, AMP,
+  // batch 256, 2470 img/s on 1 GPU -> 256 / 2470 = 0.10364 s per step. Tolerance 15%
+  // (the throughput target); the model gives about -7% (docs/vision.md).
+  const auto& a100 = io::find_gpu("a100-80gb");
+  const auto e = vision::estimate_graph(vision::resnet(50), 256, precision::fp16_mixed, optimizer::sgd_momentum, a100);
+  CHECK(in_seconds(e.step) == doctest::Approx(256.0 / 2470.0).epsilon(0.15));
+  CHECK(e.samples_per_s == doctest::Approx(2470.0).epsilon(0.15));
+  // Training FLOPs per image: 3 x forward; forward matmul part 2 x 4.089 GMACs (torchvision)
+  CHECK(in_flops(e.flops_per_sample) > 3 * 2 * 4.089e9);
+  CHECK(in_flops(e.flops_per_sample) < 3 * 2 * 4.089e9 * 1.02);
+  // ImageNet-1k, 1,281,167 images x 90 epochs at the estimate's rate
+  const auto t = vision::time_to_train(e, 1281167, 90);
+  CHECK(in_seconds(t) == doctest::Approx(1281167.0 * 90 / e.samples_per_s).epsilon(1e-12));
+  // A T4 is slower than an A100 (65 vs 312 dense fp16 TFLOP/s, 320 vs 2039 GB/s)
+  const auto t4 = vision::estimate_graph(vision::resnet(50), 64, precision::fp16_mixed, optimizer::sgd_momentum, io::find_gpu("t4"));
+  CHECK(t4.samples_per_s < e.samples_per_s / 4);
+}
+
+TEST_CASE("vision: estimator inputs are checked") {
+  const auto& a100 = io::find_gpu("a100-80gb");
+  const auto g = vision::resnet(18);
+  CHECK_THROWS_WITH_AS(vision::estimate_graph(g, 0, precision::bf16_mixed, optimizer::adamw, a100),
+                       doctest::Contains("batch: must be in [1, 1000000] (got 0)"), config_error);
+  CHECK_THROWS_WITH_AS(vision::estimate_graph(g, 8, precision::fp8_mixed, optimizer::adamw, a100),
+                       doctest::Contains("precision: fp8-mixed is not modelled"), config_error);
+  CHECK_THROWS_WITH_AS(vision::estimate_graph(g, 8, precision::bf16_mixed, optimizer::paged_adamw_8bit, a100),
+                       doctest::Contains("optimizer: must be sgd"), config_error);
+  const auto e = vision::estimate_graph(g, 8, precision::bf16_mixed, optimizer::adamw, a100);
+  CHECK_THROWS_WITH_AS(vision::time_to_train(e, 0, 1), doctest::Contains("images: must be in [1, 1e12] (got 0)"), config_error);
+  CHECK_THROWS_WITH_AS(vision::time_to_train(e, 100, std::nan("")), doctest::Contains("epochs: must be in (0, 1e6] (got nan)"), config_error);
+}
