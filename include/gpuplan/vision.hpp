@@ -136,7 +136,7 @@ inline graph vit(std::string_view variant, std::int64_t image = 224, std::int64_
   if (image % patch != 0)
     gpuplan::detail::fail("image", "must be a multiple of the patch size " + std::to_string(patch) + " (got " + std::to_string(image) + ")");
   graph g;
-  g.name = "vit-" + std::string(variant);
+  g.name = "vit-" + std::string(variant.substr(0, 1)) + "-" + std::string(variant.substr(1));
   g.input = {3, 1, image, image};
   g.push(make::conv2d(width, patch, patch), "conv_proj");
   g.push(make::class_token(), "class_token");
