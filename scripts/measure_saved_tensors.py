@@ -63,3 +63,40 @@ for depth in (18,50):
     idx=sum(v for (k,dt),v in seen.items() if dt==torch.int64)
     small=sum(v for (k,dt),v in seen.items() if v< 64*1024 and dt!=torch.int64)
     print(depth, "saved bytes per sample", tot/N, "int64", idx/N, "float elems/sample", (tot-idx)/4/N, "small(<64K)", small)
+
+
+# torchvision/models/vision_transformer.py, re-declared: ViT-B/16 with nn.MultiheadAttention
+# (training mode runs F.multi_head_attention_forward's eager softmax(QK^T)V in torch 1.13).
+class EncoderBlock(nn.Module):
+    def __init__(s, d, heads, mlp):
+        super().__init__()
+        s.ln_1 = nn.LayerNorm(d, eps=1e-6); s.self_attention = nn.MultiheadAttention(d, heads, dropout=0.0, batch_first=True)
+        s.ln_2 = nn.LayerNorm(d, eps=1e-6); s.mlp = nn.Sequential(nn.Linear(d, mlp), nn.GELU(), nn.Dropout(0.0), nn.Linear(mlp, d), nn.Dropout(0.0))
+    def forward(s, inp):
+        x = s.ln_1(inp); x, _ = s.self_attention(x, x, x, need_weights=False); x = x + inp
+        return x + s.mlp(s.ln_2(x))
+class ViT(nn.Module):
+    def __init__(s, patch=16, d=768, depth=12, heads=12, mlp=3072, image=224):
+        super().__init__()
+        s.d = d; s.conv_proj = nn.Conv2d(3, d, patch, patch); L = (image // patch) ** 2 + 1
+        s.class_token = nn.Parameter(torch.zeros(1, 1, d)); s.pos_embedding = nn.Parameter(torch.empty(1, L, d).normal_(std=0.02))
+        s.layers = nn.Sequential(*[EncoderBlock(d, heads, mlp) for _ in range(depth)]); s.ln = nn.LayerNorm(d, eps=1e-6)
+        s.head = nn.Linear(d, 1000)
+    def forward(s, x):
+        n = x.shape[0]; x = s.conv_proj(x).reshape(n, s.d, -1).permute(0, 2, 1)
+        x = torch.cat([s.class_token.expand(n, -1, -1), x], dim=1)
+        x = s.ln(s.layers(x + s.pos_embedding))
+        return s.head(x[:, 0])
+def measure(m, N):
+    params = {p.data_ptr() for p in m.parameters()} | {b.data_ptr() for b in m.buffers()}
+    seen = {}
+    def pack(t):
+        if t.data_ptr() not in params:
+            key = (t.data_ptr(), t.dtype)
+            seen[key] = max(seen.get(key, 0), t.numel() * t.element_size())
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        m(torch.randn(N, 3, 224, 224))
+    return sum(seen.values()) / N
+m = ViT().train()
+print("vit-b-16 params", sum(p.numel() for p in m.parameters()), "saved bytes per sample (fp32, eager attention)", measure(m, 1))

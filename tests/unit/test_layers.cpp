@@ -164,6 +164,19 @@ TEST_CASE("vision: ResNet saved tensors equal what PyTorch's autograd saves") {
   CHECK(r50.saved_fixed_bytes == doctest::Approx(1605632.0).epsilon(1e-12));
 }
 
+TEST_CASE("vision: ViT-B/16 saved tensors (eager attention) equal what PyTorch's autograd saves") {
+  // scripts/measure_saved_tensors.py (torch 1.13, CPU, fp32, batch 1; nn.MultiheadAttention in training
+  // runs the eager softmax(QK^T)V path): 139,799,176 B per sample. The hook counts the head's input
+  // x[:, 0] as its 768 elements, but that view keeps the final LayerNorm's whole output alive; adding
+  // the other 196 x 768 x 4 B = 602,112 B gives 140,401,288 B. Tolerance 1e-5 (the two differ by 96 B).
+  const auto c = L::analyze(vision::vit("b16", 224, 1000, false));
+  CHECK(c.saved_bytes(4) == doctest::Approx(140401288.0).epsilon(1e-5));
+  // Flash attention drops the 12 x 197² probabilities per layer and keeps an fp32 logsumexp (12 x 197):
+  // 12 layers x (12·197²·4 B - 12·197·4 B) = 22,240,512 B less
+  const auto f = L::analyze(vision::vit("b16"));
+  CHECK(c.saved_bytes(4) - f.saved_bytes(4) == doctest::Approx(22240512.0).epsilon(1e-12));
+}
+
 TEST_CASE("vision: ResNet-50 training memory on one A100, derived by hand") {
   const auto& a100 = io::find_gpu("a100-80gb");
   const auto e = vision::estimate_graph(vision::resnet(50), 256, precision::fp16_mixed, optimizer::sgd_momentum, a100);
