@@ -44,25 +44,6 @@ def resnet(depth):
             layers.append(B(inp,planes,stride,stride!=1 or inp!=planes*exp)); inp=planes*exp
     layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(inp,1000)]
     return nn.Sequential(*layers)
-for depth in (18,50):
-    m=resnet(depth).train()
-    print(depth, "params", sum(p.numel() for p in m.parameters()))
-    params={p.data_ptr() for p in m.parameters()} | {b.data_ptr() for b in m.buffers()}
-    seen={}
-    def pack(t):
-        if t.data_ptr() not in params:
-            key=(t.data_ptr(), t.dtype)
-            seen[key]=max(seen.get(key,0), t.numel()*t.element_size())
-        return t
-    N=2
-    x=torch.randn(N,3,224,224)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t:t):
-        y=m(x)
-    tot=sum(seen.values())
-    # fp32 on CPU: per-sample elements = (bytes - int64 indices)/4
-    idx=sum(v for (k,dt),v in seen.items() if dt==torch.int64)
-    small=sum(v for (k,dt),v in seen.items() if v< 64*1024 and dt!=torch.int64)
-    print(depth, "saved bytes per sample", tot/N, "int64", idx/N, "float elems/sample", (tot-idx)/4/N, "small(<64K)", small)
 
 
 # torchvision/models/vision_transformer.py, re-declared: ViT-B/16 with nn.MultiheadAttention
@@ -98,5 +79,26 @@ def measure(m, N):
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         m(torch.randn(N, 3, 224, 224))
     return sum(seen.values()) / N
-m = ViT().train()
-print("vit-b-16 params", sum(p.numel() for p in m.parameters()), "saved bytes per sample (fp32, eager attention)", measure(m, 1))
+if __name__ == "__main__":
+    for depth in (18,50):
+        m=resnet(depth).train()
+        print(depth, "params", sum(p.numel() for p in m.parameters()))
+        params={p.data_ptr() for p in m.parameters()} | {b.data_ptr() for b in m.buffers()}
+        seen={}
+        def pack(t):
+            if t.data_ptr() not in params:
+                key=(t.data_ptr(), t.dtype)
+                seen[key]=max(seen.get(key,0), t.numel()*t.element_size())
+            return t
+        N=2
+        x=torch.randn(N,3,224,224)
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t:t):
+            y=m(x)
+        tot=sum(seen.values())
+        # fp32 on CPU: per-sample elements = (bytes - int64 indices)/4
+        idx=sum(v for (k,dt),v in seen.items() if dt==torch.int64)
+        small=sum(v for (k,dt),v in seen.items() if v< 64*1024 and dt!=torch.int64)
+        print(depth, "saved bytes per sample", tot/N, "int64", idx/N, "float elems/sample", (tot-idx)/4/N, "small(<64K)", small)
+
+    m = ViT().train()
+    print("vit-b-16 params", sum(p.numel() for p in m.parameters()), "saved bytes per sample (fp32, eager attention)", measure(m, 1))

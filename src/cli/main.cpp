@@ -848,7 +848,7 @@ int run(int argc, char** argv) {
                         kExitCodes);
 
   // gpuplan vision: image models as layer graphs (src/cli/vision.cpp).
-  gpuplan::cli::vision_request vision_req;
+  gpuplan::io::vision_query vision_req;
   output_args vision_out;
   auto* vision_cmd = gpuplan::cli::add_vision_command(app, vision_req);
   add_output_options(vision_cmd, vision_out);
