@@ -29,11 +29,11 @@ struct shape {
 
 enum class kind : std::uint8_t {
   linear, conv, norm, pool, activation, attention, upsample, embedding, add, dropout,
-  flatten, class_token, position_embedding, take_token, layer_scale
+  flatten, class_token, position_embedding, take_token, layer_scale, mul
 };
 enum class norm_kind : std::uint8_t { batch, group, layer, rms };
 enum class pool_kind : std::uint8_t { max, avg, adaptive_avg, adaptive_max };
-enum class act_kind : std::uint8_t { relu, gelu, silu };
+enum class act_kind : std::uint8_t { relu, gelu, silu, sigmoid };
 
 // One layer. Fields that do not apply to its kind are ignored. Spatial arrays are
 // ordered {d, h, w}; conv1d uses w, conv2d h and w, conv3d all three.
@@ -41,7 +41,7 @@ struct layer {
   kind k = kind::linear;
   std::string name;
   int from = -1;  // index of the layer whose output is this layer's input; -1: the previous one
-  int skip = -1;  // add: the other operand (a layer index; -2: the graph input)
+  int skip = -1;  // add, mul: the other operand (a layer index; -2: the graph input)
   std::int64_t out = 0;  // linear/conv: output features/channels; embedding: width
   bool bias = true;
   int dims = 2;  // conv/pool: 1, 2 or 3 spatial dimensions
@@ -98,6 +98,7 @@ inline layer activation(act_kind a, bool inplace = false) {
 inline layer relu(bool inplace = true) { return activation(act_kind::relu, inplace); }
 inline layer gelu() { return activation(act_kind::gelu); }
 inline layer silu() { return activation(act_kind::silu); }
+inline layer sigmoid() { return activation(act_kind::sigmoid); }
 inline layer pool(pool_kind p, int dims, std::int64_t k, std::int64_t stride, std::int64_t pad = 0) {
   layer l; l.k = kind::pool; l.pool = p; l.dims = dims; l.kernel = sq(dims, k); l.stride = sq(dims, stride);
   l.padding = zero_pad(dims, pad); return l;
@@ -118,6 +119,8 @@ inline layer embedding(std::int64_t vocab, std::int64_t width) {
   layer l; l.k = kind::embedding; l.vocab = vocab; l.out = width; return l;
 }
 inline layer add(int skip, bool inplace = false) { layer l; l.k = kind::add; l.skip = skip; l.inplace = inplace; return l; }
+// Elementwise product with `skip`; either side may be one value per channel (squeeze-excitation).
+inline layer mul(int skip) { layer l; l.k = kind::mul; l.skip = skip; return l; }
 inline layer dropout(double p) { layer l; l.k = kind::dropout; l.p = p; return l; }
 inline layer flatten() { layer l; l.k = kind::flatten; return l; }
 inline layer class_token() { layer l; l.k = kind::class_token; return l; }
@@ -155,6 +158,7 @@ struct layer_cost {
   double saved_extra_elements = 0;
   double saved_fixed_bytes = 0;
   int saves_tensor = -3;    // tensor id this layer saves (-3: none; -2: the graph input)
+  int saves_tensor2 = -3;   // a second one (mul saves both operands)
   int out_tensor = 0;       // the tensor id of the output (in-place layers: their input's id)
 };
 
@@ -326,8 +330,8 @@ inline graph_cost analyze(const graph& g) {
         if (l.act == act_kind::relu && l.inplace) {
           c.out_tensor = in_t;    // relu_ overwrites its input
           c.saves_tensor = in_t;  // derivatives.yaml relu_/threshold_: result (the overwritten tensor)
-        } else if (l.act == act_kind::relu) {
-          c.saves_tensor = static_cast<int>(i);  // derivatives.yaml relu: result
+        } else if (l.act == act_kind::relu || l.act == act_kind::sigmoid) {
+          c.saves_tensor = static_cast<int>(i);  // derivatives.yaml relu / sigmoid: result
         } else {
           c.saves_tensor = in_t;  // derivatives.yaml gelu / silu: self
         }
@@ -397,6 +401,26 @@ inline graph_cost analyze(const graph& g) {
         gc.elementwise_elements += 3 * E;
         break;
       }
+      case kind::mul: {
+        const int sk = l.skip;
+        if (sk < -2 || sk == -1 || sk >= static_cast<int>(i))
+          fail(dt::where(g, i) + ".skip", "must name an earlier layer (got " + std::to_string(sk) + ")");
+        const int sk_t = sk == -2 ? -2 : gc.per_layer[static_cast<std::size_t>(sk)].out_tensor;
+        const shape s2 = shape_of_tensor(sk == -2 ? -2 : sk);
+        const bool x_per_channel = x.positions() == 1, s2_per_channel = s2.positions() == 1;
+        if (s2.c != x.c || !(s2 == x || x_per_channel || s2_per_channel))
+          fail(dt::where(g, i) + ".skip", "shape " + std::to_string(s2.c) + "x" + std::to_string(s2.positions()) +
+                                               " does not broadcast with the input " + std::to_string(x.c) + "x" + std::to_string(x.positions()));
+        use(sk_t);
+        c.out = x_per_channel ? s2 : x;
+        const double out_e = static_cast<double>(c.out.elements());
+        c.flops = out_e;
+        // derivatives.yaml mul: each operand is saved for the other's gradient (both require grad here).
+        c.saves_tensor = in_t;
+        c.saves_tensor2 = sk_t;
+        gc.elementwise_elements += E + static_cast<double>(s2.elements()) + out_e;
+        break;
+      }
       case kind::dropout: {
         if (!(l.p >= 0 && l.p < 1)) fail(dt::where(g, i) + ".p", "must be in [0, 1) (got " + gpuplan::detail::num(l.p) + ")");
         // ATen Dropout.cpp: p == 0 returns the input unchanged; otherwise native_dropout saves a bool mask.
@@ -445,8 +469,10 @@ inline graph_cost analyze(const graph& g) {
   std::vector<char> saved(n, 0);
   bool input_saved = false;
   for (const auto& c : gc.per_layer) {
-    if (c.saves_tensor == -2) input_saved = true;
-    else if (c.saves_tensor >= 0) saved[static_cast<std::size_t>(c.saves_tensor)] = 1;
+    for (const int t : {c.saves_tensor, c.saves_tensor2}) {
+      if (t == -2) input_saved = true;
+      else if (t >= 0) saved[static_cast<std::size_t>(t)] = 1;
+    }
   }
   auto elems = [&](std::size_t t) { return static_cast<double>(gc.per_layer[t].out.elements()); };
   if (input_saved) gc.saved_elements += static_cast<double>(g.input.elements());

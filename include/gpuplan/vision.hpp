@@ -201,11 +201,59 @@ inline graph convnext(std::string_view variant, std::int64_t image = 224, std::i
   return g;
 }
 
+// torchvision/models/efficientnet.py, efficientnet_b0: Conv2dNormActivation (conv without
+// bias, BatchNorm, SiLU), MBConv blocks (1x1 expansion, depthwise kxk, squeeze-excitation
+// with squeeze = max(1, in/4) and a sigmoid gate, 1x1 projection, `result += input` when
+// the shape is kept), a 1x1 conv to 1280, average pooling, Dropout(0.2) and Linear.
+inline graph efficientnet_b0(std::int64_t image = 224, std::int64_t classes = 1000) {
+  detail::check_image(image, classes);
+  struct stage { std::int64_t expand, kernel, stride, in, out; int layers; };
+  constexpr std::array<stage, 7> cfg{{{1, 3, 1, 32, 16, 1}, {6, 3, 2, 16, 24, 2}, {6, 5, 2, 24, 40, 2},
+                                      {6, 3, 2, 40, 80, 3}, {6, 5, 1, 80, 112, 3}, {6, 5, 2, 112, 192, 4},
+                                      {6, 3, 1, 192, 320, 1}}};
+  graph g;
+  g.name = "efficientnet-b0";
+  g.input = {3, 1, image, image};
+  auto cna = [&g](std::int64_t out, std::int64_t k, std::int64_t stride, std::int64_t groups, bool act, const std::string& nm) {
+    g.push(make::conv2d(out, k, stride, (k - 1) / 2, groups, false), nm);
+    g.push(make::batch_norm());
+    if (act) g.push(make::silu());
+  };
+  cna(32, 3, 2, 1, true, "features.0");
+  int n = 1;
+  for (const auto& st : cfg) {
+    for (int b = 0; b < st.layers; ++b) {
+      const std::int64_t in = b == 0 ? st.in : st.out, stride = b == 0 ? st.stride : 1;
+      const std::int64_t expanded = in * st.expand;
+      const std::string nm = "block" + std::to_string(n++);
+      const int x = g.last();
+      if (expanded != in) cna(expanded, 1, 1, 1, true, nm + ".expand");
+      cna(expanded, st.kernel, stride, expanded, true, nm + ".depthwise");
+      const int features = g.last();
+      g.push(make::adaptive_avg_pool2d(1, 1), nm + ".se.avgpool");
+      g.push(make::conv2d(std::max<std::int64_t>(1, in / 4), 1), nm + ".se.fc1");
+      g.push(make::silu());
+      g.push(make::conv2d(expanded, 1), nm + ".se.fc2");
+      g.push(make::sigmoid());
+      g.push(make::mul(features), nm + ".se.scale");
+      cna(st.out, 1, 1, 1, false, nm + ".project");
+      if (stride == 1 && in == st.out) g.push(make::add(x, true), nm + ".add");
+    }
+  }
+  cna(1280, 1, 1, 1, true, "features.8");
+  g.push(make::adaptive_avg_pool2d(1, 1), "avgpool");
+  g.push(make::flatten());
+  g.push(make::dropout(0.2));
+  g.push(make::linear(classes), "classifier");
+  return g;
+}
+
 // The catalog names: resnet-18/34/50/101/152, vgg-16, vit-b-16, vit-l-16, vit-h-14,
-// convnext-tiny/small/base/large (torchvision spellings resnet50, vit_b_16, convnext_tiny accepted).
+// convnext-tiny/small/base/large, efficientnet-b0 (torchvision spellings resnet50, vit_b_16, convnext_tiny accepted).
 inline std::vector<std::string> vision_model_names() {
   return {"resnet-18", "resnet-34", "resnet-50", "resnet-101", "resnet-152", "vgg-16", "vit-b-16",
-          "vit-l-16", "vit-h-14", "convnext-tiny", "convnext-small", "convnext-base", "convnext-large"};
+          "vit-l-16", "vit-h-14", "convnext-tiny", "convnext-small", "convnext-base", "convnext-large",
+          "efficientnet-b0"};
 }
 
 inline graph vision_model(std::string_view name, std::int64_t image = 224, std::int64_t classes = 1000) {
@@ -221,6 +269,7 @@ inline graph vision_model(std::string_view name, std::int64_t image = 224, std::
     if (n == "vit-" + std::string(v)) return vit(std::string{v[0]} + std::string(v.substr(2)), image, classes);
   for (std::string_view v : {"tiny", "small", "base", "large"})
     if (n == "convnext-" + std::string(v)) return convnext(v, image, classes);
+  if (n == "efficientnet-b0") return efficientnet_b0(image, classes);
   std::string list;
   for (const auto& m : vision_model_names()) list += (list.empty() ? "" : ", ") + m;
   gpuplan::detail::fail("model", "unknown vision model '" + std::string(name) + "'; known: " + list, error_kind::unknown_name);

@@ -101,14 +101,14 @@ constexpr published kTorchvision[] = {
     {"resnet-101", 44549160, 7.80},  {"resnet-152", 60192808, 11.51}, {"vgg-16", 138357544, 15.47},
     {"vit-b-16", 86567656, 17.56},   {"vit-l-16", 304326632, 61.55},  {"vit-h-14", 632045800, 167.29},
     {"convnext-tiny", 28589128, 4.46}, {"convnext-small", 50223688, 8.68}, {"convnext-base", 88591464, 15.36},
-    {"convnext-large", 197767336, 34.36},
+    {"convnext-large", 197767336, 34.36}, {"efficientnet-b0", 5288548, 0.39},
 };
 }  // namespace
 
 TEST_CASE("vision: parameters exact and multiply-adds within 2% of torchvision's tables") {
   for (const auto& m : kTorchvision) {
     CAPTURE(m.name);
-    const auto g = vision::vision_model(m.name, m.params == 632045800 ? 224 : 224);
+    const auto g = vision::vision_model(m.name);
     const auto c = L::analyze(g);
     CHECK(c.params == m.params);
     // matmul FLOPs / 2 = multiply-adds of convs, linears and attention, the quantity of the column
@@ -143,6 +143,25 @@ TEST_CASE("vision: unknown names and impossible layouts are one-line errors") {
   L::graph empty;
   empty.input = {3, 1, 4, 4};
   CHECK_THROWS_WITH_AS(L::analyze(empty), doctest::Contains("graph.layers: must not be empty"), config_error);
+}
+
+TEST_CASE("layers: squeeze-excitation multiply broadcasts per channel and saves both operands") {
+  L::graph g;
+  g.input = {8, 1, 4, 4};
+  const int x = g.push(mk::silu());           // saves its input (the graph input, 128)
+  g.push(mk::adaptive_avg_pool2d(1, 1));      // saves its input: silu out (128)
+  g.push(mk::sigmoid());                      // saves its result (8)
+  g.push(mk::mul(x));                         // saves both operands: sigmoid out (counted) and silu out (counted)
+  const auto c = L::analyze(g);
+  CHECK(c.output == L::shape{8, 1, 4, 4});
+  CHECK(c.saved_elements == doctest::Approx(128.0 + 128.0 + 8.0).epsilon(1e-12));
+  g.layers[3] = mk::mul(-2);                  // the input has the same channels: fine
+  CHECK_NOTHROW(L::analyze(g));
+  L::graph bad;
+  bad.input = {8, 1, 4, 4};
+  bad.push(mk::conv2d(4, 1));
+  bad.push(mk::mul(-2));                      // 4 channels x 8 channels
+  CHECK_THROWS_WITH_AS(L::analyze(bad), doctest::Contains("layers[1].skip: shape 8x16 does not broadcast with the input 4x16"), config_error);
 }
 
 TEST_CASE("vision: ResNet saved tensors equal what PyTorch's autograd saves") {
