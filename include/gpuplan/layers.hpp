@@ -178,6 +178,7 @@ struct graph_cost {
 
 namespace detail {
 inline constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;  // a sanity bound on any size field
+inline constexpr double kMaxElements = 1099511627776.0;  // 2^40: any tensor or weight count above is an error
 inline constexpr double kInt64Bytes = 8;  // max_pool2d_with_indices returns int64 indices
 inline constexpr double kFp32Bytes = 4;   // mean / rstd of native_{layer,group}_norm are fp32 (accumulate type)
 inline constexpr double kBoolBytes = 1;   // native_dropout's mask is a bool tensor
@@ -207,6 +208,9 @@ inline graph_cost analyze(const graph& g) {
   for (auto [f, v] : {std::pair{"graph.input.c", g.input.c}, {"graph.input.d", g.input.d},
                       {"graph.input.h", g.input.h}, {"graph.input.w", g.input.w}})
     if (v < 1 || v > dt::kMaxDim) fail(f, "must be in [1, " + std::to_string(dt::kMaxDim) + "] (got " + std::to_string(v) + ")");
+  if (static_cast<double>(g.input.c) * static_cast<double>(g.input.d) * static_cast<double>(g.input.h) *
+          static_cast<double>(g.input.w) > dt::kMaxElements)
+    fail("graph.input", "more than 2^40 elements per sample");
   graph_cost gc;
   gc.per_layer.resize(n);
   // Tensor ids: -2 the input, i the output of layer i (unless in place).
@@ -264,8 +268,11 @@ inline graph_cost analyze(const graph& g) {
         }
         for (int a = 0; a < 3 - l.dims; ++a) out_sp[static_cast<std::size_t>(a)] = in_sp[static_cast<std::size_t>(a)];
         c.out = {l.out, out_sp[0], out_sp[1], out_sp[2]};
-        const std::int64_t kv = static_cast<std::int64_t>(kvol);
-        c.params = l.out * (x.c / l.groups) * kv + (l.bias ? l.out : 0);
+        const double conv_params = static_cast<double>(l.out) * static_cast<double>(x.c / l.groups) * kvol;
+        if (conv_params > dt::kMaxElements)
+          fail(dt::where(g, i) + ".kernel", "gives " + gpuplan::detail::num(conv_params) + " weights, more than 2^40 (got volume " +
+                                                gpuplan::detail::num(kvol) + ")");
+        c.params = static_cast<std::int64_t>(conv_params) + (l.bias ? l.out : 0);
         // Every output element is a dot product of (in/groups)·kernel_volume terms.
         c.matmul_flops = 2.0 * static_cast<double>(c.out.elements()) * static_cast<double>(x.c / l.groups) * kvol;
         c.flops = c.matmul_flops + (l.bias ? static_cast<double>(c.out.elements()) : 0);
@@ -458,6 +465,12 @@ inline graph_cost analyze(const graph& g) {
         gc.elementwise_elements += 2 * E;
         break;
     }
+    if (const double oe = static_cast<double>(c.out.c) * static_cast<double>(c.out.d) * static_cast<double>(c.out.h) *
+                          static_cast<double>(c.out.w);
+        oe > dt::kMaxElements)
+      fail(dt::where(g, i), "output of " + gpuplan::detail::num(oe) + " elements per sample, more than 2^40");
+    if (static_cast<double>(c.params) > dt::kMaxElements)
+      fail(dt::where(g, i), gpuplan::detail::num(static_cast<double>(c.params)) + " parameters, more than 2^40");
     gc.params += c.params;
     gc.flops += c.flops;
     gc.matmul_flops += c.matmul_flops;

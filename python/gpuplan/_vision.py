@@ -32,42 +32,52 @@ class VisionResult:
 
     @property
     def params(self) -> int:
+        """Exact parameter count (sum of p.numel() over the model's parameters)."""
         return int(self._data["params"])
 
     @property
     def forward_macs_per_image(self) -> float:
+        """Multiply-adds of convolutions, linear layers and attention per image (torchvision's GFLOPS column)."""
         return float(self._data["forward_macs_per_image"])
 
     @property
     def peak_allocated(self) -> Bytes:
+        """Peak allocated bytes (torch.cuda.max_memory_allocated) of one step."""
         return Bytes(self._data["memory"]["peak_allocated"])
 
     @property
     def activations(self) -> Bytes:
+        """Saved activations (training) or the live working set (inference), bytes."""
         return Bytes(self._data["memory"]["activations"])
 
     @property
     def device(self) -> Bytes:
+        """Peak allocated plus the CUDA context, bytes."""
         return Bytes(self._data["memory"]["device"])
 
     @property
     def fits(self) -> bool:
+        """Whether the device figure fits the GPU's usable memory."""
         return bool(self._data["memory"]["fits"])
 
     @property
     def step(self) -> Seconds:
+        """Seconds per step of `batch` images."""
         return Seconds(self._data["time"]["step_seconds"])
 
     @property
     def images_per_second(self) -> float:
+        """Images per second on the one GPU."""
         return float(self._data["time"]["images_per_second"])
 
     @property
     def time_to_train(self) -> Optional[Seconds]:
+        """Seconds to see `images` x `epochs` images (None without `images`)."""
         t = self._data["time"].get("to_train_seconds")
         return None if t is None else Seconds(t)
 
     def to_dict(self) -> Dict[str, Any]:
+        """The figures as `gpuplan vision --json` prints them."""
         return copy.deepcopy(self._data)
 
     def __str__(self) -> str:

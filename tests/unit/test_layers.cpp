@@ -140,6 +140,25 @@ TEST_CASE("vision: unknown names and impossible layouts are one-line errors") {
   CHECK_THROWS_WITH_AS(L::analyze(g), doctest::Contains("layers[1].p: must be in [0, 1) (got nan)"), config_error);
   g.layers[1] = mk::self_attention(3);
   CHECK_THROWS_WITH_AS(L::analyze(g), doctest::Contains("layers[1].heads: must divide the width 5 (got 3)"), config_error);
+  L::graph huge;
+  huge.input = {1 << 20, 1, 1 << 20, 1 << 20};  // 2^60 elements
+  huge.push(mk::relu());
+  CHECK_THROWS_WITH_AS(L::analyze(huge), doctest::Contains("graph.input: more than 2^40 elements"), config_error);
+  huge.input = {1 << 20, 1, 1, 1};
+  huge.layers[0] = mk::linear(1 << 24);  // 2^44 weights
+  CHECK_THROWS_WITH_AS(L::analyze(huge), doctest::Contains("parameters, more than 2^40"), config_error);
+  huge.input = {16, 1, 1 << 24, 1 << 24};  // 2^52 elements
+  CHECK_THROWS_AS(L::analyze(huge), config_error);
+  huge.input = {4096, 1, 1 << 12, 1};
+  huge.layers[0] = mk::conv(1, 1 << 14, 1 << 12, 1, 0);  // conv1d, 2^12 x 2^14 x 2^12 = 2^38 weights: fine
+  huge.layers[0].dims = 2;
+  huge.layers[0].kernel = {1, 1 << 12, 1};
+  huge.layers[0].stride = {1, 1, 1};
+  huge.layers[0].padding = {0, 0, 0};
+  huge.layers[0].dilation = {1, 1, 1};
+  CHECK_NOTHROW(L::analyze(huge));
+  huge.layers[0].out = 1 << 24;  // 2^48 weights
+  CHECK_THROWS_WITH_AS(L::analyze(huge), doctest::Contains("layers[0].kernel: gives"), config_error);
   L::graph empty;
   empty.input = {3, 1, 4, 4};
   CHECK_THROWS_WITH_AS(L::analyze(empty), doctest::Contains("graph.layers: must not be empty"), config_error);
