@@ -88,6 +88,50 @@ TEST_CASE("layers: conv1d/conv3d, groups, dilation and upsample shapes") {
   CHECK(c3.params == 4 * 2 * 27);
 }
 
+TEST_CASE("layers: embedding, group/RMS/layer norm and cross attention, counted by hand") {
+  L::graph e;
+  e.input = {1, 1, 10, 1};  // 10 token ids
+  e.push(mk::embedding(1000, 64));
+  const auto ce = L::analyze(e);
+  CHECK(ce.params == 64000);                                          // 1000 x 64
+  CHECK(ce.output == L::shape{64, 1, 10, 1});
+  CHECK(ce.saved_fixed_bytes == doctest::Approx(80.0).epsilon(1e-12));  // 10 int64 indices
+  CHECK(ce.saved_elements == doctest::Approx(0.0));
+
+  L::graph gn;
+  gn.input = {8, 1, 4, 4};
+  gn.push(mk::group_norm(4));
+  const auto cg = L::analyze(gn);
+  CHECK(cg.params == 16);                                              // weight + bias, 8 each
+  CHECK(cg.saved_elements == doctest::Approx(128.0).epsilon(1e-12));   // its input
+  CHECK(cg.saved_fixed_bytes == doctest::Approx(32.0).epsilon(1e-12)); // mean + rstd, 4 groups x 4 B
+  gn.layers[0] = mk::group_norm(3);
+  CHECK_THROWS_WITH_AS(L::analyze(gn), doctest::Contains("layers[0].groups: must divide channels=8 (got 3)"), config_error);
+
+  L::graph tok;
+  tok.input = {16, 1, 10, 1};
+  tok.push(mk::rms_norm());
+  tok.push(mk::layer_norm());
+  const auto ct = L::analyze(tok);
+  CHECK(ct.params == 16 + 32);
+  // rstd per position (40 B) + mean and rstd per position (80 B)
+  CHECK(ct.saved_fixed_bytes == doctest::Approx(120.0).epsilon(1e-12));
+
+  L::graph x;
+  x.input = {8, 1, 4, 1};                       // 4 queries of width 8
+  x.push(mk::cross_attention(2, 6, 10, true));  // 6 context tokens of width 10
+  const auto cx = L::analyze(x);
+  // q 8·8, k and v 8·10 each, in-proj bias 3·8, out 8·8 + 8 = 64 + 160 + 24 + 72 = 320
+  CHECK(cx.params == 320);
+  // q 2·4·8·8 = 512, k/v 2·2·6·10·8 = 1,920, out 512, QK^T and PV 2·2·4·6·8 = 768: 3,712
+  CHECK(cx.matmul_flops == doctest::Approx(3712.0).epsilon(1e-12));
+  // x 32 + q 32 + k, v 2·48 + output 32 + context 60 = 252; logsumexp 2 heads x 4 queries x 4 B
+  CHECK(cx.saved_elements == doctest::Approx(252.0).epsilon(1e-12));
+  CHECK(cx.saved_fixed_bytes == doctest::Approx(32.0).epsilon(1e-12));
+  x.layers[0].from = 3;
+  CHECK_THROWS_WITH_AS(L::analyze(x), doctest::Contains("layers[0].from: must name an earlier layer (got 3)"), config_error);
+}
+
 namespace {
 // torchvision model tables (pytorch.org/vision/stable/models.html, "Params" and
 // "GFLOPS" columns; the GFLOPS column counts multiply-adds: ResNet-50 4.09 G).
