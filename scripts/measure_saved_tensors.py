@@ -1,10 +1,10 @@
 """Counts the tensors PyTorch's autograd saves for backward in torchvision's ResNet-18
-and ResNet-50 (re-declared here, same layers as torchvision/models/resnet.py, so
-torchvision is not needed), with torch.autograd.graph.saved_tensors_hooks.
+ResNet-50, ViT-B/16 and ConvNeXt-T (re-declared here with the same layers as torchvision/models/,
+so torchvision is not needed), with torch.autograd.graph.saved_tensors_hooks.
 Prints the parameter count and the saved bytes per sample; tests/unit/test_layers.cpp
 checks include/gpuplan/layers.hpp against these figures. Usage: python3 scripts/measure_saved_tensors.py
 """
-import torch, torch.nn as nn, sys
+import torch, torch.nn as nn, torch.nn.functional as F, sys
 torch.manual_seed(0)
 class Bottleneck(nn.Module):
     def __init__(s, inp, planes, stride, ds, exp=4):
@@ -79,6 +79,37 @@ def measure(m, N):
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         m(torch.randn(N, 3, 224, 224))
     return sum(seen.values()) / N
+
+# torchvision/models/convnext.py, re-declared: ConvNeXt-T (stochastic depth 0.1, linearly increasing).
+class LN2d(nn.LayerNorm):
+    def forward(s, x):
+        x = x.permute(0, 2, 3, 1); x = F.layer_norm(x, s.normalized_shape, s.weight, s.bias, s.eps); return x.permute(0, 3, 1, 2)
+class Permute(nn.Module):
+    def __init__(s, d): super().__init__(); s.d = d
+    def forward(s, x): return x.permute(*s.d)
+class SD(nn.Module):
+    def __init__(s, p): super().__init__(); s.p = p
+    def forward(s, x):
+        if not s.training or s.p == 0.0: return x
+        keep = 1 - s.p; noise = torch.empty([x.shape[0], 1, 1, 1]).bernoulli_(keep).div_(keep); return x * noise
+class CNBlock(nn.Module):
+    def __init__(s, dim, p):
+        super().__init__()
+        s.block = nn.Sequential(nn.Conv2d(dim, dim, 7, padding=3, groups=dim), Permute([0, 2, 3, 1]), nn.LayerNorm(dim, eps=1e-6),
+                                nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim), Permute([0, 3, 1, 2]))
+        s.layer_scale = nn.Parameter(torch.ones(dim, 1, 1) * 1e-6); s.sd = SD(p)
+    def forward(s, x):
+        r = s.layer_scale * s.block(x); r = s.sd(r); r += x; return r
+def convnext_tiny():
+    ch = [96, 192, 384, 768]; blocks = [3, 3, 9, 3]; total = sum(blocks); k = 0
+    layers = [nn.Conv2d(3, 96, 4, 4), LN2d(96, eps=1e-6)]
+    for i, (c, n) in enumerate(zip(ch, blocks)):
+        for _ in range(n):
+            layers.append(CNBlock(c, 0.1 * k / (total - 1.0))); k += 1
+        if i < 3: layers += [LN2d(c, eps=1e-6), nn.Conv2d(c, ch[i + 1], 2, 2)]
+    layers += [nn.AdaptiveAvgPool2d(1), LN2d(768, eps=1e-6), nn.Flatten(1), nn.Linear(768, 1000)]
+    return nn.Sequential(*layers)
+
 if __name__ == "__main__":
     for depth in (18,50):
         m=resnet(depth).train()
@@ -102,3 +133,5 @@ if __name__ == "__main__":
 
     m = ViT().train()
     print("vit-b-16 params", sum(p.numel() for p in m.parameters()), "saved bytes per sample (fp32, eager attention)", measure(m, 1))
+    m = convnext_tiny().train()
+    print("convnext-tiny params", sum(p.numel() for p in m.parameters()), "saved bytes per sample (fp32)", measure(m, 1))
