@@ -12,6 +12,7 @@
 
 #include "gpuplan/detail/memory_constants.hpp"
 #include "gpuplan/detail/memory_precision.hpp"
+#include "gpuplan/detail/timing_comm.hpp"
 #include "gpuplan/detail/timing_model.hpp"
 #include "gpuplan/detail/timing_params.hpp"
 #include "gpuplan/error.hpp"
@@ -284,7 +285,9 @@ struct graph_estimate {
   Bytes peak_allocated = bytes(0);  // torch.cuda.max_memory_allocated
   Bytes device = bytes(0);          // + CUDA context (what nvidia-smi shows, before allocator slack)
   Seconds compute = seconds(0), memory_bound = seconds(0), optimizer_step = seconds(0), step = seconds(0);
-  double samples_per_s = 0;
+  Seconds gradient_all_reduce = seconds(0);  // data parallel: the whole all-reduce (exposed part is in `step`)
+  int num_gpus = 1;
+  double samples_per_s = 0;  // all GPUs together
   [[nodiscard]] bool fits(const gpu_spec& g) const { return device <= g.usable_memory; }
 };
 
@@ -307,7 +310,8 @@ inline double gemm_layer_seconds(const layers::layer& l, const layers::layer_cos
 }
 }  // namespace detail
 
-// One GPU, one step of `batch` samples. Training: weights, gradients and optimizer
+// One step of `batch` samples per GPU on `num_gpus` GPUs of one kind (PyTorch DDP: the
+// gradients are all-reduced, overlapping backward as in timing_comm.hpp's dp_reduction). Training: weights, gradients and optimizer
 // state under the precision policy of memory_precision.hpp (AMP keeps fp32 weights
 // and gradients: 4 + 4 bytes, the same sum as its 2 + 4 master + 2 gradient), the
 // saved activations of analyze(), and a backward transient of the largest layer's
@@ -315,9 +319,11 @@ inline double gemm_layer_seconds(const layers::layer& l, const layers::layer_cos
 // projections likewise and its core at the FlashAttention fraction, memory-bound layers
 // by bytes at efficiency_params::bandwidth_fraction, and the optimizer's traffic.
 inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precision prec, optimizer opt,
-                                     const gpu_spec& gpu, bool train = true, const efficiency_params& eff = {}) {
+                                     const gpu_spec& gpu, bool train = true, const efficiency_params& eff = {},
+                                     int num_gpus = 1) {
   using gpuplan::detail::fail;
   if (batch < 1 || batch > 1000000) fail("batch", "must be in [1, 1000000] (got " + std::to_string(batch) + ")");
+  if (num_gpus < 1 || num_gpus > 65536) fail("num_gpus", "must be in [1, 65536] (got " + std::to_string(num_gpus) + ")");
   if (!(in_bytes(gpu.usable_memory) > 0) || !(in_byte_per_s(gpu.bandwidth) > 0))
     fail("gpu", "needs memory and bandwidth (got '" + gpu.id + "')");
   if (prec == precision::fp8_mixed) fail("precision", "fp8-mixed is not modelled for layer graphs (got fp8-mixed)");
@@ -378,7 +384,23 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
     e.optimizer_step = seconds(opt_bytes / rates.bwe);
   }
   e.step = e.compute + e.memory_bound + e.optimizer_step;
-  e.samples_per_s = B / in_seconds(e.step);
+  e.num_gpus = num_gpus;
+  if (train && num_gpus > 1) {
+    // DDP all-reduces the parameter gradients in their dtype: fp32 under AMP (reduced_gradient_bytes).
+    scenario sc;
+    sc.gpu = gpu;
+    sc.num_gpus = num_gpus;
+    sc.prec = prec;
+    const auto link = gpuplan::detail::collective_link(sc, num_gpus, 1);
+    const double grad_bytes = P * gpuplan::detail::reduced_gradient_bytes(sc);
+    const double t = gpuplan::detail::all_reduce_seconds(grad_bytes, num_gpus, link, eff);
+    const double bucket = gpuplan::detail::all_reduce_seconds(std::min(grad_bytes, gpuplan::detail::kDdpBucketBytes), num_gpus, link, eff);
+    // Backward is 2/3 of the compute and memory-bound time of a training step (passes = 3).
+    const double backward = 2.0 / 3.0 * in_seconds(e.compute + e.memory_bound);
+    e.gradient_all_reduce = seconds(t);
+    e.step += seconds(std::max(bucket, t - eff.ddp_overlap * backward));
+  }
+  e.samples_per_s = B * num_gpus / in_seconds(e.step);
   return e;
 }
 

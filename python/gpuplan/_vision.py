@@ -93,11 +93,12 @@ class VisionResult:
 
 def vision(model: str, gpu: str = "a100-80gb", batch: int = 32, image: int = 224, classes: int = 1000,
            precision: str = "fp16-mixed", optimizer: str = "sgd-momentum", infer: bool = False,
-           images: Union[None, int, float, str] = None, epochs: float = 1) -> VisionResult:
+           images: Union[None, int, float, str] = None, epochs: float = 1, num_gpus: int = 1) -> VisionResult:
     """Memory and time of training (or, with ``infer=True``, running) a torchvision image
     model — resnet-18/34/50/101/152, vgg-16, vit-b-16, vit-l-16, vit-h-14,
     convnext-tiny/small/base/large — on one GPU. ``images`` (a count or an amount such
-    as "1.28M") and ``epochs`` give the time to train."""
+    as "1.28M") and ``epochs`` give the time to train; ``num_gpus`` > 1 trains data-parallel
+    (DDP) with ``batch`` images per GPU."""
     for name, v in (("model", model), ("gpu", gpu), ("precision", precision), ("optimizer", optimizer)):
         if not isinstance(v, str):
             raise _error(f"vision.{name}", f"must be a string (got {type(v).__name__} {v!r})")
@@ -107,6 +108,7 @@ def vision(model: str, gpu: str = "a100-80gb", batch: int = 32, image: int = 224
     im = _int(image, "vision.image", 1, 1 << 20)
     c = _int(classes, "vision.classes", 1, 1 << 30)
     ep = _number(epochs, "vision.epochs")
+    n = _int(num_gpus, "vision.num_gpus", 1, 65536)
     dataset: Optional[str] = None
     if images is not None:
         if isinstance(images, str):
@@ -115,4 +117,4 @@ def vision(model: str, gpu: str = "a100-80gb", batch: int = 32, image: int = 224
             dataset = repr(float(_number(images, "vision.images")))
         else:
             raise _error("vision.images", f"must be a number or an amount such as '1.28M' (got {images!r})")
-    return VisionResult(_core.vision(model, gpu, b, im, c, precision, optimizer, infer, dataset, ep))
+    return VisionResult(_core.vision(model, gpu, b, im, c, precision, optimizer, infer, dataset, ep, n))

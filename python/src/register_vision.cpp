@@ -16,10 +16,11 @@ void register_vision(py::module_& m) {
       "vision",
       [](const std::string& model, const std::string& gpu, std::int64_t batch, std::int64_t image, std::int64_t classes,
          const std::string& precision, const std::string& optimizer, bool infer, std::optional<std::string> images,
-         double epochs) {
+         double epochs, int num_gpus) {
         io::vision_query q{.model = model, .gpu = gpu, .batch = batch, .image = image, .classes = classes,
                            .precision = precision, .optimizer = optimizer, .infer = infer,
                            .images = std::move(images), .epochs = epochs, .flag_prefix = "vision."};
+        q.num_gpus = num_gpus;
         io::vision_report r;
         {
           py::gil_scoped_release unlocked;
@@ -32,7 +33,7 @@ void register_vision(py::module_& m) {
         return d;
       },
       py::arg("model"), py::arg("gpu"), py::arg("batch"), py::arg("image"), py::arg("classes"), py::arg("precision"),
-      py::arg("optimizer"), py::arg("infer"), py::arg("images") = py::none(), py::arg("epochs") = 1.0,
+      py::arg("optimizer"), py::arg("infer"), py::arg("images") = py::none(), py::arg("epochs") = 1.0, py::arg("num_gpus") = 1,
       "vision.hpp: parameters, FLOPs, memory and images/s of a torchvision image model on one GPU.");
 }
 

@@ -14,7 +14,8 @@ CLI::App* add_vision_command(CLI::App& app, io::vision_query& q) {
   for (const auto& n : vision::vision_model_names()) names += (names.empty() ? "" : ", ") + n;
   sub->add_option("model", q.model, "Model: " + names)->required();
   sub->add_option("--gpu,-g", q.gpu, "GPU id (gpuplan gpus)");
-  sub->add_option("--batch,-b", q.batch, "Images per step (default 32)");
+  sub->add_option("--batch,-b", q.batch, "Images per step and GPU (default 32)");
+  sub->add_option("--gpus", q.num_gpus, "Data-parallel GPUs (DDP; default 1)");
   sub->add_option("--image", q.image, "Image side in pixels (default 224)");
   sub->add_option("--classes", q.classes, "Classifier outputs (default 1000)");
   sub->add_option("--precision", q.precision, "Precision: " + name_list<precision>() + " (default fp16-mixed)");
@@ -23,7 +24,7 @@ CLI::App* add_vision_command(CLI::App& app, io::vision_query& q) {
   sub->add_option("--images", q.images, "Dataset size in images (1.28M): prints the time to train");
   sub->add_option("--epochs", q.epochs, "Passes over the dataset (default 1)");
   sub->footer("Examples:\n  gpuplan vision resnet-50 --gpu t4 --batch 64 --image 224\n"
-              "  gpuplan vision vit-b-16 --gpu a100-80gb --batch 128 --optimizer adamw --images 1.28M --epochs 300\n");
+              "  gpuplan vision vit-b-16 --gpu a100-80gb --gpus 8 --batch 128 --optimizer adamw --images 1.28M --epochs 300\n");
   return sub;
 }
 

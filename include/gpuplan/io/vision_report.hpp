@@ -15,7 +15,8 @@ namespace gpuplan::io {
 struct vision_query {
   std::string model;
   std::string gpu = "a100-80gb";
-  std::int64_t batch = 32;
+  std::int64_t batch = 32;  // per GPU
+  int num_gpus = 1;         // data parallel (DDP)
   std::int64_t image = 224;
   std::int64_t classes = 1000;
   std::string precision = "fp16-mixed";
