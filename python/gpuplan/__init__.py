@@ -60,6 +60,7 @@ from ._plan import (
 from ._quantity import GB, TB, Bytes, GiB, KiB, MiB, Seconds
 from ._serve import ServePoint, ServeResult, serve
 from ._sweep import sweep
+from ._vision import VisionResult, vision
 from .plot import plot_memory, plot_memory_sweep, plot_serve_curve, plot_time_cost
 
 __version__: str = _core.__version__
@@ -100,6 +101,8 @@ __all__ = [
     "export",
     "recommend",
     "serve",
+    "vision",
+    "VisionResult",
     "ServeResult",
     "ServePoint",
     "FitResult",

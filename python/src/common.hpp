@@ -37,5 +37,6 @@ void register_sweep(py::module_& m);
 void register_plan(py::module_& m);
 void register_serve(py::module_& m);
 void register_calibrate(py::module_& m);
+void register_vision(py::module_& m);
 
 }  // namespace gpuplan::python

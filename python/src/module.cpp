@@ -19,4 +19,5 @@ PYBIND11_MODULE(_core, m) {
   register_plan(m);
   register_serve(m);
   register_calibrate(m);
+  register_vision(m);
 }

@@ -39,6 +39,7 @@
 #include "gpuplan/version.hpp"
 #include "hooks.hpp"
 #include "json_text.hpp"
+#include "vision_command.hpp"
 
 namespace gpuplan::cli {
 int run_serve(const io::resolved_run& r, const std::optional<std::string>& latency, std::optional<std::int64_t> concurrency,
@@ -854,6 +855,12 @@ int run(int argc, char** argv) {
                                     "meet the deadline (and budget) come first.\n") +
                         kExitCodes);
 
+  // gpuplan vision: image models as layer graphs (src/cli/vision.cpp).
+  gpuplan::io::vision_query vision_req;
+  output_args vision_out;
+  auto* vision_cmd = gpuplan::cli::add_vision_command(app, vision_req);
+  add_output_options(vision_cmd, vision_out);
+
   // gpuplan serve: the engine's KV pool, concurrency and throughput–latency curve (src/cli/serve.cpp).
   run_args serve_args;
   auto* serve_cmd = app.add_subcommand("serve", "Serving: KV pool, max concurrency, TTFT/ITL curve of an inference engine");
@@ -944,6 +951,7 @@ int run(int argc, char** argv) {
     load_extra_gpus(serve_args);
     return gpuplan::cli::run_serve(build_run(serve_args, nullptr), serve_latency, serve_concurrency, make_style(out));
   }
+  if (vision_cmd->parsed()) return gpuplan::cli::run_vision(vision_req, make_style(vision_out));
   if (calibrate_cmd->parsed()) return cmd_calibrate(cal_args, cal_req, out);
   if (completion->parsed()) {
     print(bash_completion(app));

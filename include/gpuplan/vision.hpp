@@ -1,0 +1,414 @@
+// vision.hpp — torchvision's image models as layer graphs (layers.hpp) and the
+// memory and time of training or running a graph model on one GPU. docs/vision.md.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/detail/memory_constants.hpp"
+#include "gpuplan/detail/memory_precision.hpp"
+#include "gpuplan/detail/timing_comm.hpp"
+#include "gpuplan/detail/timing_model.hpp"
+#include "gpuplan/detail/timing_params.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/hardware.hpp"
+#include "gpuplan/layers.hpp"
+#include "gpuplan/scenario.hpp"
+#include "gpuplan/units.hpp"
+
+namespace gpuplan::vision {
+
+using layers::graph;
+using layers::graph_cost;
+namespace make = layers::make;
+
+namespace detail {
+inline void check_image(std::int64_t image, std::int64_t classes) {
+  if (image < 32 || image > 8192) gpuplan::detail::fail("image", "must be in [32, 8192] pixels (got " + std::to_string(image) + ")");
+  if (classes < 1 || classes > 1000000) gpuplan::detail::fail("classes", "must be in [1, 1000000] (got " + std::to_string(classes) + ")");
+}
+}  // namespace detail
+
+// torchvision/models/resnet.py: BasicBlock (18, 34) and Bottleneck v1.5 (stride on
+// the 3x3 conv; 50, 101, 152); every ReLU is nn.ReLU(inplace=True), `out += identity`.
+inline graph resnet(int depth, std::int64_t image = 224, std::int64_t classes = 1000) {
+  detail::check_image(image, classes);
+  std::array<int, 4> blocks{};
+  bool bottleneck = true;
+  switch (depth) {
+    case 18: blocks = {2, 2, 2, 2}; bottleneck = false; break;
+    case 34: blocks = {3, 4, 6, 3}; bottleneck = false; break;
+    case 50: blocks = {3, 4, 6, 3}; break;
+    case 101: blocks = {3, 4, 23, 3}; break;
+    case 152: blocks = {3, 8, 36, 3}; break;
+    default: gpuplan::detail::fail("resnet.depth", "must be 18, 34, 50, 101 or 152 (got " + std::to_string(depth) + ")", error_kind::unknown_name);
+  }
+  graph g;
+  g.name = "resnet-" + std::to_string(depth);
+  g.input = {3, 1, image, image};
+  g.push(make::conv2d(64, 7, 2, 3, 1, false), "conv1");
+  g.push(make::batch_norm(), "bn1");
+  g.push(make::relu());
+  g.push(make::max_pool2d(3, 2, 1), "maxpool");
+  std::int64_t in = 64;
+  const std::int64_t expansion = bottleneck ? 4 : 1;
+  for (int s = 0; s < 4; ++s) {
+    const std::int64_t planes = std::int64_t{64} << s;
+    for (int b = 0; b < blocks[static_cast<std::size_t>(s)]; ++b) {
+      const std::int64_t stride = (b == 0 && s > 0) ? 2 : 1;
+      const int x = g.last();
+      const std::string nm = "layer" + std::to_string(s + 1) + "." + std::to_string(b);
+      if (bottleneck) {
+        g.push(make::conv2d(planes, 1, 1, 0, 1, false), nm + ".conv1");
+        g.push(make::batch_norm());
+        g.push(make::relu());
+        g.push(make::conv2d(planes, 3, stride, 1, 1, false), nm + ".conv2");
+        g.push(make::batch_norm());
+        g.push(make::relu());
+        g.push(make::conv2d(planes * expansion, 1, 1, 0, 1, false), nm + ".conv3");
+      } else {
+        g.push(make::conv2d(planes, 3, stride, 1, 1, false), nm + ".conv1");
+        g.push(make::batch_norm());
+        g.push(make::relu());
+        g.push(make::conv2d(planes, 3, 1, 1, 1, false), nm + ".conv2");
+      }
+      const int main_out = g.push(make::batch_norm());
+      int identity = x;
+      if (stride != 1 || in != planes * expansion) {
+        g.push(make::conv2d(planes * expansion, 1, stride, 0, 1, false), nm + ".downsample", x);
+        identity = g.push(make::batch_norm());
+      }
+      g.push(make::add(identity, true), nm + ".add", main_out);
+      g.push(make::relu());
+      in = planes * expansion;
+    }
+  }
+  g.push(make::adaptive_avg_pool2d(1, 1), "avgpool");
+  g.push(make::flatten());
+  g.push(make::linear(classes), "fc");
+  return g;
+}
+
+// torchvision/models/vgg.py, configuration "D" without batch norm.
+inline graph vgg16(std::int64_t image = 224, std::int64_t classes = 1000) {
+  detail::check_image(image, classes);
+  graph g;
+  g.name = "vgg-16";
+  g.input = {3, 1, image, image};
+  constexpr std::array<int, 18> cfg{64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0, 512, 512, 512, 0};
+  for (int v : cfg) {
+    if (v == 0) {
+      g.push(make::max_pool2d(2, 2));
+    } else {
+      g.push(make::conv2d(v, 3, 1, 1));
+      g.push(make::relu());
+    }
+  }
+  g.push(make::adaptive_avg_pool2d(7, 7), "avgpool");
+  g.push(make::flatten());
+  for (int i = 0; i < 2; ++i) {
+    g.push(make::linear(4096));
+    g.push(make::relu());
+    g.push(make::dropout(0.5));
+  }
+  g.push(make::linear(classes), "classifier");
+  return g;
+}
+
+// torchvision/models/vision_transformer.py: conv patch embedding, class token,
+// learned position embedding, pre-norm encoder blocks (LayerNorm, nn.MultiheadAttention,
+// MLP with GELU), dropout 0.0 everywhere, head on the class token.
+inline graph vit(std::string_view variant, std::int64_t image = 224, std::int64_t classes = 1000, bool flash = true) {
+  detail::check_image(image, classes);
+  std::int64_t patch = 16, width = 768, depth = 12, heads = 12, mlp = 3072;
+  if (variant == "b16") {
+  } else if (variant == "l16") {
+    width = 1024; depth = 24; heads = 16; mlp = 4096;
+  } else if (variant == "h14") {
+    patch = 14; width = 1280; depth = 32; heads = 16; mlp = 5120;
+  } else {
+    gpuplan::detail::fail("vit.variant", "must be b16, l16 or h14 (got " + std::string(variant) + ")", error_kind::unknown_name);
+  }
+  if (image % patch != 0)
+    gpuplan::detail::fail("image", "must be a multiple of the patch size " + std::to_string(patch) + " (got " + std::to_string(image) + ")");
+  graph g;
+  g.name = "vit-" + std::string(variant.substr(0, 1)) + "-" + std::string(variant.substr(1));
+  g.input = {3, 1, image, image};
+  g.push(make::conv2d(width, patch, patch), "conv_proj");
+  g.push(make::class_token(), "class_token");
+  g.push(make::position_embedding(), "pos_embedding");
+  for (std::int64_t i = 0; i < depth; ++i) {
+    const std::string nm = "encoder_layer_" + std::to_string(i);
+    const int x = g.last();
+    g.push(make::layer_norm(), nm + ".ln_1");
+    g.push(make::self_attention(heads, flash), nm + ".self_attention");
+    const int y = g.push(make::add(x), nm + ".add_1");
+    g.push(make::layer_norm(), nm + ".ln_2");
+    g.push(make::linear(mlp), nm + ".mlp.0");
+    g.push(make::gelu());
+    g.push(make::linear(width), nm + ".mlp.3");
+    g.push(make::add(y), nm + ".add_2");
+  }
+  g.push(make::layer_norm(), "encoder.ln");
+  g.push(make::take_token());
+  g.push(make::linear(classes), "heads.head");
+  return g;
+}
+
+// torchvision/models/convnext.py: 4x4 stem + LayerNorm2d, CNBlock (7x7 depthwise conv,
+// LayerNorm, Linear 4C, GELU, Linear C, layer scale, stochastic depth, `result += input`),
+// LayerNorm2d + 2x2 stride-2 conv between stages, LayerNorm2d + Linear head.
+// Stochastic depth multiplies by a (N,1,1,1) noise tensor: only that tensor is saved.
+inline graph convnext(std::string_view variant, std::int64_t image = 224, std::int64_t classes = 1000) {
+  detail::check_image(image, classes);
+  std::array<std::int64_t, 4> ch{96, 192, 384, 768};
+  std::array<int, 4> blocks{3, 3, 27, 3};
+  if (variant == "tiny") blocks = {3, 3, 9, 3};
+  else if (variant == "small") {
+  } else if (variant == "base") ch = {128, 256, 512, 1024};
+  else if (variant == "large") ch = {192, 384, 768, 1536};
+  else gpuplan::detail::fail("convnext.variant", "must be tiny, small, base or large (got " + std::string(variant) + ")", error_kind::unknown_name);
+  graph g;
+  g.name = "convnext-" + std::string(variant);
+  g.input = {3, 1, image, image};
+  g.push(make::conv2d(ch[0], 4, 4), "stem");
+  g.push(make::layer_norm());
+  for (std::size_t s = 0; s < 4; ++s) {
+    for (int b = 0; b < blocks[s]; ++b) {
+      const std::string nm = "stage" + std::to_string(s) + "." + std::to_string(b);
+      const int x = g.last();
+      g.push(make::conv2d(ch[s], 7, 1, 3, ch[s]), nm + ".dwconv");
+      g.push(make::layer_norm());
+      g.push(make::linear(4 * ch[s]), nm + ".pwconv1");
+      g.push(make::gelu());
+      g.push(make::linear(ch[s]), nm + ".pwconv2");
+      g.push(make::layer_scale());
+      g.push(make::add(x, true), nm + ".add");
+    }
+    if (s < 3) {
+      g.push(make::layer_norm());
+      g.push(make::conv2d(ch[s + 1], 2, 2), "downsample" + std::to_string(s));
+    }
+  }
+  g.push(make::adaptive_avg_pool2d(1, 1), "avgpool");
+  g.push(make::layer_norm());
+  g.push(make::flatten());
+  g.push(make::linear(classes), "classifier");
+  return g;
+}
+
+// torchvision/models/efficientnet.py, efficientnet_b0: Conv2dNormActivation (conv without
+// bias, BatchNorm, SiLU), MBConv blocks (1x1 expansion, depthwise kxk, squeeze-excitation
+// with squeeze = max(1, in/4) and a sigmoid gate, 1x1 projection, `result += input` when
+// the shape is kept), a 1x1 conv to 1280, average pooling, Dropout(0.2) and Linear.
+inline graph efficientnet_b0(std::int64_t image = 224, std::int64_t classes = 1000) {
+  detail::check_image(image, classes);
+  struct stage { std::int64_t expand, kernel, stride, in, out; int layers; };
+  constexpr std::array<stage, 7> cfg{{{1, 3, 1, 32, 16, 1}, {6, 3, 2, 16, 24, 2}, {6, 5, 2, 24, 40, 2},
+                                      {6, 3, 2, 40, 80, 3}, {6, 5, 1, 80, 112, 3}, {6, 5, 2, 112, 192, 4},
+                                      {6, 3, 1, 192, 320, 1}}};
+  graph g;
+  g.name = "efficientnet-b0";
+  g.input = {3, 1, image, image};
+  auto cna = [&g](std::int64_t out, std::int64_t k, std::int64_t stride, std::int64_t groups, bool act, const std::string& nm) {
+    g.push(make::conv2d(out, k, stride, (k - 1) / 2, groups, false), nm);
+    g.push(make::batch_norm());
+    if (act) g.push(make::silu());
+  };
+  cna(32, 3, 2, 1, true, "features.0");
+  int n = 1;
+  for (const auto& st : cfg) {
+    for (int b = 0; b < st.layers; ++b) {
+      const std::int64_t in = b == 0 ? st.in : st.out, stride = b == 0 ? st.stride : 1;
+      const std::int64_t expanded = in * st.expand;
+      const std::string nm = "block" + std::to_string(n++);
+      const int x = g.last();
+      if (expanded != in) cna(expanded, 1, 1, 1, true, nm + ".expand");
+      cna(expanded, st.kernel, stride, expanded, true, nm + ".depthwise");
+      const int features = g.last();
+      g.push(make::adaptive_avg_pool2d(1, 1), nm + ".se.avgpool");
+      g.push(make::conv2d(std::max<std::int64_t>(1, in / 4), 1), nm + ".se.fc1");
+      g.push(make::silu());
+      g.push(make::conv2d(expanded, 1), nm + ".se.fc2");
+      g.push(make::sigmoid());
+      g.push(make::mul(features), nm + ".se.scale");
+      cna(st.out, 1, 1, 1, false, nm + ".project");
+      if (stride == 1 && in == st.out) g.push(make::add(x, true), nm + ".add");
+    }
+  }
+  cna(1280, 1, 1, 1, true, "features.8");
+  g.push(make::adaptive_avg_pool2d(1, 1), "avgpool");
+  g.push(make::flatten());
+  g.push(make::dropout(0.2));
+  g.push(make::linear(classes), "classifier");
+  return g;
+}
+
+// The catalog names: resnet-18/34/50/101/152, vgg-16, vit-b-16, vit-l-16, vit-h-14,
+// convnext-tiny/small/base/large, efficientnet-b0 (torchvision spellings resnet50, vit_b_16, convnext_tiny accepted).
+inline std::vector<std::string> vision_model_names() {
+  return {"resnet-18", "resnet-34", "resnet-50", "resnet-101", "resnet-152", "vgg-16", "vit-b-16",
+          "vit-l-16", "vit-h-14", "convnext-tiny", "convnext-small", "convnext-base", "convnext-large",
+          "efficientnet-b0"};
+}
+
+inline graph vision_model(std::string_view name, std::int64_t image = 224, std::int64_t classes = 1000) {
+  std::string n;
+  for (char ch : name) {
+    if (ch == '_') ch = '-';
+    n.push_back(static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch));
+  }
+  for (int d : {18, 34, 50, 101, 152})
+    if (n == "resnet-" + std::to_string(d) || n == "resnet" + std::to_string(d)) return resnet(d, image, classes);
+  if (n == "vgg-16" || n == "vgg16") return vgg16(image, classes);
+  for (std::string_view v : {"b-16", "l-16", "h-14"})
+    if (n == "vit-" + std::string(v)) return vit(std::string{v[0]} + std::string(v.substr(2)), image, classes);
+  for (std::string_view v : {"tiny", "small", "base", "large"})
+    if (n == "convnext-" + std::string(v)) return convnext(v, image, classes);
+  if (n == "efficientnet-b0") return efficientnet_b0(image, classes);
+  std::string list;
+  for (const auto& m : vision_model_names()) list += (list.empty() ? "" : ", ") + m;
+  gpuplan::detail::fail("model", "unknown vision model '" + std::string(name) + "'; known: " + list, error_kind::unknown_name);
+}
+
+// ---- memory and time of a graph model on one GPU -------------------------------
+
+struct graph_estimate {
+  std::int64_t params = 0;
+  FlopCount flops_per_sample = flops(0);  // forward (inference) or forward + backward (training)
+  Bytes weights = bytes(0), gradients = bytes(0), optimizer = bytes(0), activations = bytes(0), transient = bytes(0);
+  Bytes peak_allocated = bytes(0);  // torch.cuda.max_memory_allocated
+  Bytes device = bytes(0);          // + CUDA context (what nvidia-smi shows, before allocator slack)
+  Seconds compute = seconds(0), memory_bound = seconds(0), optimizer_step = seconds(0), step = seconds(0);
+  Seconds gradient_all_reduce = seconds(0);  // data parallel: the whole all-reduce (exposed part is in `step`)
+  int num_gpus = 1;
+  double samples_per_s = 0;  // all GPUs together
+  [[nodiscard]] bool fits(const gpu_spec& g) const { return device <= g.usable_memory; }
+};
+
+namespace detail {
+// Seconds of one convolution or linear layer's forward for `batch` samples: an implicit
+// GEMM (cuDNN maps a conv to M = N·H_out·W_out, N = C_out/groups, K = C_in/groups·kernel
+// volume, once per group) at the GPU's GEMM ceiling times the shape factor of
+// timing_model.hpp, or its operand traffic at the element-wise bandwidth when slower.
+inline double gemm_layer_seconds(const layers::layer& l, const layers::layer_cost& c, double batch,
+                                 const gpuplan::detail::device_rates& r, const efficiency_params& e) {
+  const double groups = l.k == layers::kind::conv ? static_cast<double>(l.groups) : 1.0;
+  const double m = batch * static_cast<double>(c.out.positions());
+  const double n = static_cast<double>(c.out.c) / groups;
+  const double k = c.matmul_flops / (2.0 * static_cast<double>(c.out.elements()) / groups);
+  const double shape = gpuplan::detail::gemm_shape_factor(m, n, k, groups, e);
+  const double compute = batch * c.matmul_flops / (r.peak.gemm * r.ceiling * std::max(shape, 1e-3));
+  const double traffic = (batch * static_cast<double>(c.in.elements() + c.out.elements()) * r.peak.act_bytes +
+                          static_cast<double>(c.params) * r.peak.act_bytes) / r.bwe;
+  return std::max(compute, traffic);
+}
+}  // namespace detail
+
+// One step of `batch` samples per GPU on `num_gpus` GPUs of one kind (PyTorch DDP: the
+// gradients are all-reduced, overlapping backward as in timing_comm.hpp's dp_reduction). Training: weights, gradients and optimizer
+// state under the precision policy of memory_precision.hpp (AMP keeps fp32 weights
+// and gradients: 4 + 4 bytes, the same sum as its 2 + 4 master + 2 gradient), the
+// saved activations of analyze(), and a backward transient of the largest layer's
+// input and output gradients. Time: each conv/linear layer as a GEMM (above), attention
+// projections likewise and its core at the FlashAttention fraction, memory-bound layers
+// by bytes at efficiency_params::bandwidth_fraction, and the optimizer's traffic.
+inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precision prec, optimizer opt,
+                                     const gpu_spec& gpu, bool train = true, const efficiency_params& eff = {},
+                                     int num_gpus = 1) {
+  using gpuplan::detail::fail;
+  if (batch < 1 || batch > 1000000) fail("batch", "must be in [1, 1000000] (got " + std::to_string(batch) + ")");
+  if (num_gpus < 1 || num_gpus > 65536) fail("num_gpus", "must be in [1, 65536] (got " + std::to_string(num_gpus) + ")");
+  if (!(in_bytes(gpu.usable_memory) > 0) || !(in_byte_per_s(gpu.bandwidth) > 0))
+    fail("gpu", "needs memory and bandwidth (got '" + gpu.id + "')");
+  if (prec == precision::fp8_mixed) fail("precision", "fp8-mixed is not modelled for layer graphs (got fp8-mixed)");
+  switch (opt) {
+    case optimizer::sgd: case optimizer::sgd_momentum: case optimizer::adam: case optimizer::adamw:
+    case optimizer::adamw_8bit: case optimizer::lion: break;
+    default: fail("optimizer", "must be sgd, sgd-momentum, adam, adamw, adamw-8bit or lion for layer graphs (got " +
+                  std::string(to_string(opt)) + ")");
+  }
+  const graph_cost gc = layers::analyze(g);
+  const auto pb = gpuplan::detail::mem::bytes_of(prec);
+  const double P = static_cast<double>(gc.params), B = static_cast<double>(batch);
+  graph_estimate e;
+  e.params = gc.params;
+  e.weights = bytes(P * (train ? pb.weight + pb.master : pb.weight));
+  double largest_io = 0;  // elements of the largest layer's input + output, per sample
+  for (const auto& c : gc.per_layer)
+    largest_io = std::max(largest_io, static_cast<double>(c.in.elements() + c.out.elements()));
+  if (train) {
+    e.gradients = bytes(P * pb.grad);
+    e.optimizer = bytes(P * gpuplan::detail::mem::optimizer_bytes_per_param(opt, pb.state));
+    e.activations = bytes(B * gc.saved_bytes(pb.act));
+    e.transient = bytes(B * largest_io * pb.act);  // grad_output and grad_input of the layer in backward
+  } else {
+    e.activations = bytes(B * gc.peak_live_elements * pb.act);
+  }
+  e.peak_allocated = e.weights + e.gradients + e.optimizer + e.activations + e.transient;
+  e.device = e.peak_allocated + bytes(memory_defaults::cuda_context);
+  // Backward of a conv/linear layer is two products of the forward's size (input and
+  // weight gradients): 3x forward (Kaplan et al. 2020 §2.1, C ≈ 6N per token).
+  const double passes = train ? 3.0 : 1.0;
+  e.flops_per_sample = flops(passes * gc.flops);
+  warning_set w{};
+  const auto rates = gpuplan::detail::device_rates_of(gpu, prec, eff, w);
+  double compute = 0;
+  for (std::size_t i = 0; i < gc.per_layer.size(); ++i) {
+    const auto& l = g.layers[i];
+    const auto& c = gc.per_layer[i];
+    if (l.k == layers::kind::conv || l.k == layers::kind::linear) {
+      compute += detail::gemm_layer_seconds(l, c, B, rates, eff);
+    } else if (l.k == layers::kind::attention) {
+      const double L = static_cast<double>(c.in.positions()), D = static_cast<double>(c.in.c);
+      const double core = 4.0 * L * (l.kv_len > 0 ? static_cast<double>(l.kv_len) : L) * D;
+      const double shape = gpuplan::detail::gemm_shape_factor(B * L, D, D, 1, eff);
+      compute += B * (c.matmul_flops - core) / (rates.peak.gemm * rates.ceiling * shape) +
+                 B * core / (rates.peak.gemm * gpuplan::detail::flash_fraction(gpu, eff));
+    }
+  }
+  e.compute = seconds(passes * compute);
+  // Memory-bound layers: forward reads and writes each tensor once (analyze()); backward
+  // reads the saved tensor and grad_output and writes grad_input, and norms read their
+  // input twice for the statistics: about twice the forward's traffic.
+  e.memory_bound = seconds(passes * gc.elementwise_elements * pb.act * B / rates.bwe);
+  if (train) {
+    // torch.optim SGD/Adam (foreach): read weight, gradient and state, write weight and state.
+    const double opt_bytes = P * (2 * (pb.weight + pb.master) + pb.grad +
+                                  2 * gpuplan::detail::mem::optimizer_bytes_per_param(opt, pb.state));
+    e.optimizer_step = seconds(opt_bytes / rates.bwe);
+  }
+  e.step = e.compute + e.memory_bound + e.optimizer_step;
+  e.num_gpus = num_gpus;
+  if (train && num_gpus > 1) {
+    // DDP all-reduces the parameter gradients in their dtype: fp32 under AMP (reduced_gradient_bytes).
+    scenario sc;
+    sc.gpu = gpu;
+    sc.num_gpus = num_gpus;
+    sc.prec = prec;
+    const auto link = gpuplan::detail::collective_link(sc, num_gpus, 1);
+    const double grad_bytes = P * gpuplan::detail::reduced_gradient_bytes(sc);
+    const double t = gpuplan::detail::all_reduce_seconds(grad_bytes, num_gpus, link, eff);
+    const double bucket = gpuplan::detail::all_reduce_seconds(std::min(grad_bytes, gpuplan::detail::kDdpBucketBytes), num_gpus, link, eff);
+    // Backward is 2/3 of the compute and memory-bound time of a training step (passes = 3).
+    const double backward = 2.0 / 3.0 * in_seconds(e.compute + e.memory_bound);
+    e.gradient_all_reduce = seconds(t);
+    e.step += seconds(std::max(bucket, t - eff.ddp_overlap * backward));
+  }
+  e.samples_per_s = B * num_gpus / in_seconds(e.step);
+  return e;
+}
+
+// Wall-clock to see `images` samples `epochs` times at the estimate's throughput.
+inline Seconds time_to_train(const graph_estimate& e, double images, double epochs) {
+  if (!(images >= 1 && images <= 1e12)) gpuplan::detail::fail("images", "must be in [1, 1e12] (got " + gpuplan::detail::num(images) + ")");
+  if (!(epochs > 0 && epochs <= 1e6)) gpuplan::detail::fail("epochs", "must be in (0, 1e6] (got " + gpuplan::detail::num(epochs) + ")");
+  return seconds(images * epochs / e.samples_per_s);
+}
+
+}  // namespace gpuplan::vision

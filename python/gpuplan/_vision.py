@@ -1,0 +1,120 @@
+"""Image models as layer graphs: gp.vision (C++ layers.hpp, vision.hpp).
+
+``gp.vision("resnet-50", gpu="t4", batch=64, image=224)`` returns a :class:`VisionResult`:
+torchvision's model as a layer graph with its exact parameter count and FLOPs, and the
+memory (weights, gradients, optimizer state, saved activations) and time (step,
+images/s, time to train for ``images`` × ``epochs``) of training it, or running it with
+``infer=True``, on one GPU. It prints as ``gpuplan vision`` does; ``to_dict()`` is the
+CLI's ``--json``. docs/vision.md derives every figure.
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+from typing import Any, Dict, Optional, Union
+
+from . import _core
+from ._api import _error
+from ._plan import _int, _number
+from ._quantity import Bytes, Seconds
+
+__all__ = ["VisionResult", "vision"]
+
+
+class VisionResult:
+    """One image model on one GPU: the figures of ``gpuplan vision``."""
+
+    def __init__(self, raw: Dict[str, Any]) -> None:
+        self._data: Dict[str, Any] = raw["data"]
+        self._text: str = raw["text"]
+        self._markdown: str = raw["markdown"]
+
+    @property
+    def params(self) -> int:
+        """Exact parameter count (sum of p.numel() over the model's parameters)."""
+        return int(self._data["params"])
+
+    @property
+    def forward_macs_per_image(self) -> float:
+        """Multiply-adds of convolutions, linear layers and attention per image (torchvision's GFLOPS column)."""
+        return float(self._data["forward_macs_per_image"])
+
+    @property
+    def peak_allocated(self) -> Bytes:
+        """Peak allocated bytes (torch.cuda.max_memory_allocated) of one step."""
+        return Bytes(self._data["memory"]["peak_allocated"])
+
+    @property
+    def activations(self) -> Bytes:
+        """Saved activations (training) or the live working set (inference), bytes."""
+        return Bytes(self._data["memory"]["activations"])
+
+    @property
+    def device(self) -> Bytes:
+        """Peak allocated plus the CUDA context, bytes."""
+        return Bytes(self._data["memory"]["device"])
+
+    @property
+    def fits(self) -> bool:
+        """Whether the device figure fits the GPU's usable memory."""
+        return bool(self._data["memory"]["fits"])
+
+    @property
+    def step(self) -> Seconds:
+        """Seconds per step of `batch` images."""
+        return Seconds(self._data["time"]["step_seconds"])
+
+    @property
+    def images_per_second(self) -> float:
+        """Images per second on the one GPU."""
+        return float(self._data["time"]["images_per_second"])
+
+    @property
+    def time_to_train(self) -> Optional[Seconds]:
+        """Seconds to see `images` x `epochs` images (None without `images`)."""
+        t = self._data["time"].get("to_train_seconds")
+        return None if t is None else Seconds(t)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The figures as `gpuplan vision --json` prints them."""
+        return copy.deepcopy(self._data)
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return (f"VisionResult({self._data['model']} on {self._data['gpu']}: {self.params:,} params, "
+                f"{self.images_per_second:.4g} images/s, fits={self.fits})")
+
+    def _repr_markdown_(self) -> str:
+        return self._markdown
+
+
+def vision(model: str, gpu: str = "a100-80gb", batch: int = 32, image: int = 224, classes: int = 1000,
+           precision: str = "fp16-mixed", optimizer: str = "sgd-momentum", infer: bool = False,
+           images: Union[None, int, float, str] = None, epochs: float = 1, num_gpus: int = 1) -> VisionResult:
+    """Memory and time of training (or, with ``infer=True``, running) a torchvision image
+    model — resnet-18/34/50/101/152, vgg-16, vit-b-16, vit-l-16, vit-h-14,
+    convnext-tiny/small/base/large — on one GPU. ``images`` (a count or an amount such
+    as "1.28M") and ``epochs`` give the time to train; ``num_gpus`` > 1 trains data-parallel
+    (DDP) with ``batch`` images per GPU."""
+    for name, v in (("model", model), ("gpu", gpu), ("precision", precision), ("optimizer", optimizer)):
+        if not isinstance(v, str):
+            raise _error(f"vision.{name}", f"must be a string (got {type(v).__name__} {v!r})")
+    if not isinstance(infer, bool):
+        raise _error("vision.infer", f"must be True or False (got {infer!r})")
+    b = _int(batch, "vision.batch", 1, 1_000_000)
+    im = _int(image, "vision.image", 1, 1 << 20)
+    c = _int(classes, "vision.classes", 1, 1 << 30)
+    ep = _number(epochs, "vision.epochs")
+    n = _int(num_gpus, "vision.num_gpus", 1, 65536)
+    dataset: Optional[str] = None
+    if images is not None:
+        if isinstance(images, str):
+            dataset = images
+        elif isinstance(images, numbers.Real) and not isinstance(images, bool):
+            dataset = repr(float(_number(images, "vision.images")))
+        else:
+            raise _error("vision.images", f"must be a number or an amount such as '1.28M' (got {images!r})")
+    return VisionResult(_core.vision(model, gpu, b, im, c, precision, optimizer, infer, dataset, ep, n))

@@ -1,0 +1,39 @@
+// vision.cpp — `gpuplan vision`: a torchvision image model (ResNet, VGG, ViT, ConvNeXt)
+// as a layer graph, its exact parameters and FLOPs, and the memory and time of
+// training or inference at a batch and image size on one GPU (docs/vision.md).
+#include <cstdio>
+
+#include "gpuplan/vision.hpp"
+#include "vision_command.hpp"
+
+namespace gpuplan::cli {
+
+CLI::App* add_vision_command(CLI::App& app, io::vision_query& q) {
+  auto* sub = app.add_subcommand("vision", "Image models (ResNet, VGG, ViT, ConvNeXt): memory, images/s, time to train on one GPU");
+  std::string names;
+  for (const auto& n : vision::vision_model_names()) names += (names.empty() ? "" : ", ") + n;
+  sub->add_option("model", q.model, "Model: " + names)->required();
+  sub->add_option("--gpu,-g", q.gpu, "GPU id (gpuplan gpus)");
+  sub->add_option("--batch,-b", q.batch, "Images per step and GPU (default 32)");
+  sub->add_option("--gpus", q.num_gpus, "Data-parallel GPUs (DDP; default 1)");
+  sub->add_option("--image", q.image, "Image side in pixels (default 224)");
+  sub->add_option("--classes", q.classes, "Classifier outputs (default 1000)");
+  sub->add_option("--precision", q.precision, "Precision: " + name_list<precision>() + " (default fp16-mixed)");
+  sub->add_option("--optimizer", q.optimizer, "Optimizer: sgd, sgd-momentum (default), adam, adamw, adamw-8bit, lion");
+  sub->add_flag("--infer", q.infer, "Inference (forward only) instead of training");
+  sub->add_option("--images", q.images, "Dataset size in images (1.28M): prints the time to train");
+  sub->add_option("--epochs", q.epochs, "Passes over the dataset (default 1)");
+  sub->footer("Examples:\n  gpuplan vision resnet-50 --gpu t4 --batch 64 --image 224\n"
+              "  gpuplan vision vit-b-16 --gpu a100-80gb --gpus 8 --batch 128 --optimizer adamw --images 1.28M --epochs 300\n");
+  return sub;
+}
+
+int run_vision(io::vision_query q, const io::style& st) {
+  q.flag_prefix = "--";
+  const io::vision_report r = io::vision_report_of(q);
+  if (st.format == io::report_format::json) std::printf("%s\n", r.json.dump(2).c_str());
+  else std::fputs(io::render(r.summary, st).c_str(), stdout);
+  return r.fits ? 0 : 1;
+}
+
+}  // namespace gpuplan::cli
