@@ -78,11 +78,6 @@ inline constexpr int kMinDpForZero3 = 2;
 // so a second pool of unit-sized blocks stays reserved: 12-24% measured over allocated in
 // FSDP and torchtune runs against 5-15% for single-stream training; 1.15 is the low middle.
 inline constexpr double kReservedFactorStreamPools = 1.15;
-// DeepSpeed ZeRO: the contiguous gradient buffer and the IPG reduce bucket are allocated
-// once as flat tensors (deepspeed/runtime/zero/stage_1_and_2.py contiguous_gradients,
-// reduce_bucket_size; stage3.py __param_partition / grad partition flat buffers), and the
-// reduction runs on its own stream (reduction_stream): the same per-stream pool as FSDP.
-inline constexpr double kReservedFactorFlatBuffers = 1.15;
 
 inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
     // transformers Trainer / TRL SFTTrainer + PEFT + bitsandbytes + accelerate.
@@ -101,7 +96,8 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .summary = "DeepSpeed ZeRO engine",
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::none,
-     .reserved_factor = kReservedFactorFlatBuffers,
+     // reserved_factor: the default. contiguous_gradients (default true) copies gradients into
+     // one pre-allocated buffer "to avoid memory fragmentation" (DeepSpeed config docs, zero_optimization).
      // zero_optimization.stage 0-3, offload_optimizer (stages 1-3) and offload_param (stage 3)
      // (DeepSpeed docs, "ZeRO"); TP/PP need Megatron-DeepSpeed, i.e. the megatron profile.
      .zero_stages = 0b1111},

@@ -105,9 +105,12 @@ TEST_CASE("framework: the allocator's reserved/allocated ratio is the framework'
   s.fw = framework::fsdp;  // per-stream pools of FSDP's all-gather / reduce-scatter streams
   CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(kReservedFactorStreamPools).epsilon(1e-9));
   CHECK(kReservedFactorStreamPools > memory_defaults::reserved_factor);
-  s.fw = framework::deepspeed;
-  CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(kReservedFactorFlatBuffers).epsilon(1e-9));
+  s.fw = framework::deepspeed;  // contiguous_gradients: one flat gradient buffer, the default ratio
+  CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(memory_defaults::reserved_factor).epsilon(1e-9));
+  s.fw = framework::torchtune;
+  CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(kReservedFactorStreamPools).epsilon(1e-9));
   // A calibration profile's fitted ratio replaces the framework's default.
+  s.fw = framework::fsdp;
   run r(m, s);
   auto p = std::make_shared<profile>();
   p->memory.reserved_factor = 1.31;
@@ -115,7 +118,7 @@ TEST_CASE("framework: the allocator's reserved/allocated ratio is the framework'
   CHECK(r.memory_constants().reserved_factor == 1.31);
   CHECK(ratio(estimate_memory(r)) == doctest::Approx(1.31).epsilon(1e-9));
   r.calibrate_with(nullptr);
-  CHECK(r.memory_constants().reserved_factor == kReservedFactorFlatBuffers);
+  CHECK(r.memory_constants().reserved_factor == kReservedFactorStreamPools);
 }
 
 TEST_CASE("framework: FSDP CPU offload keeps parameters, gradients and the optimizer on the host") {
