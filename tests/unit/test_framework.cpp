@@ -151,6 +151,12 @@ TEST_CASE("framework: FSDP CPU offload keeps parameters, gradients and the optim
   const memory_breakdown ds = estimate_memory(m, s);
   const double largest = static_cast<double>(count_parameters(m).largest_layer);
   CHECK(in_bytes(ds.weights + ds.master_weights + ds.gradients + ds.optimizer) == doctest::Approx(4 * largest).epsilon(1e-9));
+  // Time: the FSDP step runs on the CPU, Psi / 8 parameters per rank x 8 ranks sharing the
+  // node's CPU at cpu_adam_params_per_s (timing_optimizer.hpp): 6.74e9 / 1e9 = 6.74 s.
+  s.fw = framework::fsdp;
+  s.parallel.offload_optimizer = offload::none;
+  const efficiency_params e{};
+  CHECK(in_seconds(estimate_time(m, s).breakdown.optimizer) == doctest::Approx(psi / e.cpu_adam_params_per_s).epsilon(1e-9));
 }
 
 TEST_CASE("framework: Unsloth's offloaded checkpointing keeps two block inputs on the GPU") {
