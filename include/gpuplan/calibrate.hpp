@@ -205,7 +205,13 @@ inline std::pair<double, double> compared_figure(const memory_point& p, const me
 //     toward 1 that is strong for the states (exact formulas of the framework's
 //     tensors) and weak for working memory (the least certain term).
 // Constants no measurement informs keep their value in `start`.
-inline memory_calibration calibrate_memory(std::span<const measurement> data, const memory_params& start = {}) {
+inline memory_calibration calibrate_memory(std::span<const measurement> data, const memory_params& start_at = {}) {
+  // The documented defaults start from the framework's reserved/allocated ratio when every
+  // measurement shares one framework, as an uncalibrated run does (run::memory_constants).
+  memory_params start = start_at;
+  if (start_at == memory_params{} && !data.empty() &&
+      std::all_of(data.begin(), data.end(), [&](const measurement& m) { return m.run.fw == data[0].run.fw; }))
+    start.reserved_factor = profile_of(data[0].run.fw).reserved_factor;
   std::vector<detail::memory_point> pts;
   for (std::size_t i = 0; i < data.size(); ++i)
     if (data[i].has_memory()) pts.push_back(detail::memory_point_of(data[i], i));

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -61,9 +63,15 @@ class run {
   // GPU and framework it was measured on. Edits keep it; nullptr removes it.
   void calibrate_with(std::shared_ptr<const profile> p) noexcept { profile_ = std::move(p); }
   [[nodiscard]] const profile* calibration() const noexcept { return profile_.get(); }
+  // Without a calibration profile: the documented defaults, with the allocator's
+  // reserved/allocated ratio of the run's framework (framework.hpp reserved_factor).
   [[nodiscard]] const memory_params& memory_constants() const noexcept {
-    static const memory_params defaults{};
-    return profile_ ? profile_->memory : defaults;
+    static const std::array<memory_params, kFrameworkProfiles.size()> defaults = [] {
+      std::array<memory_params, kFrameworkProfiles.size()> a{};
+      for (std::size_t i = 0; i < a.size(); ++i) a[i].reserved_factor = kFrameworkProfiles[i].reserved_factor;
+      return a;
+    }();
+    return profile_ ? profile_->memory : defaults[static_cast<std::size_t>(profile_of(s_.fw).id)];
   }
   [[nodiscard]] const efficiency_params& efficiency() const noexcept {
     static const efficiency_params defaults{};

@@ -72,7 +72,13 @@ inline void validate_layout(const architecture& m, const scenario& s) {
   if (m.ffn % p.tp != 0)
     fail("scenario.parallel.tp", "must divide intermediate_size=" + i2s(m.ffn) + " (got " + i2s(p.tp) + ")");
   const std::int64_t stages = std::int64_t{p.pp} * p.virtual_stages;
-  if (m.total_layers() % stages != 0)
+  // Uneven stages run without interleaving (DeepSpeed PipelineModule partition_uniform;
+  // Megatron --decoder-first/last-pipeline-num-layers): BLOOM-176B trained 70 layers on 12
+  // stages. Every stage needs a block; the interleaved schedule needs layers divisible by
+  // pp x v (megatron/core/transformer/transformer_block.py get_num_layers_to_build).
+  if (m.total_layers() < p.pp)
+    fail("scenario.parallel.pp", "must not exceed the number of layers=" + i2s(m.total_layers()) + " (got pp=" + i2s(p.pp) + ")");
+  if (p.virtual_stages > 1 && m.total_layers() % stages != 0)
     fail("scenario.parallel.pp", "pp*virtual_stages=" + i2s(stages) + " must divide the number of layers=" +
                                      i2s(m.total_layers()) + " (got pp=" + i2s(p.pp) + ")");
   if (p.virtual_stages > 1 && p.pp == 1)

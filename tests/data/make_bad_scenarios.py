@@ -106,7 +106,7 @@ for key, bad, what in [
 add({"num_gpus": 3, "parallel": {"tp": 3}}, "scenario.parallel.tp: must divide num_attention_heads=40 (got 3)")
 add({"num_gpus": 16, "parallel": {"tp": 16}}, "scenario.parallel.tp: must divide num_attention_heads=40 (got 16)")
 add({"model": "qwen2.5-7b", "num_gpus": 7, "parallel": {"tp": 7}}, "scenario.parallel.tp: must divide num_key_value_heads=4 or be a multiple of it (got 7)")
-add({"num_gpus": 3, "parallel": {"pp": 3}}, "scenario.parallel.pp: pp*virtual_stages=3 must divide the number of layers=40 (got pp=3)")
+add({"num_gpus": 41, "parallel": {"pp": 41}}, "scenario.parallel.pp: must not exceed the number of layers=40 (got pp=41)")
 add({"num_gpus": 4, "parallel": {"pp": 4, "virtual_stages": 3}}, "scenario.parallel.pp: pp*virtual_stages=12 must divide the number of layers=40 (got pp=4)")
 add({"parallel": {"virtual_stages": 2}}, "scenario.parallel.virtual_stages: needs pp > 1 (got virtual_stages=2 with pp=1)")
 add({"num_gpus": 12, "parallel": {"tp": 8}}, "scenario.num_gpus: must be a multiple of tp*pp*cp=8 (got 12)")

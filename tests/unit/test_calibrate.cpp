@@ -123,6 +123,15 @@ TEST_CASE("calibrate_memory: recovers the allocator factor, context and working-
   // The ridge prior pulls slightly toward 1 (weight 1e-3 against 3 unit-weight rows): within 1%.
   CHECK(c.params.activation_scale == doctest::Approx(1.3).epsilon(0.01));
   CHECK(c.params.states_scale == doctest::Approx(1.0).epsilon(0.01));
+  // Allocated-only measurements of an FSDP run leave the allocator ratio unobserved: it
+  // stays the framework's (framework.hpp kReservedFactorStreamPools), not the hf default.
+  std::vector<measurement> fsdp = data;
+  for (measurement& m : fsdp) {
+    m.run.fw = framework::fsdp;
+    m.peak_reserved.reset();
+    m.device.reset();
+  }
+  CHECK(calibrate_memory(fsdp).params.reserved_factor == kReservedFactorStreamPools);
   for (double q : c.ratios) CHECK(q == doctest::Approx(1.0).epsilon(0.005));
   for (double q : c.ratios_before) CHECK(q > 1.02);  // the defaults under-estimate every point
 }

@@ -2,6 +2,8 @@
 // what it keeps on the GPU and how fast its kernels are.
 #include <doctest/doctest.h>
 
+#include <memory>
+
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/framework.hpp"
@@ -88,4 +90,118 @@ TEST_CASE("framework: LLM.int8 matmuls are slower than 16-bit ones; fused framew
   f.fw = framework::megatron;
   f.ckpt = checkpointing::none;
   CHECK(in_seconds(estimate_time(m, f).step) < eager);
+}
+
+TEST_CASE("framework: the allocator's reserved/allocated ratio is the framework's unless a calibration profile sets it") {
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario s{.prec = precision::bf16_mixed, .seq_len = 512, .ckpt = checkpointing::full, .gpu = io::find_gpu("a100-80gb"),
+             .num_gpus = 8};
+  s.parallel.zero = 3;
+  // reserved = allocated x factor + the 32 MiB cuBLAS workspace (detail/memory_allocator.hpp).
+  auto ratio = [](const memory_breakdown& b) {
+    return (in_bytes(b.peak_reserved) - memory_defaults::cublas_workspace) / in_bytes(b.peak_allocated);
+  };
+  CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(memory_defaults::reserved_factor).epsilon(1e-9));  // hf: 1.10
+  s.fw = framework::fsdp;  // per-stream pools of FSDP's all-gather / reduce-scatter streams
+  CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(kReservedFactorStreamPools).epsilon(1e-9));
+  CHECK(kReservedFactorStreamPools > memory_defaults::reserved_factor);
+  s.fw = framework::deepspeed;  // contiguous_gradients: one flat gradient buffer, the default ratio
+  CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(memory_defaults::reserved_factor).epsilon(1e-9));
+  s.fw = framework::torchtune;
+  CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(kReservedFactorStreamPools).epsilon(1e-9));
+  // A calibration profile's fitted ratio replaces the framework's default.
+  s.fw = framework::fsdp;
+  run r(m, s);
+  auto p = std::make_shared<profile>();
+  p->memory.reserved_factor = 1.31;
+  r.calibrate_with(p);
+  CHECK(r.memory_constants().reserved_factor == 1.31);
+  CHECK(ratio(estimate_memory(r)) == doctest::Approx(1.31).epsilon(1e-9));
+  r.calibrate_with(nullptr);
+  CHECK(r.memory_constants().reserved_factor == kReservedFactorStreamPools);
+}
+
+TEST_CASE("framework: FSDP CPU offload keeps parameters, gradients and the optimizer on the host") {
+  // torch/distributed/fsdp/api.py CPUOffload(offload_params=True): gradients and the
+  // optimizer step go to the CPU with the parameters; the GPU holds the gathered units.
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario s{.prec = precision::bf16_mixed, .seq_len = 2048, .fw = framework::fsdp, .ckpt = checkpointing::full,
+             .gpu = io::find_gpu("a100-80gb"), .num_gpus = 8};
+  s.parallel.zero = 3;
+  s.parallel.offload_params = offload::cpu;
+  const memory_breakdown off = estimate_memory(m, s);
+  const double psi = static_cast<double>(count_parameters(m).total);
+  CHECK(in_bytes(off.weights) == 0);
+  CHECK(in_bytes(off.master_weights) == 0);
+  CHECK(in_bytes(off.gradients) == 0);
+  CHECK(in_bytes(off.optimizer) == 0);
+  // Host, per node of 8 GPUs: fp32 parameter shard 4 + fp32 gradient shard 4 + Adam moments 8
+  // = 16 B/param / 8 ranks x 8 ranks on the node = 16 Psi.
+  CHECK(in_bytes(off.host) == doctest::Approx(16 * psi).epsilon(1e-9));
+  // Without offload the same run holds 16 Psi / 8 of states plus the fused-AdamW
+  // temporary of the largest tensor (4 B x 32000 x 4096): offload removes more than both.
+  s.parallel.offload_params = offload::none;
+  const memory_breakdown on = estimate_memory(m, s);
+  CHECK(in_bytes(on.peak_allocated) - in_bytes(off.peak_allocated) >= 16 * psi / 8 - 1.0);
+  // DeepSpeed's offload_param alone leaves the optimizer partition on the GPU (offload_optimizer is separate).
+  s.fw = framework::deepspeed;
+  s.parallel.offload_params = offload::cpu;
+  CHECK(in_bytes(estimate_memory(m, s).optimizer) == doctest::Approx(12 * psi / 8).epsilon(1e-9));
+  s.parallel.offload_optimizer = offload::cpu;  // estimate_zero3_model_states_mem_needs(cpu_offload, cpu_offload_params): 4 x largest layer
+  const memory_breakdown ds = estimate_memory(m, s);
+  const double largest = static_cast<double>(count_parameters(m).largest_layer);
+  CHECK(in_bytes(ds.weights + ds.master_weights + ds.gradients + ds.optimizer) == doctest::Approx(4 * largest).epsilon(1e-9));
+  // Time: the FSDP step runs on the CPU, Psi / 8 parameters per rank x 8 ranks sharing the
+  // node's CPU at cpu_adam_params_per_s (timing_optimizer.hpp): 6.74e9 / 1e9 = 6.74 s.
+  s.fw = framework::fsdp;
+  s.parallel.offload_optimizer = offload::none;
+  const efficiency_params e{};
+  CHECK(in_seconds(estimate_time(m, s).breakdown.optimizer) == doctest::Approx(psi / e.cpu_adam_params_per_s).epsilon(1e-9));
+}
+
+TEST_CASE("framework: Unsloth's offloaded checkpointing keeps two block inputs on the GPU") {
+  const architecture& m = io::find_model("llama-2-7b");
+  const scenario s{.meth = method::qlora, .seq_len = 2048, .fw = framework::unsloth, .gpu = io::find_gpu("rtx-4090")};
+  const run r(m, s);
+  REQUIRE(r.settings().ckpt == checkpointing::full);
+  const scenario& rs = r.settings();
+  const detail::mem::facts f = detail::mem::facts_with_acts(m, rs);
+  const detail::mem::stage_params sp = detail::mem::params_of_stage(m, f.p, detail::mem::linears_of_block(m, false),
+                                                                    detail::mem::linears_of_block(m, true), rs, 0);
+  const detail::mem::activation_plan a = detail::mem::stage_activations(m, rs, f, sp, 0);
+  // Checkpointed: each of the 32 blocks keeps its input (kept_per_block); Unsloth_Offloaded_Gradient_Checkpointer
+  // copies it to the host, the GPU keeps the block in flight and the one being copied.
+  CHECK(a.stored == doctest::Approx(detail::mem::kOffloadResidentBlocks * a.kept_per_block).epsilon(1e-12));
+  const double all = 32 * a.kept_per_block + detail::mem::embedding_activations(m, f) +
+                     f.T * detail::mem::norm_bytes(m, f.ctx) / f.seq_div;
+  CHECK(a.host + a.stored == doctest::Approx(all).epsilon(1e-12));
+  // hf's checkpointing keeps every input on the GPU.
+  scenario h = s;
+  h.fw = framework::hf;
+  const run rh(m, h);
+  const detail::mem::facts fh = detail::mem::facts_with_acts(m, rh.settings());
+  CHECK(detail::mem::stage_activations(m, rh.settings(), fh, sp, 0).host == 0);
+}
+
+TEST_CASE("framework: uneven pipeline stages — the slowest stage has ceil(layers / pp) blocks and the head") {
+  // BLOOM-176B's layout: 70 layers on 12 stages -> stages of 5 and 6 blocks; every micro-batch waits for a 6-block stage.
+  architecture a = io::find_model("llama-2-7b");
+  a.layers = 70;
+  scenario s{.seq_len = 2048, .fw = framework::megatron, .gpu = io::find_gpu("a100-80gb"), .num_gpus = 12};
+  s.parallel.pp = 12;
+  s.grad_accum = 24;
+  const run r(a, s);
+  const efficiency_params e{};
+  warning_set w = 0;
+  const detail::device_rates d = detail::device_rates_of(r.gpu(), r.settings().prec, e, w);
+  const detail::microbatch_shape mb = detail::microbatch_of(a, r.settings());
+  CHECK(detail::stage_blocks_of(a, r.settings(), d, mb, e).plain.count == 6);  // not 70 / 12 = 5.83
+  // Memory: the most loaded stage (6 blocks; the first also holds the embedding and 12 in-flight micro-batches) sets it.
+  std::int64_t begin = 0, enc = 0, dec = 0, total = 0;
+  for (int st = 0; st < 12; ++st) {
+    detail::mem::blocks_of_stage(a, 12, st, begin, enc, dec);
+    CHECK((enc == 5 || enc == 6));
+    total += enc;
+  }
+  CHECK(total == 70);
 }

@@ -13,10 +13,10 @@ namespace gpuplan::detail {
 inline constexpr std::array<band_row, 26> kBandRows{{
     {band_metric::memory_train, -1, -1, 46, {0.6862, 0.9746, 1.1775}},
     {band_metric::memory_train, -1, 0, 42, {0.6802, 0.9647, 1.2350}},
-    {band_metric::memory_train, -1, 1, 4, {0.8839, 1.0000, 1.0371}},
-    {band_metric::memory_train, 0, -1, 19, {0.8957, 1.0273, 1.2861}},
+    {band_metric::memory_train, -1, 1, 4, {0.8818, 0.9943, 1.0034}},
+    {band_metric::memory_train, 0, -1, 19, {0.8999, 1.0185, 1.2922}},
     {band_metric::memory_train, 0, 0, 15, {0.8921, 1.0532, 1.2715}},
-    {band_metric::memory_train, 0, 1, 4, {0.8839, 1.0000, 1.0371}},
+    {band_metric::memory_train, 0, 1, 4, {0.8818, 0.9943, 1.0034}},
     {band_metric::memory_train, 1, -1, 27, {0.6870, 0.9218, 1.0560}},
     {band_metric::memory_train, 1, 0, 27, {0.6870, 0.9218, 1.0560}},
     {band_metric::memory_infer, -1, -1, 6, {1.0006, 1.0172, 1.0378}},

@@ -10,6 +10,7 @@
 #include "gpuplan/detail/memory_constants.hpp"
 #include "gpuplan/detail/memory_facts.hpp"
 #include "gpuplan/detail/memory_terms.hpp"
+#include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
 
@@ -63,8 +64,8 @@ inline double in_flight_micro_batches(const scenario& r, const facts& f, int sta
 
 // Phase 2. The block being back-propagated regenerates, under full or selective
 // checkpointing, its activations minus those it kept (already in `stored`).
-// Activation offload (torchtune OffloadActivations): saved tensors go to pinned host
-// memory; the GPU keeps the block in flight and the one being copied.
+// Activation offload (torchtune OffloadActivations) and Unsloth's offloaded checkpoints:
+// saved tensors go to pinned host memory; the GPU keeps the block in flight and the one being copied.
 inline activation_plan stage_activations(const architecture& a, const scenario& r, const facts& f, const stage_params& sp,
                                          int stage) {
   const per_block saved{block_bytes(f, f.full_enc), block_bytes(f, f.full_dec)};
@@ -78,7 +79,9 @@ inline activation_plan stage_activations(const architecture& a, const scenario& 
   p.recomputed = r.ckpt != checkpointing::none ? std::max(0.0, saved_max - p.kept_per_block) : 0.0;
   p.in_flight = in_flight_micro_batches(r, f, stage);
   stored *= p.in_flight;
-  if (r.activation_offload) {
+  // Unsloth's offloaded gradient checkpointing moves the same checkpointed inputs (framework.hpp checkpoints_on_host).
+  const bool on_host = r.activation_offload || (r.ckpt == checkpointing::full && profile_of(r.fw).checkpoints_on_host);
+  if (on_host) {
     const double keep = std::min(stored, kOffloadResidentBlocks * p.kept_per_block * p.in_flight);
     p.host = (stored - keep) * gpus_on_node(r);
     stored = keep;

@@ -66,6 +66,14 @@ inline bool zero3_states_hold_gathered(const scenario& r, const facts& f) {
 
 struct weight_states { double gpu = 0, host = 0; };
 
+// The optimizer step runs on the CPU: optimizer offload (DeepSpeed offload_optimizer,
+// CPU Adam), or parameter offload in a framework whose parameter offload takes the
+// gradients and the optimizer along (framework.hpp param_offload_moves_optimizer).
+inline bool optimizer_on_host(const scenario& r) {
+  return r.parallel.offload_optimizer != offload::none ||
+         (r.parallel.offload_params != offload::none && profile_of(r.fw).param_offload_moves_optimizer);
+}
+
 // Weights resident on the GPU: base + fp8 GEMM copies + adapters; ZeRO-3 / FSDP
 // full shard keeps 1/N (parameter offload moves it to the host) plus, with a master
 // copy, the gathered largest trainable module.
@@ -127,9 +135,15 @@ inline model_states resident_states(const architecture& a, const scenario& r, co
   double O = optimizer_state_bytes(a, r, f, sp, t);
   if (zero >= 1) { O /= N; M /= N; O += M; M = 0; }  // the master partition belongs to the ZeRO optimizer
   double paged = optimizer_is_paged(r.opt) ? O : 0;
-  if (r.parallel.offload_optimizer != offload::none) {
+  if (optimizer_on_host(r)) {
     s.host += (O + G_fp32_part) * gpus_on_node(r);
     O = 0; paged = 0; G_fp32_part = 0;
+    // ZeRO-3 / FSDP offload: the reduce-scattered gradient shard is copied to the host
+    // as soon as it exists (FSDP _flat_param.py _cpu_grad / FSDP2 CPUOffloadPolicy;
+    // DeepSpeed stage3.py partition_grads into the CPU fp32 partition;
+    // estimate_zero3_model_states_mem_needs with cpu_offload: no 2Ψ/N gradient term).
+    // The unsharded gradient in flight is the backward transient (step_transients).
+    if (zero >= 3 && !zero3_states_hold_gathered(r, f)) { s.host += G * gpus_on_node(r); G = 0; }
     // ZeRO-1/2 offload keeps only the 16-bit parameters on the GPU: each gradient is
     // reduced through the IPG bucket into pinned host buffers (DeepSpeed
     // stage_1_and_2.py async_accumulate_grad_in_cpu_via_gpu; estimate_zero2_model_states_mem_needs

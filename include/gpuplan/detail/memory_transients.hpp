@@ -101,7 +101,8 @@ inline transients step_transients(const architecture& a, const scenario& r, cons
   if (r.ckpt != checkpointing::none) x.backward_block += std::max(f.lora_enc.peft_transient, f.lora_dec.peft_transient);
   // Per-tensor optimizer kernels need fp32 temporaries of the largest tensor; SGD none.
   const double temps = r.opt == optimizer::adafactor ? kAdafactorStepTemporaries : kAdamStepTemporaries;
-  if (r.opt != optimizer::sgd && !r.optimizer_in_backward) x.optimizer_step = temps * t.largest * kFp32Bytes;
+  // An optimizer on the host (CPU Adam, FSDP CPU offload) allocates none of them on the GPU.
+  if (r.opt != optimizer::sgd && !r.optimizer_in_backward && !optimizer_on_host(r)) x.optimizer_step = temps * t.largest * kFp32Bytes;
   return x;
 }
 

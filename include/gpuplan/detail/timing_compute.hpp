@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstdint>
 
+#include "gpuplan/detail/memory_layout.hpp"
 #include "gpuplan/detail/timing_model.hpp"
 #include "gpuplan/detail/timing_params.hpp"
 #include "gpuplan/flops.hpp"
@@ -293,9 +294,9 @@ inline microbatch_shape microbatch_of(const architecture& a, const scenario& run
   return m;
 }
 
-// Blocks of one kind on one pipeline stage and one block's seconds (stages balanced).
+// Blocks of one kind on the slowest pipeline stage and one block's seconds.
 struct block_group {
-  double count = 0;  // blocks per stage (layers / pp)
+  double count = 0;  // blocks on the slowest stage (ceil(layers / pp) with the head)
   block_cost cost{};
 };
 struct stage_blocks {
@@ -306,9 +307,15 @@ struct stage_blocks {
 inline stage_blocks stage_blocks_of(const architecture& a, const scenario& run, const device_rates& d,
                                     const microbatch_shape& m, const efficiency_params& e) {
   stage_blocks b;
-  const int pp = run.parallel.pp, cp = run.parallel.cp;
-  b.plain.count = static_cast<double>(a.layers) / pp;
-  b.decoder.count = static_cast<double>(a.decoder_layers) / pp;
+  const int pp = std::max(1, run.parallel.pp), cp = run.parallel.cp;
+  // The slowest stage paces every micro-batch (1F1B: Narayanan et al. 2021 §2.2). Blocks
+  // are whole per stage; the remainder of layers / pp goes to the last stages, which also
+  // hold the head (mem::blocks_of_stage, as Megatron-DeepSpeed's partition_uniform gives one
+  // extra block to `layers mod pp` stages): the last stage is the most loaded one.
+  std::int64_t begin = 0, enc = 0, dec = 0;
+  mem::blocks_of_stage(a, pp, pp - 1, begin, enc, dec);
+  b.plain.count = static_cast<double>(enc);
+  b.decoder.count = static_cast<double>(dec);
   if (b.plain.count > 0) b.plain.cost = block_seconds(a, run, d, m.tokens, m.batch, m.seq / cp, m.seq, false, e);
   if (b.decoder.count > 0) b.decoder.cost = block_seconds(a, run, d, m.tokens, m.batch, m.seq / cp, m.seq, true, e);
   return b;

@@ -10,6 +10,7 @@
 #include "gpuplan/detail/timing_model.hpp"
 #include "gpuplan/detail/timing_params.hpp"
 #include "gpuplan/flops.hpp"
+#include "gpuplan/framework.hpp"
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
@@ -129,8 +130,11 @@ inline optimizer_cost optimizer_and_offload(const architecture& a, const scenari
   const gpu_spec& g = run.gpu;
   const double pcie = in_byte_per_s(pcie_per_direction(g.pcie_gen, g.pcie_lanes)) * e.pcie_fraction;
   const double gpus_on_node = std::min<double>(run.num_gpus, std::max(1, run.cluster.gpus_per_node));
-  if (run.parallel.offload_optimizer != offload::none) {
-    o.offload += opt_params * (gcomm + wcomm) / pcie;
+  // FSDP CPUOffload(offload_params=True) also runs the step on the CPU (framework.hpp
+  // param_offload_moves_optimizer): gradients go down; the parameters already live there.
+  const bool fsdp_style = run.parallel.offload_params != offload::none && profile_of(run.fw).param_offload_moves_optimizer;
+  if (run.parallel.offload_optimizer != offload::none || fsdp_style) {
+    o.offload += opt_params * (gcomm + (fsdp_style ? 0.0 : wcomm)) / pcie;
     o.optimizer = opt_params * gpus_on_node / e.cpu_adam_params_per_s;
     if (run.parallel.offload_optimizer == offload::nvme)
       o.offload += kInAndOut * opt_params * gpus_on_node * kNvmeStateBytesPerParam / e.nvme_bytes_per_s;
