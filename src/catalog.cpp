@@ -22,6 +22,7 @@
 #include "embedded.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/mig.hpp"
 #include "gpuplan/io/hf_config.hpp"
 #include "csv_text.hpp"
 #include "json_text.hpp"
@@ -492,6 +493,17 @@ void build_gpu_catalog(gpu_registry& reg) {
     reg.by_id[key] = g.get();
     reg.order.push_back(g->id);
     reg.storage.push_back(std::move(g));
+  }
+  // MIG slices of the parents the table holds (gpuplan/mig.hpp): found by id, not listed.
+  for (const mig_parent& parent : kMigParents) {
+    const auto it = reg.by_id.find(std::string(parent.id));
+    if (it == reg.by_id.end()) continue;
+    for (const mig_profile& p : kMigProfiles) {
+      if (p.family != parent.family) continue;
+      auto g = std::make_unique<gpu_spec>(mig_slice(*it->second, p));
+      reg.by_id[lower(g->id)] = g.get();
+      reg.storage.push_back(std::move(g));
+    }
   }
 }
 
