@@ -517,7 +517,12 @@ gpu_registry& gpus() {
 }
 
 [[noreturn]] void unknown_gpu(std::string_view id, const std::string& path, const gpu_registry& reg) {
-  fail(path, "unknown GPU '" + clean(id) + "' (did you mean: " + suggestions(id, reg.order) + "?)", error_kind::unknown_name);
+  std::vector<std::string> names = reg.order;
+  if (lower(id).find("-mig-") != std::string::npos)  // suggest among the MIG slices too (mig.hpp)
+    for (const mig_parent& parent : kMigParents)
+      for (const mig_profile& p : kMigProfiles)
+        if (p.family == parent.family) names.push_back(mig_id(parent.id, p));
+  fail(path, "unknown GPU '" + clean(id) + "' (did you mean: " + suggestions(id, names) + "?)", error_kind::unknown_name);
 }
 
 const gpu_spec& find_gpu_locked(std::string_view id, const std::string& path, const gpu_registry& reg) {

@@ -65,6 +65,8 @@ class ServeResult(_Result):
         return self._r["data"]
 
     engine = property(lambda self: self._data()["engine"], doc="The serving engine (hf, vllm, sglang, tgi, llama.cpp).")
+    kernel = property(lambda self: self._data()["kernel"],
+                      doc="The matmul kernel the engine runs for the weight format on the GPU (FP8 W8A8, Marlin, ...).")
     paged = property(lambda self: bool(self._data()["paged"]),
                      doc="Whether the engine holds the KV cache in a pool of fixed-size blocks (vLLM, SGLang, TGI).")
     memory_fraction = property(lambda self: self._data()["memory_fraction"],

@@ -709,7 +709,7 @@ def case_recommend_serve():
     """recommend --serve: GPU x TP rows meeting the ITL target, replicas by Little's law, cost."""
     rc, out, err = run("recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "5", "--prompt-len", "512",
                        "--output-len", "256", "--itl-target", "50ms", "--gpus-list", "a100-80gb,l40s,rtx-4060-ti-16gb",
-                       "--price", "a100-80gb=2,l40s=1", "--max-gpus", "2", "--json")
+                       "--price", "a100-80gb=2,l40s=1,rtx-4060-ti-16gb=0.3", "--max-gpus", "2", "--json")
     expect(rc == 0, "recommend --serve exit 0", rc, out, err)
     j = json.loads(out)
     expect(j["engine"] == "vllm" and j["workload"]["itl_target_s"] == 0.05, "engine default vllm, target", rc, out, err)

@@ -186,9 +186,12 @@ def test_plot_serve_curve(gp):
         gp.plot_serve_curve([])
 
 
+PRICES = {"a100-80gb": 2.0, "l40s": 1.0, "rtx-4060-ti-16gb": 0.3}
+
+
 def test_recommend_serving_rows_follow_littles_law(gp):
     r = gp.recommend_serving("llama-3.1-8b", requests_per_second=5, prompt_len=512, output_len=256, itl_target="50ms",
-                             gpus=["a100-80gb", "l40s", "rtx-4060-ti-16gb"], prices={"a100-80gb": 2.0, "l40s": 1.0},
+                             gpus=["a100-80gb", "l40s", "rtx-4060-ti-16gb"], prices=PRICES,
                              max_tp=2, precision="bf16-pure")
     rows = r.rows
     assert len(rows) == 6  # 3 GPUs x TP 1, 2
@@ -200,7 +203,7 @@ def test_recommend_serving_rows_follow_littles_law(gp):
         rps = o.concurrency / (o.time_to_first_token_s + 256 * o.inter_token_latency_s)
         assert o.requests_per_second == pytest.approx(rps)
         assert o.replicas == math.ceil(5 / rps) and o.gpus == o.replicas * o.tp
-        assert o.cost_per_hour == pytest.approx({"a100-80gb": 2.0, "l40s": 1.0}[o.gpu] * o.gpus)
+        assert o.cost_per_hour == pytest.approx(PRICES[o.gpu] * o.gpus)
         # 5 req/s x 256 tokens x 3600 s = 4.608 M output tokens an hour.
         assert o.cost_per_million_tokens == pytest.approx(o.cost_per_hour / 4.608)
     costs = [o.cost_per_hour for o in meeting]

@@ -276,7 +276,7 @@ TEST_CASE("recommend --serve: replicas, throughput and cost from the serve curve
   w.output_len = 256;
   w.itl_target = seconds(0.05);
   const std::vector<gpu_spec> gpus{io::find_gpu("a100-80gb"), io::find_gpu("l40s"), io::find_gpu("rtx-4060-ti-16gb")};
-  const std::map<std::string, double, std::less<>> prices{{"a100-80gb", 2.0}, {"l40s", 1.0}};
+  const std::map<std::string, double, std::less<>> prices{{"a100-80gb", 2.0}, {"l40s", 1.0}, {"rtx-4060-ti-16gb", 0.3}};
   const serve_recommendation r = recommend_serving(m, t, w, gpus, prices, 2);
   REQUIRE(r.rows.size() == 6);  // 3 GPUs x TP 1, 2
   bool seen_miss = false;
@@ -295,7 +295,7 @@ TEST_CASE("recommend --serve: replicas, throughput and cost from the serve curve
     CHECK(o.requests_per_second == doctest::Approx(rps));
     CHECK(o.replicas == static_cast<std::int64_t>(std::ceil(5 / rps)));
     CHECK(o.gpus == o.replicas * o.tp);
-    REQUIRE(o.cost_per_hour.has_value());  // the two GPUs that meet have prices
+    REQUIRE(o.cost_per_hour.has_value());  // every GPU has a price
     CHECK(*o.cost_per_hour == doctest::Approx(prices.at(o.gpu_id) * o.gpus));
     // 5 req/s x 256 output tokens x 3600 s = 4.608 M tokens an hour.
     CHECK(*o.cost_per_million_tokens == doctest::Approx(*o.cost_per_hour / 4.608));

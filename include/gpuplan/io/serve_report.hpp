@@ -41,6 +41,7 @@ inline nlohmann::json serve_json(const resolved_run& r, const serve_result& s, c
   nlohmann::json j;
   j["scenario"] = write_scenario(r);
   j["engine"] = to_string(s.eng);
+  j["kernel"] = std::string(s.kernel);
   j["paged"] = s.paged;
   j["memory_fraction"] = s.memory_fraction;
   j["step_tokens"] = s.step_tokens;
@@ -82,7 +83,8 @@ inline std::string serve_summary(const resolved_run& r, const serve_result& s) {
   t += "requests: " + std::to_string(sc.inference.prompt_len) + " prompt + " + std::to_string(sc.inference.gen_len) +
        " output tokens\n";
   t += "device: " + format_bytes_short(s.memory.device) + " of " + format_bytes_short(s.memory.capacity) + ", weights " +
-       format_bytes_short(s.memory.weights) + (s.memory.fits ? "" : "  — does NOT fit") + "\n";
+       format_bytes_short(s.memory.weights) + " (kernel: " + std::string(s.kernel) + ")" +
+       (s.memory.fits ? "" : "  — does NOT fit") + "\n";
   if (s.paged)
     t += "KV pool: " + format_bytes_short(s.pool) + " = " + std::to_string(s.pool_blocks) + " blocks × " +
          std::to_string(s.block_tokens) + " = " + std::to_string(s.pool_tokens) + " tokens (memory fraction " +
@@ -155,7 +157,7 @@ inline std::string serve_recommend_summary(const std::string& model, engine eng,
 
 // The rows meeting the target (at most `top_k`), with what the others lack in a note.
 inline table serve_recommend_table(const serve_recommendation& r, std::size_t top_k) {
-  auto money = [](const std::optional<double>& v) { return v ? "$" + format_number(*v, 4) : std::string("-"); };
+  auto money = [](const std::optional<double>& v) { return v ? "$" + format_number(*v, 3) : std::string("-"); };
   table t;
   t.header = {"GPU", "TP", "Concurrency", "ITL", "TTFT", "Tokens/s", "Req/s", "Replicas", "GPUs", "Cost/h", "Cost/M tokens"};
   std::size_t missing = 0;
