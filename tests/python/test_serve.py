@@ -244,3 +244,13 @@ def test_recommend_serving_to_frame_and_bad_input(gp):
         gp.recommend_serving("llama-3.1-8b", requests_per_second=1, gpus=["a100-90gb"])
     with pytest.raises(gp.ConfigError, match="recommend_serving.prices"):
         gp.recommend_serving("llama-3.1-8b", requests_per_second=1, gpus=["a100-80gb"], prices={"a100-80gb": -1})
+
+
+def test_kernel_follows_the_weights_and_the_gpu(gp):
+    # kernels.hpp: FP8 W8A8 needs FP8 tensor cores (sm_89+); the A100 runs FP8 weights through Marlin.
+    assert vllm_a100(gp).kernel == "16-bit"
+    assert vllm_a100(gp, gpu="h100-sxm", quantization={"weights": "fp8"}).kernel.startswith("FP8 W8A8")
+    assert vllm_a100(gp, quantization={"weights": "fp8"}).kernel.startswith("FP8 weight-only")
+    assert "Marlin" in vllm_a100(gp, quantization={"weights": "int4"}).kernel
+    with pytest.raises(gp.ConfigError, match="scenario.quantization.weights"):
+        vllm_a100(gp, gpu="v100-sxm2-32gb", quantization={"weights": "int8"})
