@@ -257,6 +257,15 @@ TEST_CASE("serving TP: all-reduces over PCIe eat more of the gain than over NVLi
   CHECK(l40s < h100);
   CHECK(l40s > 1.2);
   CHECK(h100 < 2.0);
+  // H100 NVL cards come in bridged pairs (catalog: nvlink4-bridge-2way, 600 GB/s both ways):
+  // TP=2 all-reduces over the bridge at 300 GB/s a way, TP=4 leaves the pair for PCIe 5.0 x16 (64 GB/s).
+  scenario nvl = vllm_on("h100-nvl", 512, 256);
+  nvl.num_gpus = 2;
+  nvl.parallel.tp = 2;
+  CHECK(detail::collective_link(nvl, 2, 1).bytes_per_s == doctest::Approx(300e9));
+  nvl.num_gpus = 4;
+  nvl.parallel.tp = 4;
+  CHECK(detail::collective_link(nvl, 4, 1).bytes_per_s == doctest::Approx(64e9));
   // No peer-to-peer (GeForce): NCCL stages through host memory, 24/28 of the PCIe rate and
   // 14 us per step (detail/timing_comm.hpp): the same TP=2 step is slower than with P2P.
   scenario s = vllm_on("rtx-4090", 512, 256);
