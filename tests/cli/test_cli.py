@@ -731,6 +731,12 @@ def case_recommend_serve():
     expect_error(["recommend", "llama-3.1-8b", "--serve", "--gpus-list", "a100-80gb"], "--requests-per-second", "needs")
     expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "-1", "--gpus-list", "a100-80gb"],
                  "--requests-per-second", "above 0")
+    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "nan", "--gpus-list", "a100-80gb"],
+                 "--requests-per-second")
+    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1e300", "--gpus-list", "a100-80gb"],
+                 "--requests-per-second", "at most")
+    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--output-len", "0",
+                  "--gpus-list", "a100-80gb"], "--output-len")
     expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--itl-target", "soon",
                   "--gpus-list", "a100-80gb"], "--itl-target")
     expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--gpus-list", "a100-80gb-mig-9g.1gb"],
