@@ -88,7 +88,7 @@ inline inference_kernel kernel_for(const scenario& s) {
       return {.kind = kernel_kind::bnb_4bit, .name = "bitsandbytes 4-bit", .prefill_dequantizes = true, .decode_dequantizes = true};
     default: break;
   }
-  k.name = "16-bit";
+  k.name = "unquantised";
   return k;
 }
 

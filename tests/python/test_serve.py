@@ -248,7 +248,7 @@ def test_recommend_serving_to_frame_and_bad_input(gp):
 
 def test_kernel_follows_the_weights_and_the_gpu(gp):
     # kernels.hpp: FP8 W8A8 needs FP8 tensor cores (sm_89+); the A100 runs FP8 weights through Marlin.
-    assert vllm_a100(gp).kernel == "16-bit"
+    assert vllm_a100(gp).kernel == "unquantised"
     assert vllm_a100(gp, gpu="h100-sxm", quantization={"weights": "fp8"}).kernel.startswith("FP8 W8A8")
     assert vllm_a100(gp, quantization={"weights": "fp8"}).kernel.startswith("FP8 weight-only")
     assert "Marlin" in vllm_a100(gp, quantization={"weights": "int4"}).kernel
