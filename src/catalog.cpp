@@ -22,6 +22,7 @@
 #include "embedded.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/mig.hpp"
 #include "gpuplan/io/hf_config.hpp"
 #include "csv_text.hpp"
 #include "json_text.hpp"
@@ -493,6 +494,17 @@ void build_gpu_catalog(gpu_registry& reg) {
     reg.order.push_back(g->id);
     reg.storage.push_back(std::move(g));
   }
+  // MIG slices of the parents the table holds (gpuplan/mig.hpp): found by id, not listed.
+  for (const mig_parent& parent : kMigParents) {
+    const auto it = reg.by_id.find(std::string(parent.id));
+    if (it == reg.by_id.end()) continue;
+    for (const mig_profile& p : kMigProfiles) {
+      if (p.family != parent.family) continue;
+      auto g = std::make_unique<gpu_spec>(mig_slice(*it->second, p));
+      reg.by_id[lower(g->id)] = g.get();
+      reg.storage.push_back(std::move(g));
+    }
+  }
 }
 
 gpu_registry& gpus() {
@@ -505,7 +517,12 @@ gpu_registry& gpus() {
 }
 
 [[noreturn]] void unknown_gpu(std::string_view id, const std::string& path, const gpu_registry& reg) {
-  fail(path, "unknown GPU '" + clean(id) + "' (did you mean: " + suggestions(id, reg.order) + "?)", error_kind::unknown_name);
+  std::vector<std::string> names = reg.order;
+  if (lower(id).find("-mig-") != std::string::npos)  // suggest among the MIG slices too (mig.hpp)
+    for (const mig_parent& parent : kMigParents)
+      for (const mig_profile& p : kMigProfiles)
+        if (p.family == parent.family) names.push_back(mig_id(parent.id, p));
+  fail(path, "unknown GPU '" + clean(id) + "' (did you mean: " + suggestions(id, names) + "?)", error_kind::unknown_name);
 }
 
 const gpu_spec& find_gpu_locked(std::string_view id, const std::string& path, const gpu_registry& reg) {

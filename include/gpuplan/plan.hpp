@@ -17,5 +17,6 @@
 #include "gpuplan/plan/margin.hpp"
 #include "gpuplan/plan/recommend.hpp"
 #include "gpuplan/plan/search.hpp"
+#include "gpuplan/plan/serve_recommend.hpp"
 #include "gpuplan/plan/suggest.hpp"
 #include "gpuplan/plan/system.hpp"

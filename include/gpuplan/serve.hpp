@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpuplan/engine.hpp"
+#include "gpuplan/kernels.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/timing.hpp"
@@ -28,6 +29,7 @@ struct serve_point {
 
 struct serve_result {
   engine eng = engine::hf;
+  std::string_view kernel;               // the matmul kernel for the weight format (kernels.hpp)
   bool paged = false;                    // a KV pool of fixed-size blocks (vLLM, SGLang, TGI)
   double memory_fraction = 1.0;          // the engine's budget as a share of the GPU
   std::int64_t step_tokens = 0;          // tokens per engine step (profiled peak, prefill chunk)
@@ -118,6 +120,7 @@ inline serve_result serve(const run& r, std::optional<Seconds> itl_target = {}, 
   const engine_profile& ep = profile_of(s.inference.eng);
   serve_result out;
   out.eng = s.inference.eng;
+  out.kernel = kernel_for(s).name;
   out.paged = ep.paged_pool;
   out.memory = estimate_memory(r);
   out.step_tokens = detail::step_tokens_for(s);

@@ -58,7 +58,7 @@ from ._plan import (
     suggest,
 )
 from ._quantity import GB, TB, Bytes, GiB, KiB, MiB, Seconds
-from ._serve import ServePoint, ServeResult, serve
+from ._serve import ServeOption, ServePoint, ServeRecommendation, ServeResult, recommend_serving, serve
 from ._sweep import sweep
 from ._vision import VisionResult, vision
 from .plot import plot_memory, plot_memory_sweep, plot_serve_curve, plot_time_cost
@@ -103,6 +103,9 @@ __all__ = [
     "serve",
     "vision",
     "VisionResult",
+    "recommend_serving",
+    "ServeRecommendation",
+    "ServeOption",
     "ServeResult",
     "ServePoint",
     "FitResult",

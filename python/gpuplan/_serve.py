@@ -17,14 +17,14 @@ import copy
 import dataclasses
 import html
 import numbers
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._api import ModelLike, Scenario, _error, _html_table, _scenario_dict
 from ._plan import PlanRow, _int, _Result, _seconds_view
 from ._quantity import Bytes, Seconds
 
-__all__ = ["ServePoint", "ServeResult", "serve"]
+__all__ = ["ServePoint", "ServeResult", "serve", "ServeOption", "ServeRecommendation", "recommend_serving"]
 
 #: Keywords of gp.serve that are keys of the scenario's "inference" object (output_len is gen_len).
 _INFERENCE_KEYS = ("prompt_len", "gen_len", "kv_cache_dtype", "max_batched_tokens", "gguf", "gpu_layers")
@@ -65,6 +65,8 @@ class ServeResult(_Result):
         return self._r["data"]
 
     engine = property(lambda self: self._data()["engine"], doc="The serving engine (hf, vllm, sglang, tgi, llama.cpp).")
+    kernel = property(lambda self: self._data()["kernel"],
+                      doc="The matmul kernel the engine runs for the weight format on the GPU (FP8 W8A8, Marlin, ...).")
     paged = property(lambda self: bool(self._data()["paged"]),
                      doc="Whether the engine holds the KV cache in a pool of fixed-size blocks (vLLM, SGLang, TGI).")
     memory_fraction = property(lambda self: self._data()["memory_fraction"],
@@ -151,6 +153,13 @@ def serve(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpu: Any = N
     ``gpu_layers``, ``max_batched_tokens`` and ``kv_cache_dtype`` may be given flat.
     `model` may be a :class:`Scenario` (its keys, then these overrides).
     """
+    s = _serving_scenario(model, gpu, engine, prompt_len, output_len, kwargs)
+    return _serve_run(s, concurrency, latency_target)
+
+
+def _serving_scenario(model: Any, gpu: Any, engine: Optional[str], prompt_len: Optional[int], output_len: Optional[int],
+                      kwargs: Dict[str, Any]) -> Scenario:
+    """The scenario of a serving call: workload infer, the engine and the request's tokens."""
     inference: Dict[str, Any] = {}
     if prompt_len is not None:
         inference["prompt_len"] = prompt_len
@@ -177,8 +186,10 @@ def serve(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpu: Any = N
         merged = dict(d.get("inference") or {})
         merged.update(inference)
         d["inference"] = merged
-    s = Scenario.from_dict(d)
+    return Scenario.from_dict(d)
 
+
+def _serve_run(s: Scenario, concurrency: Optional[int], latency_target: Union[None, float, str]) -> ServeResult:
     target: Optional[float] = None
     if latency_target is not None:
         if isinstance(latency_target, str):
@@ -189,3 +200,100 @@ def serve(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpu: Any = N
             target = float(latency_target)  # checked finite and positive in C++
     conc = None if concurrency is None else _int(concurrency, "serve.concurrency", 1, 1 << 40)
     return ServeResult(_core.serve(s._run, target, conc), s)
+
+
+@dataclasses.dataclass(frozen=True)
+class ServeOption(PlanRow):
+    """One GPU type at one tensor-parallel size for a serving workload
+    (plan/serve_recommend.hpp)."""
+
+    gpu: str
+    tp: int  #: GPUs per replica
+    meets: bool  #: fits and meets the inter-token latency target
+    reason: str  #: why not, when not `meets`
+    max_concurrency: int  #: requests of prompt + output tokens the memory holds per replica
+    concurrency: int  #: requests in flight per replica at the target
+    time_to_first_token_s: float
+    inter_token_latency_s: float
+    tokens_per_second: float  #: output tokens/s of one replica
+    requests_per_second: float  #: completed requests/s of one replica: concurrency / (TTFT + output x ITL)
+    replicas: int  #: replicas the request rate needs
+    gpus: int  #: replicas x tp
+    price_per_gpu_hour: Optional[float]
+    cost_per_hour: Optional[float]
+    cost_per_million_tokens: Optional[float]  #: per million output tokens at the workload's rate
+
+    ttft = _seconds_view("time_to_first_token_s", "Time to first token as Seconds.")
+    itl = _seconds_view("inter_token_latency_s", "Inter-token latency as Seconds.")
+
+
+class ServeRecommendation(_Result):
+    """``gp.recommend_serving(...)``: GPU types x TP sizes for a request rate under an
+    inter-token latency target, cheapest first. ``rows`` are :class:`ServeOption`;
+    ``to_frame()`` is a DataFrame of them; ``to_dict()`` is
+    ``gpuplan recommend --serve --json``."""
+
+    __slots__ = ()
+
+    def _data(self) -> Dict[str, Any]:
+        return self._r["data"]
+
+    @property
+    def rows(self) -> List[ServeOption]:
+        """Every GPU x TP tried: the ones meeting the target first, cheapest first."""
+        return [ServeOption.from_dict(r) for r in self._data()["rows"]]
+
+    @property
+    def best(self) -> Optional[ServeOption]:
+        """The cheapest row meeting the target (None when none does)."""
+        rows = [r for r in self.rows if r.meets]
+        return rows[0] if rows else None
+
+    def to_frame(self) -> Any:
+        """The rows as a pandas DataFrame, one per GPU x TP."""
+        pd = _pandas()
+        df = pd.DataFrame([r.to_dict() for r in self.rows], columns=[f.name for f in dataclasses.fields(ServeOption)])
+        df.attrs["engine"] = self._data()["engine"]
+        df.attrs["model"] = self._data()["model"]
+        return df
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The result as ``gpuplan recommend --serve --json`` prints it."""
+        return copy.deepcopy(self._data())
+
+    def __repr__(self) -> str:
+        return self._r["text"]
+
+    def _repr_html_(self) -> str:
+        return f"<div>{html.escape(self._r['summary'])}</div>" + _html_table(self._r["table"])
+
+
+def recommend_serving(model: Optional[Union[ModelLike, Scenario]] = None, /, *, requests_per_second: float,
+                      prompt_len: Optional[int] = None, output_len: Optional[int] = None,
+                      itl_target: Union[float, str] = "50ms", engine: str = "vllm",
+                      gpus: Optional[Sequence[str]] = None, prices: Optional[Mapping[str, float]] = None,
+                      max_tp: int = 8, top_k: int = 10, **kwargs: Any) -> ServeRecommendation:
+    """Which GPU and how many to serve `requests_per_second` requests of `prompt_len` +
+    `output_len` tokens with an inter-token latency of at most `itl_target` (seconds, or
+    "50ms"). For each GPU (default: every catalog GPU with a price) at TP 1, 2, 4, ...
+    `max_tp`: the most requests in flight per replica that meet the target, the requests/s
+    a replica then completes, the replicas needed, and the cost per hour and per million
+    output tokens (`prices` per GPU-hour by id override the catalog's)."""
+    if isinstance(requests_per_second, bool) or not isinstance(requests_per_second, numbers.Real):
+        raise _error("recommend_serving.requests_per_second", f"must be a number (got {requests_per_second!r})")
+    if isinstance(itl_target, str):
+        target = float(_core.parse_latency(itl_target, "recommend_serving.itl_target"))
+    elif isinstance(itl_target, bool) or not isinstance(itl_target, numbers.Real):
+        raise _error("recommend_serving.itl_target", f"must be seconds or a duration such as '50ms' (got {itl_target!r})")
+    else:
+        target = float(itl_target)
+    s = _serving_scenario(model, None, engine, prompt_len, output_len, kwargs)
+    ids = [str(g) for g in (gpus or [])]
+    price_map: Dict[str, float] = {}
+    for k, v in (prices or {}).items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise _error(f"recommend_serving.prices.{k}", f"must be a number (got {v!r})")
+        price_map[str(k)] = float(v)
+    r = _core.recommend_serving(s._run, float(requests_per_second), target, ids, price_map,
+                                _int(max_tp, "recommend_serving.max_tp", 1, 64), _int(top_k, "recommend_serving.top_k", 1, 100000))
+    return ServeRecommendation(r, s)

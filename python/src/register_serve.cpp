@@ -3,7 +3,10 @@
 // Returns {"data": <`gpuplan serve --json`>, "table": <the curve table as a dict>,
 // "summary": <the lines above it>, "text", "markdown"}; Python's ServeResult (_serve.py)
 // reads "data" and prints through the same formatter as the CLI (io/serve_report.hpp).
+#include <cmath>
 #include <cstdint>
+#include <map>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -11,6 +14,9 @@
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/serve_report.hpp"
 #include "gpuplan/serve.hpp"
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/prices.hpp"
+#include "gpuplan/plan/serve_recommend.hpp"
 
 namespace gpuplan::python {
 
@@ -48,6 +54,55 @@ void register_serve(py::module_& m) {
       py::arg("run"), py::arg("latency_target_s") = py::none(), py::arg("concurrency") = py::none(),
       "serve.hpp: KV pool (blocks, tokens), max concurrency, largest context, the TTFT/ITL curve over\n"
       "concurrency 1, 2, 4, ..., max, and the most requests whose inter-token latency meets the target.");
+  m.def(
+      "recommend_serving",
+      [](const io::resolved_run& r, double requests_per_second, double itl_target_s, const std::vector<std::string>& gpu_ids,
+         const std::map<std::string, double, std::less<>>& prices, int max_tp, std::size_t top_k) {
+        serve_workload w;
+        w.requests_per_second = requests_per_second;
+        w.prompt_len = r.settings().inference.prompt_len;
+        w.output_len = r.settings().inference.gen_len;
+        w.itl_target = seconds(itl_target_s);
+        // The catalog's cheapest on-demand price per GPU-hour, the caller's prices over it.
+        std::map<std::string, double, std::less<>> by_id;
+        const std::vector<io::price_row>& catalog = io::price_catalog();
+        for (const std::string& id : io::gpu_ids())
+          if (const auto p = io::cheapest_price(catalog, id)) by_id[id] = *p;
+        for (const auto& [id, p] : prices) {
+          if (!(p >= 0) || !std::isfinite(p))
+            gpuplan::detail::fail("recommend_serving.prices", "must be a non-negative price per GPU-hour (got " +
+                                                                  gpuplan::detail::num(p) + " for " + id + ")");
+          by_id[io::find_gpu(id, "recommend_serving.prices").id] = p;
+        }
+        std::vector<gpu_spec> gpus;
+        for (const auto& id : gpu_ids) gpus.push_back(io::find_gpu(id, "recommend_serving.gpus"));
+        if (gpu_ids.empty())
+          for (const std::string& id : io::gpu_ids())
+            if (by_id.contains(id)) gpus.push_back(io::find_gpu(id));
+        serve_recommendation rec;
+        {
+          py::gil_scoped_release unlocked;
+          rec = recommend_serving(r.model(), r.settings(), w, gpus, by_id, max_tp);
+        }
+        const io::table t = io::serve_recommend_table(rec, top_k);
+        const std::string summary = io::serve_recommend_summary(r.model().name, r.settings().inference.eng, rec);
+        py::dict d;
+        d["data"] = from_json(io::serve_recommend_json(r.model().name, r.settings().inference.eng, rec));
+        py::dict td;
+        td["title"] = t.title;
+        td["header"] = t.header;
+        td["rows"] = t.rows;
+        td["notes"] = t.notes;
+        td["right_align"] = t.right_align;
+        d["table"] = td;
+        d["summary"] = summary;
+        d["text"] = summary + "\n" + io::render(t, {.format = io::report_format::text, .color = false});
+        return d;
+      },
+      py::arg("run"), py::arg("requests_per_second"), py::arg("itl_target_s"), py::arg("gpus"), py::arg("prices"),
+      py::arg("max_tp") = 8, py::arg("top_k") = 10,
+      "plan/serve_recommend.hpp: per GPU x TP, the concurrency meeting the ITL target, its throughput, the replicas\n"
+      "for the request rate and the cost per hour and per million output tokens.");
   m.def("parse_latency", &io::parse_latency, py::arg("value"), py::arg("path"),
         "An inter-token latency target: '50ms', '0.05s', '0.05' -> seconds; ConfigError naming `path` otherwise.");
 }

@@ -11,6 +11,7 @@
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/export.hpp"
 #include "gpuplan/io/prices.hpp"
+#include "gpuplan/io/serve_report.hpp"
 #include "gpuplan/plan.hpp"
 #include "gpuplan/plan_names.hpp"
 
@@ -237,7 +238,53 @@ std::string global_batch_reason(const architecture& m, const scenario& s, const 
 
 }  // namespace
 
+namespace {
+
+// `gpuplan recommend MODEL --serve`: GPU types x TP sizes for R requests/s under an ITL target.
+int run_recommend_serving(const io::resolved_run& run, const recommend_request& request, const io::style& style) {
+  if (!request.requests_per_second) throw config_error("--requests-per-second", "recommend --serve needs the request rate: --requests-per-second 5");
+  if (request.max_gpus < 1 || request.max_gpus > 64)
+    throw config_error("--max-gpus", "must be between 1 and 64 with --serve (got " + std::to_string(request.max_gpus) + ")");
+  if (request.top_k < 1 || request.top_k > 100000)
+    throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
+  const scenario& s = run.settings();
+  serve_workload w;
+  w.requests_per_second = *request.requests_per_second;
+  w.prompt_len = s.inference.prompt_len;
+  w.output_len = s.inference.gen_len;
+  w.itl_target = seconds(io::parse_latency(request.itl_target, "--itl-target"));
+  // The cheapest published offer per GPU-hour, then the user's --price over it.
+  std::map<std::string, double, std::less<>> prices;
+  for (const auto& [id, offers] : rental_offers(request))
+    for (const rental_offer& f : offers)
+      if (auto it = prices.find(id); it == prices.end() || f.price_per_gpu_hour < it->second) prices[id] = f.price_per_gpu_hour;
+  if (!request.prices.empty())
+    for (const auto& [id, p] : parse_prices(request.prices, "--price")) prices[io::find_gpu(id, "--price").id] = p;
+  std::vector<gpu_spec> gpus;
+  if (request.gpus_list.empty()) {
+    for (const gpu_spec& g : catalog_gpus())
+      if (prices.contains(g.id)) gpus.push_back(g);
+  } else {
+    for (const auto& id : split_list(request.gpus_list, "--gpus-list")) gpus.push_back(io::find_gpu(id, "--gpus-list"));
+  }
+  if (gpus.empty()) throw config_error("--gpus-list", "no candidate GPU has a price; name GPUs with --gpus-list or give --price");
+  const serve_recommendation r = recommend_serving(run.model(), s, w, gpus, prices, std::min(request.max_gpus, 8));
+  std::size_t meeting = 0;
+  for (const serve_option& o : r.rows) meeting += o.meets ? 1 : 0;
+  if (style.format == io::report_format::json) {
+    print_json(io::serve_recommend_json(run.model().name, s.inference.eng, r));
+    return meeting > 0 ? 0 : 1;
+  }
+  const bool md = style.format == io::report_format::markdown;
+  print(std::string(md ? "### " : "") + io::serve_recommend_summary(run.model().name, s.inference.eng, r) + "\n" +
+        io::render(io::serve_recommend_table(r, request.top_k), style));
+  return meeting > 0 ? 0 : 1;
+}
+
+}  // namespace
+
 int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style) {
+  if (request.serve) return run_recommend_serving(run, request, style);
   recommend_options o;
   o.margin = request.margin;
   if (!request.prices.empty()) o.price_per_gpu_hour = parse_prices(request.prices, "--price");

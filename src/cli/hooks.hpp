@@ -67,6 +67,10 @@ struct recommend_request {
   std::string rank = "cost";                  // a name of kRecommendRankNames (plan_names.hpp)
   std::size_t top_k = 10;
   plan_margin margin{};
+  // --serve: a serving workload (plan/serve_recommend.hpp) instead of a training run.
+  bool serve = false;
+  std::optional<double> requests_per_second;
+  std::string itl_target = "50ms";
 };
 int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style);
 

@@ -844,6 +844,15 @@ int run(int argc, char** argv) {
   recommend_cmd->add_option("--rank", rec_req.rank, "cost (default) or time")->group("Recommend");
   recommend_cmd->add_option("--top,-k", rec_req.top_k, "Rows to show (default 10)")->group("Recommend");
   add_margin_options(recommend_cmd, rec_margin);
+  // recommend --serve: a serving workload (plan/serve_recommend.hpp, src/cli/hooks.cpp).
+  recommend_cmd->add_flag("--serve", rec_req.serve, "Serve the model instead of training it (default engine vllm)")->group("Serve");
+  recommend_cmd->add_option("--requests-per-second", rec_req.requests_per_second, "--serve: requests per second to sustain")
+      ->group("Serve");
+  recommend_cmd->add_option("--itl-target", rec_req.itl_target, "--serve: inter-token latency target (default 50ms)")->group("Serve");
+  recommend_cmd->add_option_function<std::int64_t>(
+      "--output-len", [&rec_args](const std::int64_t& v) { rec_args.overrides.emplace_back("inference.gen_len", json(v)); },
+      "--serve: output tokens per request (same as --gen-len)")
+      ->group("Serve");
   add_output_options(recommend_cmd, out);
   recommend_cmd->footer(std::string("Examples:\n"
                                     "  gpuplan recommend llama-3.1-8b --method lora --tokens 2B --deadline 24h\n"
@@ -851,6 +860,8 @@ int run(int argc, char** argv) {
                                     "  gpuplan recommend llama-2-13b --method qlora --epochs 3 --dataset-tokens 500M "
                                     "--deadline 12h --budget 500 --price rtx-4090=0.4,a100-80gb=1.8\n"
                                     "  gpuplan recommend llama-2-13b --method full --tokens 1B --gpus-list a100-80gb,h100-sxm --json\n"
+                                    "  gpuplan recommend llama-3.1-8b --serve --requests-per-second 5 --prompt-len 1024 --output-len 256 "
+                                    "--itl-target 50ms\n"
                                     "Each row is the fastest layout search finds for that GPU and count; rows that "
                                     "meet the deadline (and budget) come first.\n") +
                         kExitCodes);
@@ -967,6 +978,9 @@ int run(int argc, char** argv) {
   if (recommend_cmd->parsed()) {
     load_extra_gpus(rec_args);
     rec_req.margin = gpuplan::cli::parse_margin(rec_margin);
+    if (rec_req.serve) {  // workload infer, engine vllm unless --engine (later overrides win)
+      rec_args.overrides.insert(rec_args.overrides.begin(), {{"workload", json("infer")}, {"engine", json("vllm")}});
+    }
     return gpuplan::cli::run_recommend(build_run(rec_args, nullptr), rec_req, make_style(out));
   }
   return kExitUsage;

@@ -6,6 +6,7 @@ tests/cli/CMakeLists.txt). Each case raises AssertionError with the command line
 its output when it fails.
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -790,6 +791,50 @@ def case_search_export():
         expect_error([*mega, "--export", "deepspeed"], "--export", "deepspeed cannot express tensor parallelism")
     expect_error([*ds, "--export", "vllm"], "--export", "vllm cannot express a training run")
     expect_error([*ds, "--export-file", "x.json"], "--export-file", "needs --export")
+
+
+def case_recommend_serve():
+    """recommend --serve: GPU x TP rows meeting the ITL target, replicas by Little's law, cost."""
+    rc, out, err = run("recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "5", "--prompt-len", "512",
+                       "--output-len", "256", "--itl-target", "50ms", "--gpus-list", "a100-80gb,l40s,rtx-4060-ti-16gb",
+                       "--price", "a100-80gb=2,l40s=1,rtx-4060-ti-16gb=0.3", "--max-gpus", "2", "--json")
+    expect(rc == 0, "recommend --serve exit 0", rc, out, err)
+    j = json.loads(out)
+    expect(j["engine"] == "vllm" and j["workload"]["itl_target_s"] == 0.05, "engine default vllm, target", rc, out, err)
+    rows = j["rows"]
+    expect(len(rows) == 6, "3 GPUs x TP 1, 2", rc, out, err)
+    for r in rows:
+        if not r["meets"]:
+            expect(r["reason"] != "", "a reason for a miss", rc, out, err)
+            continue
+        # Little's law: C in flight, each TTFT + 256 x ITL long; replicas = ceil(5 / rps).
+        rps = r["concurrency"] / (r["time_to_first_token_s"] + 256 * r["inter_token_latency_s"])
+        expect(abs(r["requests_per_second"] / rps - 1) < 1e-9 and r["replicas"] == math.ceil(5 / rps), "replicas", rc, out, err)
+        expect(r["inter_token_latency_s"] <= 0.05, "meets the target", rc, out, err)
+        # 5 req/s x 256 tokens x 3600 s = 4.608 M output tokens an hour.
+        expect(abs(r["cost_per_million_tokens"] - r["cost_per_hour"] / 4.608) < 1e-9, "cost per M tokens", rc, out, err)
+    rc, out, err = run("recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "5", "--gpus-list", "a100-80gb",
+                       "--price", "a100-80gb=2", "--engine", "sglang")
+    expect(rc == 0 and "served by sglang" in out and "Replicas" in out, "table, --engine", rc, out, err)
+    expect_error(["recommend", "llama-3.1-8b", "--serve", "--gpus-list", "a100-80gb"], "--requests-per-second", "needs")
+    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "-1", "--gpus-list", "a100-80gb"],
+                 "--requests-per-second", "above 0")
+    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "nan", "--gpus-list", "a100-80gb"],
+                 "--requests-per-second")
+    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1e300", "--gpus-list", "a100-80gb"],
+                 "--requests-per-second", "at most")
+    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--output-len", "0",
+                  "--gpus-list", "a100-80gb"], "--output-len")
+    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--itl-target", "soon",
+                  "--gpus-list", "a100-80gb"], "--itl-target")
+    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--gpus-list", "a100-80gb-mig-9g.1gb"],
+                 "--gpus-list", "unknown GPU")
+    # A MIG slice is a GPU: the 8B model in bf16 does not fit 1g.10gb, it fits 3g.40gb.
+    rc, out, err = run("recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--gpus-list",
+                       "a100-80gb-mig-1g.10gb,a100-80gb-mig-3g.40gb", "--max-gpus", "1", "--json")
+    expect(rc == 0, "MIG slices", rc, out, err)
+    got = {r["gpu"]: r["meets"] for r in json.loads(out)["rows"]}
+    expect(got == {"a100-80gb-mig-1g.10gb": False, "a100-80gb-mig-3g.40gb": True}, "MIG fit", rc, out, err)
 
 
 if __name__ == "__main__":

@@ -184,3 +184,73 @@ def test_plot_serve_curve(gp):
     assert _drawn(gp.plot_serve_curve([h]))["lines"] == 1
     with pytest.raises(gp.ConfigError, match="plot_serve_curve.results"):
         gp.plot_serve_curve([])
+
+
+PRICES = {"a100-80gb": 2.0, "l40s": 1.0, "rtx-4060-ti-16gb": 0.3}
+
+
+def test_recommend_serving_rows_follow_littles_law(gp):
+    r = gp.recommend_serving("llama-3.1-8b", requests_per_second=5, prompt_len=512, output_len=256, itl_target="50ms",
+                             gpus=["a100-80gb", "l40s", "rtx-4060-ti-16gb"], prices=PRICES,
+                             max_tp=2, precision="bf16-pure")
+    rows = r.rows
+    assert len(rows) == 6  # 3 GPUs x TP 1, 2
+    meeting = [o for o in rows if o.meets]
+    assert meeting and rows[:len(meeting)] == meeting  # meeting rows first
+    for o in meeting:
+        assert o.inter_token_latency_s <= 0.05
+        # Little's law: concurrency requests in flight, each TTFT + 256 x ITL long.
+        rps = o.concurrency / (o.time_to_first_token_s + 256 * o.inter_token_latency_s)
+        assert o.requests_per_second == pytest.approx(rps)
+        assert o.replicas == math.ceil(5 / rps) and o.gpus == o.replicas * o.tp
+        assert o.cost_per_hour == pytest.approx(PRICES[o.gpu] * o.gpus)
+        # 5 req/s x 256 tokens x 3600 s = 4.608 M output tokens an hour.
+        assert o.cost_per_million_tokens == pytest.approx(o.cost_per_hour / 4.608)
+    costs = [o.cost_per_hour for o in meeting]
+    assert costs == sorted(costs) and r.best == meeting[0]
+    # 16.06 GB of bf16 weights do not fit a 16 GB card alone.
+    small = [o for o in rows if o.gpu == "rtx-4060-ti-16gb" and o.tp == 1][0]
+    assert not small.meets and small.reason
+    assert "requests/s" in repr(r) and "<table>" in r._repr_html_()
+    assert r.to_dict()["rows"][0]["gpu"] == rows[0].gpu
+
+
+def test_recommend_serving_agrees_with_the_cli(gp, repo):
+    cli = Path(os.environ.get("GPUPLAN_CLI", repo / "build" / "dev" / "bin" / "gpuplan"))
+    if not cli.exists():
+        pytest.skip(f"the CLI is not built ({cli}); set GPUPLAN_CLI")
+    out = subprocess.run([str(cli), "recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "3", "--prompt-len",
+                          "1024", "--output-len", "128", "--itl-target", "40ms", "--gpus-list", "h100-sxm,a100-80gb",
+                          "--price", "h100-sxm=3,a100-80gb=2", "--max-gpus", "4", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    r = gp.recommend_serving("llama-3.1-8b", requests_per_second=3, prompt_len=1024, output_len=128, itl_target=0.04,
+                             gpus=["h100-sxm", "a100-80gb"], prices={"h100-sxm": 3, "a100-80gb": 2}, max_tp=4)
+    assert json.loads(out) == r.to_dict()
+
+
+def test_recommend_serving_to_frame_and_bad_input(gp):
+    pytest.importorskip("pandas")
+    r = gp.recommend_serving("llama-3.1-8b", requests_per_second=1, prompt_len=256, output_len=64,
+                             gpus=["a100-80gb"], prices={"a100-80gb": 2.0}, max_tp=2)
+    df = r.to_frame()
+    assert len(df) == 2 and df["tp"].tolist() == [o.tp for o in r.rows] and df.attrs["engine"] == "vllm"
+    with pytest.raises(gp.ConfigError, match="requests-per-second"):
+        gp.recommend_serving("llama-3.1-8b", requests_per_second=0, gpus=["a100-80gb"])
+    with pytest.raises(gp.ConfigError, match="recommend_serving.requests_per_second"):
+        gp.recommend_serving("llama-3.1-8b", requests_per_second="many", gpus=["a100-80gb"])
+    with pytest.raises(gp.ConfigError, match="recommend_serving.itl_target"):
+        gp.recommend_serving("llama-3.1-8b", requests_per_second=1, itl_target="soon", gpus=["a100-80gb"])
+    with pytest.raises(gp.UnknownNameError, match="recommend_serving.gpus"):
+        gp.recommend_serving("llama-3.1-8b", requests_per_second=1, gpus=["a100-90gb"])
+    with pytest.raises(gp.ConfigError, match="recommend_serving.prices"):
+        gp.recommend_serving("llama-3.1-8b", requests_per_second=1, gpus=["a100-80gb"], prices={"a100-80gb": -1})
+
+
+def test_kernel_follows_the_weights_and_the_gpu(gp):
+    # kernels.hpp: FP8 W8A8 needs FP8 tensor cores (sm_89+); the A100 runs FP8 weights through Marlin.
+    assert vllm_a100(gp).kernel == "unquantised"
+    assert vllm_a100(gp, gpu="h100-sxm", quantization={"weights": "fp8"}).kernel.startswith("FP8 W8A8")
+    assert vllm_a100(gp, quantization={"weights": "fp8"}).kernel.startswith("FP8 weight-only")
+    assert "Marlin" in vllm_a100(gp, quantization={"weights": "int4"}).kernel
+    with pytest.raises(gp.ConfigError, match="scenario.quantization.weights"):
+        vllm_a100(gp, gpu="v100-sxm2-32gb", quantization={"weights": "int8"})

@@ -4,7 +4,11 @@
 #include <cmath>
 
 #include "gpuplan/engine.hpp"
+#include "gpuplan/detail/timing_serving.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/kernels.hpp"
+#include "gpuplan/mig.hpp"
+#include "gpuplan/plan/serve_recommend.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/serve.hpp"
 
@@ -120,6 +124,212 @@ TEST_CASE("serving: the curve — latency grows and aggregate throughput rises w
   if (*r.concurrency_for_target < r.max_concurrency)
     CHECK(in_seconds(serve_at(run(m, s), *r.concurrency_for_target + 1).inter_token_latency) > 0.05);
   CHECK(r.largest_context == std::min<std::int64_t>(r.pool_tokens, 131072));
+}
+
+namespace {
+// One decode step of `batch` sequences (seconds) for the scenario, as serve_at computes it.
+double decode_step(const architecture& m, scenario s, std::int64_t batch) {
+  s.inference.batch = batch;
+  warning_set w = 0;
+  const detail::device_rates d = detail::device_rates_of(s.gpu, s.prec, {}, w);
+  const detail::decode_shape ds = detail::decode_shape_of(m, s, d, count_parameters(m));
+  return detail::decode_step_seconds(m, s, d, ds, static_cast<double>(batch), {});
+}
+double prefill(const architecture& m, scenario s, std::int64_t batch) {
+  s.inference.batch = batch;
+  warning_set w = 0;
+  const detail::device_rates d = detail::device_rates_of(s.gpu, s.prec, {}, w);
+  return detail::prefill_seconds(m, s, d, {}).seconds;
+}
+scenario with_weights(scenario s, dtype d) {
+  s.quant = quantization{.weights = d};
+  return s;
+}
+}  // namespace
+
+TEST_CASE("serving kernels: which kernel each engine runs for each weight format and GPU (vLLM quantization/*)") {
+  scenario s = vllm_on("h100-sxm", 512, 256);
+  // FP8 on Hopper: cutlass scaled_mm W8A8 at the FP8 tensor-core rate (1979 TFLOP/s dense).
+  inference_kernel k = kernel_for(with_weights(s, dtype::fp8_e4m3));
+  CHECK(k.kind == kernel_kind::fp8_w8a8);
+  CHECK(k.w8a8);
+  CHECK(in_flop_per_s(k.matmul_peak) == doctest::Approx(1979e12));
+  // FP8 on Ampere (sm_80, no FP8 tensor cores): weight-only FP8 Marlin.
+  s.gpu = io::find_gpu("a100-80gb");
+  CHECK(kernel_for(with_weights(s, dtype::fp8_e4m3)).kind == kernel_kind::fp8_marlin);
+  CHECK(kernel_for(with_weights(s, dtype::int4)).kind == kernel_kind::marlin_int4);
+  // INT8 W8A8 at the A100's INT8 tensor rate, 624 TOPS.
+  k = kernel_for(with_weights(s, dtype::int8));
+  CHECK(k.kind == kernel_kind::int8_w8a8);
+  CHECK(in_flop_per_s(k.matmul_peak) == doctest::Approx(624e12));
+  CHECK(kernel_for(with_weights(s, dtype::nf4)).kind == kernel_kind::bnb_4bit);
+  // T4 (sm_75): no Marlin; the AWQ/GPTQ CUDA kernels dequantise for prefill.
+  s.gpu = io::find_gpu("t4");
+  CHECK(kernel_for(with_weights(s, dtype::int4)).kind == kernel_kind::int4_dequant);
+  // V100 has no INT8 tensor cores in the catalog and no FP8: a one-line error naming the field.
+  s.gpu = io::find_gpu("v100-sxm2-32gb");
+  CHECK_THROWS_WITH_AS(kernel_for(with_weights(s, dtype::int8)), doctest::Contains("scenario.quantization.weights"), config_error);
+  CHECK_THROWS_WITH_AS(kernel_for(with_weights(s, dtype::fp8_e4m3)), doctest::Contains("sm_70"), config_error);
+  // transformers: int4 dequantises to 16-bit, int8 is LLM.int8.
+  s.gpu = io::find_gpu("a100-80gb");
+  s.inference.eng = engine::hf;
+  CHECK(kernel_for(with_weights(s, dtype::int4)).weights_as_fp16);
+  CHECK(kernel_for(with_weights(s, dtype::int8)).kind == kernel_kind::llm_int8);
+}
+
+TEST_CASE("serving kernels: FP8 W8A8 prefill runs at the FP8 rate, Marlin int4 decode reads 4-bit weights") {
+  const architecture& m = io::find_model("llama-3.1-8b");
+  scenario s = vllm_on("h100-sxm", 2048, 256);
+  // Prefill of 2048 tokens is compute-bound: 2 x 6.98e9 block weights x 2048 = 28.6 TFLOP of
+  // block matmuls at 989 (bf16) vs 1979 (fp8) TFLOP/s x 0.71; attention, the head and the
+  // per-token FP8 casts stay: the FP8 prefill takes 0.5-0.75 of the bf16 one.
+  const double bf16 = prefill(m, s, 1), fp8 = prefill(m, with_weights(s, dtype::fp8_e4m3), 1);
+  CHECK(fp8 / bf16 > 0.5);
+  CHECK(fp8 / bf16 < 0.75);
+  // INT8 W8A8 on an A100: 624 vs 312 TOPS for the block matmuls, the same bound.
+  s.gpu = io::find_gpu("a100-80gb");
+  CHECK(prefill(m, with_weights(s, dtype::int8), 1) / prefill(m, s, 1) < 0.75);
+  // Marlin int4 prefill costs the 16-bit GEMM (no dequantised copy): within 2% of bf16.
+  CHECK(prefill(m, with_weights(s, dtype::int4), 1) == doctest::Approx(prefill(m, s, 1)).epsilon(0.02));
+  // Decode at batch 1 reads the weights: 6.98e9 block weights x 4.125 bits (group 128: 4 +
+  // 16/128) = 3.60e9 B + 1.05e9 embedding/head weights x 2 B = 5.70e9 B against 16.06e9 B in
+  // bf16: 0.355 of the memory time; the 1 ms step overhead and the KV reads are the same.
+  const double overhead = profile_of(engine::vllm).step_overhead_seconds;
+  const double dense = decode_step(m, s, 1) - overhead, int4 = decode_step(m, with_weights(s, dtype::int4), 1) - overhead;
+  CHECK(int4 / dense == doctest::Approx(0.36).epsilon(0.05));
+  // FP8 weight-only Marlin on the A100: 6.98e9 x 1 B + 2.1e9 B = 9.08e9 B: 0.57 of bf16.
+  CHECK((decode_step(m, with_weights(s, dtype::fp8_e4m3), 1) - overhead) / dense == doctest::Approx(0.57).epsilon(0.05));
+}
+
+TEST_CASE("serving kernels: bitsandbytes 4-bit is fast at one token and slower than bf16 above it") {
+  const architecture& m = io::find_model("llama-3.1-8b");
+  const scenario s = vllm_on("a100-80gb", 512, 256);
+  const scenario nf4 = with_weights(s, dtype::nf4);
+  // One token: gemv_4bit reads the packed weights (~4.1 bits): faster than bf16.
+  CHECK(decode_step(m, nf4, 1) < decode_step(m, s, 1));
+  // Eight sequences: the packed read, a bf16 copy written and read again (0.52 + 2 + 2 B per
+  // block weight vs 2 B): about twice the bf16 step's weight traffic.
+  CHECK(decode_step(m, nf4, 8) > 1.5 * decode_step(m, s, 8));
+}
+
+TEST_CASE("MIG slices are GPUs: 1/7 of the SMs, 1/8 of the memory and no peer-to-peer (MIG user guide)") {
+  const gpu_spec& full = io::find_gpu("a100-80gb");
+  const gpu_spec& g = io::find_gpu("a100-80gb-mig-1g.10gb");
+  CHECK(in_flop_per_s(*g.bf16) == doctest::Approx(312e12 / 7));
+  CHECK(in_flop_per_s(g.fp32) == doctest::Approx(19.5e12 / 7));
+  CHECK(in_gib(g.usable_memory) == doctest::Approx(9.75));
+  CHECK(in_byte_per_s(g.bandwidth) == doctest::Approx(in_byte_per_s(full.bandwidth) / 8));
+  CHECK_FALSE(g.p2p);
+  CHECK_FALSE(g.has_nvlink());
+  const gpu_spec& h = io::find_gpu("h100-sxm-mig-3g.40gb");
+  CHECK(in_flop_per_s(*h.fp8) == doctest::Approx(1979e12 * 3 / 7));
+  CHECK(in_gib(h.usable_memory) == doctest::Approx(39.38));
+  CHECK(in_gib(io::find_gpu("a100-40gb-mig-1g.5gb").usable_memory) == doctest::Approx(4.75));
+  // Slices are found by id but not listed among the catalog's GPUs.
+  for (const std::string& id : io::gpu_ids()) CHECK(id.find("-mig-") == std::string::npos);
+  CHECK_THROWS_AS(io::find_gpu("a100-80gb-mig-5g.50gb"), config_error);
+  // Serving on a slice: an 8B model in bf16 (16.06 GB) does not fit 1g.10gb; on 3g.40gb the
+  // batch-1 step reads the weights at 4/8 of the bandwidth: about twice the full GPU's step.
+  const architecture& m = io::find_model("llama-3.1-8b");
+  scenario s = vllm_on("a100-80gb-mig-1g.10gb", 512, 256);
+  CHECK(serve(m, s).max_concurrency == 0);
+  s.gpu = io::find_gpu("a100-80gb-mig-3g.40gb");
+  CHECK(serve(m, s).max_concurrency > 0);
+  const double overhead = profile_of(engine::vllm).step_overhead_seconds;
+  const double slice = decode_step(m, s, 1) - overhead;
+  s.gpu = full;
+  CHECK(slice / (decode_step(m, s, 1) - overhead) == doctest::Approx(2.0).epsilon(0.03));
+}
+
+TEST_CASE("serving TP: all-reduces over PCIe eat more of the gain than over NVLink") {
+  const architecture& m = io::find_model("llama-3.1-8b");
+  // 128 sequences at ~640 tokens of context: each all-reduce carries 128 x 4096 x 2 B = 1 MiB,
+  // 2 per layer x 32 layers. PCIe 4.0 x16 (L40S, 32 GB/s a way): ~40 us each, ~2.6 ms a step;
+  // NVLink 4 (H100 SXM, 450 GB/s): ~3 us each, ~0.2 ms a step. The step itself halves.
+  auto gain = [&](const char* gpu) {
+    scenario s = vllm_on(gpu, 512, 256);
+    const double one = in_seconds(serve_at(run(m, s), 128).inter_token_latency);
+    s.num_gpus = 2;
+    s.parallel.tp = 2;
+    return one / in_seconds(serve_at(run(m, s), 128).inter_token_latency);
+  };
+  const double l40s = gain("l40s"), h100 = gain("h100-sxm");
+  CHECK(l40s < h100);
+  CHECK(l40s > 1.2);
+  CHECK(h100 < 2.0);
+  // H100 NVL cards come in bridged pairs (catalog: nvlink4-bridge-2way, 600 GB/s both ways):
+  // TP=2 all-reduces over the bridge at 300 GB/s a way, TP=4 leaves the pair for PCIe 5.0 x16 (64 GB/s).
+  scenario nvl = vllm_on("h100-nvl", 512, 256);
+  nvl.num_gpus = 2;
+  nvl.parallel.tp = 2;
+  CHECK(detail::collective_link(nvl, 2, 1).bytes_per_s == doctest::Approx(300e9));
+  nvl.num_gpus = 4;
+  nvl.parallel.tp = 4;
+  CHECK(detail::collective_link(nvl, 4, 1).bytes_per_s == doctest::Approx(64e9));
+  // No peer-to-peer (GeForce): NCCL stages through host memory, 24/28 of the PCIe rate and
+  // 14 us per step (detail/timing_comm.hpp): the same TP=2 step is slower than with P2P.
+  scenario s = vllm_on("rtx-4090", 512, 256);
+  s.num_gpus = 2;
+  s.parallel.tp = 2;
+  const double no_p2p = decode_step(m, s, 32);
+  s.gpu.p2p = true;
+  CHECK(no_p2p > decode_step(m, s, 32));
+}
+
+TEST_CASE("recommend --serve: replicas, throughput and cost from the serve curve (Little's law)") {
+  const architecture& m = io::find_model("llama-3.1-8b");
+  scenario t = vllm_on("a100-80gb", 512, 256);
+  serve_workload w;
+  w.requests_per_second = 5;
+  w.prompt_len = 512;
+  w.output_len = 256;
+  w.itl_target = seconds(0.05);
+  const std::vector<gpu_spec> gpus{io::find_gpu("a100-80gb"), io::find_gpu("l40s"), io::find_gpu("rtx-4060-ti-16gb")};
+  const std::map<std::string, double, std::less<>> prices{{"a100-80gb", 2.0}, {"l40s", 1.0}, {"rtx-4060-ti-16gb", 0.3}};
+  const serve_recommendation r = recommend_serving(m, t, w, gpus, prices, 2);
+  REQUIRE(r.rows.size() == 6);  // 3 GPUs x TP 1, 2
+  bool seen_miss = false;
+  double last_cost = 0;
+  for (const serve_option& o : r.rows) {
+    if (!o.meets) {
+      seen_miss = true;
+      CHECK_FALSE(o.reason.empty());
+      continue;
+    }
+    CHECK_FALSE(seen_miss);  // meeting rows first
+    CHECK(in_seconds(o.inter_token_latency) <= 0.05);
+    // Little's law: C requests in flight, each TTFT + 256 x ITL long.
+    const double rps = static_cast<double>(o.concurrency) /
+                       (in_seconds(o.time_to_first_token) + 256 * in_seconds(o.inter_token_latency));
+    CHECK(o.requests_per_second == doctest::Approx(rps));
+    CHECK(o.replicas == static_cast<std::int64_t>(std::ceil(5 / rps)));
+    CHECK(o.gpus == o.replicas * o.tp);
+    REQUIRE(o.cost_per_hour.has_value());  // every GPU has a price
+    CHECK(*o.cost_per_hour == doctest::Approx(prices.at(o.gpu_id) * o.gpus));
+    // 5 req/s x 256 output tokens x 3600 s = 4.608 M tokens an hour.
+    CHECK(*o.cost_per_million_tokens == doctest::Approx(*o.cost_per_hour / 4.608));
+    CHECK(*o.cost_per_hour >= last_cost);
+    last_cost = *o.cost_per_hour;
+    // The concurrency is the largest meeting the target: one more misses it (unless memory-bound).
+    scenario s = t;
+    s.gpu = io::find_gpu(o.gpu_id);
+    s.num_gpus = o.tp;
+    s.parallel.tp = o.tp;
+    if (o.concurrency < o.max_concurrency)
+      CHECK(in_seconds(serve_at(run(m, s), o.concurrency + 1).inter_token_latency) > 0.05);
+  }
+  // 16.06 GB of bf16 weights do not fit a 16 GB card at TP 1.
+  bool small_tp1_misses = false;
+  for (const serve_option& o : r.rows)
+    if (o.gpu_id == "rtx-4060-ti-16gb" && o.tp == 1) small_tp1_misses = !o.meets;
+  CHECK(small_tp1_misses);
+  w.requests_per_second = 0;
+  CHECK_THROWS_WITH_AS(recommend_serving(m, t, w, gpus, prices), doctest::Contains("--requests-per-second"), config_error);
+  w.requests_per_second = std::nan("");
+  CHECK_THROWS_AS(recommend_serving(m, t, w, gpus, prices), config_error);
+  w.requests_per_second = 1;
+  w.itl_target = seconds(-1);
+  CHECK_THROWS_WITH_AS(recommend_serving(m, t, w, gpus, prices), doctest::Contains("--itl-target"), config_error);
 }
 
 }  // namespace gpuplan::test

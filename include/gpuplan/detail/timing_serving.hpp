@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdint>
 
+#include "gpuplan/detail/timing_comm.hpp"
 #include "gpuplan/detail/timing_compute.hpp"
 #include "gpuplan/detail/timing_model.hpp"
 #include "gpuplan/detail/timing_params.hpp"
 #include "gpuplan/engine.hpp"
+#include "gpuplan/kernels.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
 
@@ -41,11 +43,27 @@ inline prefill_cost prefill_seconds(const architecture& a, const scenario& run, 
   const double B = static_cast<double>(run.inference.batch);
   const double prompt = static_cast<double>(run.inference.prompt_len);
   const int tp = run.parallel.tp, pp = run.parallel.pp;
-  const comm_link tpl = group_link(run, tp, 1);
+  // TP all-reduces go through host memory on cards without peer-to-peer (timing_comm.hpp).
+  const comm_link tpl = collective_link(run, tp, 1);
+  // The engine's kernel for the weight format (kernels.hpp): W8A8 runs the block matmuls at
+  // the 8-bit tensor-core rate on 8-bit operands (the per-token activation cast counted as
+  // under fp8 training); Marlin dequantises in registers, so prefill costs the 16-bit GEMM
+  // (Frantar et al. 2024, MARLIN §5: at large batch the kernel runs at the FP16 GEMM's speed).
+  const inference_kernel k = kernel_for(run);
+  scenario ks = run;
+  device_rates kd = d;
+  if (!k.prefill_dequantizes && k.kind != kernel_kind::llm_int8 && k.kind != kernel_kind::gguf) {
+    ks.quant.reset();
+    if (ks.meth == method::qlora) ks.meth = method::full;
+  }
+  if (k.w8a8) {
+    kd.peak.fp8 = true;
+    kd.peak.fp8_gemm = in_flop_per_s(k.matmul_peak);
+  }
   double t = 0, comm = 0;
   auto add_blocks = [&](double n_blocks, bool dec) {
     if (n_blocks <= 0) return;
-    const block_cost c = block_seconds(a, run, d, B * prompt, B, prompt, prompt, dec, e);
+    const block_cost c = block_seconds(a, ks, kd, B * prompt, B, prompt, prompt, dec, e);
     t += n_blocks * (c.linear + c.core + c.elementwise + c.scores + c.adapters + c.dequant);
     comm += n_blocks * c.tp_collectives * all_reduce_seconds(c.tp_bytes, tp, tpl, e);
   };
@@ -64,6 +82,8 @@ struct decode_shape {
   double kv_bytes_per_token = 0;  // KV cache bytes per sequence per context token
   double active_matmul = 0;       // matmul weights touched per token (MoE: active experts)
   double flop_per_seq = 0;        // FLOPs per sequence per generated token
+  double block_weights = 0;       // block matmul weights read per step (the quantised ones)
+  double block_flop_per_seq = 0;  // the part of flop_per_seq in the block matmuls (the kernel's rate)
 };
 
 inline decode_shape decode_shape_of(const architecture& a, const scenario& run, const device_rates& d,
@@ -87,7 +107,7 @@ inline decode_shape decode_shape_of(const architecture& a, const scenario& run, 
                      ? kFp32Bits : bits_per_element(q, h);
   // transformers' int4 GPTQ/AWQ kernels dequantise every weight to 16-bit before the matmul:
   // the pass costs what fp16 weights cost (Qwen2.5 speed benchmark: int4 no faster than bf16).
-  if (eng.int4_dequantizes && (q.weights == dtype::int4)) wbits = std::max(wbits, 8.0 * kUnquantizedBytes);
+  if (kernel_for(run).weights_as_fp16) wbits = std::max(wbits, 8.0 * kUnquantizedBytes);
   const double other = static_cast<double>(P.total) - block_params;
   double other_bytes = std::max(kUnquantizedBytes, d.peak.act_bytes);
   if (eng.gguf_weights && run.inference.gguf) {  // llama.cpp: every tensor in its GGUF type
@@ -95,6 +115,8 @@ inline decode_shape decode_shape_of(const architecture& a, const scenario& run, 
     other_bytes = wbits / kBitsPerByte;
   }
   s.weight_bytes = (active_block * wbits / kBitsPerByte + other * other_bytes) / (tp * pp);
+  s.block_weights = active_block / (tp * pp);
+  s.block_flop_per_seq = kFlopsPerWeight * active_block / (tp * pp);
   s.kv_bytes_per_token = kKeyAndValue * static_cast<double>(a.kv_dim()) * static_cast<double>(a.total_layers()) *
                          bytes_per_element(run.inference.kv_cache_dtype) / (tp * pp);
   const double head = a.head == head_kind::lm ? V * h : 0.0;
@@ -113,9 +135,14 @@ inline double decode_step_seconds(const architecture& a, const scenario& run, co
   const int tp = run.parallel.tp, pp = run.parallel.pp;
   const engine_profile& eng = profile_of(run.inference.eng);
   const double rate = d.peak.gemm * d.ceiling * e.matmul_scale;
+  const inference_kernel k = kernel_for(run);
+  // W8A8: the block matmuls at the 8-bit tensor-core rate, attention and the head at 16-bit.
+  const double block_rate = k.w8a8 ? in_flop_per_s(k.matmul_peak) * d.ceiling * e.matmul_scale : rate;
   // LLM.int8 decomposes outliers and runs 2-3x slower than 16-bit (timing_compute.hpp).
-  const bool llm_int8 = eng.int8_is_llm_int8 && base_quantization(run).weights == dtype::int8;
-  const double weight_read = s.weight_bytes * (llm_int8 ? kLlmInt8GemmFactor : 1.0);
+  double weight_read = s.weight_bytes * k.gemm_slowdown;
+  // bitsandbytes 4-bit above one token: write a bf16 copy of every block weight and read it
+  // in the GEMM (bitsandbytes functional.py, matmul_4bit: gemv_4bit only for a single token).
+  if (k.decode_dequantizes && batch > 1) weight_read += s.block_weights * 2.0 * kDequantWriteBytes;
   // llama.cpp -ngl: the layers left on the CPU read their weights and KV from host memory.
   double gpu_share = 1.0;
   if (eng.gguf_weights && run.inference.gpu_layers)
@@ -123,10 +150,11 @@ inline double decode_step_seconds(const architecture& a, const scenario& run, co
   const double step_bytes = weight_read + batch * s.context * s.kv_bytes_per_token;
   const double mem = step_bytes * gpu_share / d.bwe;
   const double cpu = step_bytes * (1.0 - gpu_share) / (kHostMemoryBytesPerSecond * e.bandwidth_fraction);
-  const double cmp = batch * s.flop_per_seq * gpu_share / rate;
+  const double cmp =
+      batch * ((s.flop_per_seq - s.block_flop_per_seq) / rate + s.block_flop_per_seq / block_rate) * gpu_share;
   const double comm = static_cast<double>(a.total_layers()) / pp * kTpAllReducesPerBlock *
                       all_reduce_seconds(batch * static_cast<double>(a.hidden) * d.peak.act_bytes, tp,
-                                         group_link(run, tp, 1), e);
+                                         collective_link(run, tp, 1), e);
   // Eager kernel launches per layer (no CUDA graphs) and the engine's per-step CPU work.
   const double launch = static_cast<double>(a.total_layers()) * eng.launch_seconds_per_layer;
   return std::max(mem, cmp) * pp + cpu + comm * pp + launch + eng.step_overhead_seconds;

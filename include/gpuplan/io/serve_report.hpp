@@ -12,6 +12,7 @@
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
+#include "gpuplan/plan/serve_recommend.hpp"
 #include "gpuplan/serve.hpp"
 
 namespace gpuplan::io {
@@ -40,6 +41,7 @@ inline nlohmann::json serve_json(const resolved_run& r, const serve_result& s, c
   nlohmann::json j;
   j["scenario"] = write_scenario(r);
   j["engine"] = to_string(s.eng);
+  j["kernel"] = std::string(s.kernel);
   j["paged"] = s.paged;
   j["memory_fraction"] = s.memory_fraction;
   j["step_tokens"] = s.step_tokens;
@@ -81,7 +83,8 @@ inline std::string serve_summary(const resolved_run& r, const serve_result& s) {
   t += "requests: " + std::to_string(sc.inference.prompt_len) + " prompt + " + std::to_string(sc.inference.gen_len) +
        " output tokens\n";
   t += "device: " + format_bytes_short(s.memory.device) + " of " + format_bytes_short(s.memory.capacity) + ", weights " +
-       format_bytes_short(s.memory.weights) + (s.memory.fits ? "" : "  — does NOT fit") + "\n";
+       format_bytes_short(s.memory.weights) + " (kernel: " + std::string(s.kernel) + ")" +
+       (s.memory.fits ? "" : "  — does NOT fit") + "\n";
   if (s.paged)
     t += "KV pool: " + format_bytes_short(s.pool) + " = " + std::to_string(s.pool_blocks) + " blocks × " +
          std::to_string(s.block_tokens) + " = " + std::to_string(s.pool_tokens) + " tokens (memory fraction " +
@@ -115,6 +118,65 @@ inline table serve_table(const serve_result& s, const std::optional<serve_point>
   if (s.itl_target)
     t.notes.push_back("ITL ≤ " + ms(*s.itl_target) + ": up to " + std::to_string(s.concurrency_for_target.value_or(0)) +
                       " concurrent requests");
+  return t;
+}
+
+// `gpuplan recommend --serve --json` and gp.recommend_serving's data: the workload and one
+// row per GPU x TP (meeting rows first, cheapest first).
+inline nlohmann::json serve_recommend_json(const std::string& model, engine eng, const serve_recommendation& r) {
+  const serve_workload& w = r.workload;
+  nlohmann::json j;
+  j["model"] = model;
+  j["engine"] = to_string(eng);
+  j["workload"] = {{"requests_per_second", w.requests_per_second}, {"prompt_len", w.prompt_len},
+                   {"output_len", w.output_len}, {"itl_target_s", in_seconds(w.itl_target)}};
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  nlohmann::json rows = nlohmann::json::array();
+  for (const serve_option& o : r.rows) {
+    nlohmann::json x{{"gpu", o.gpu_id}, {"tp", o.tp}, {"meets", o.meets}, {"reason", o.reason},
+                     {"max_concurrency", o.max_concurrency}, {"concurrency", o.concurrency},
+                     {"time_to_first_token_s", in_seconds(o.time_to_first_token)},
+                     {"inter_token_latency_s", in_seconds(o.inter_token_latency)},
+                     {"tokens_per_second", o.tokens_per_second}, {"requests_per_second", o.requests_per_second},
+                     {"replicas", o.replicas}, {"gpus", o.gpus}};
+    x["price_per_gpu_hour"] = opt(o.price_per_gpu_hour);
+    x["cost_per_hour"] = opt(o.cost_per_hour);
+    x["cost_per_million_tokens"] = opt(o.cost_per_million_tokens);
+    rows.push_back(std::move(x));
+  }
+  j["rows"] = std::move(rows);
+  return j;
+}
+
+inline std::string serve_recommend_summary(const std::string& model, engine eng, const serve_recommendation& r) {
+  const serve_workload& w = r.workload;
+  return model + " served by " + std::string(to_string(eng)) + ": " + format_number(w.requests_per_second, 4) +
+         " requests/s of " + std::to_string(w.prompt_len) + " prompt + " + std::to_string(w.output_len) +
+         " output tokens, ITL <= " + format_seconds(w.itl_target) + "\n";
+}
+
+// The rows meeting the target (at most `top_k`), with what the others lack in a note.
+inline table serve_recommend_table(const serve_recommendation& r, std::size_t top_k) {
+  auto money = [](const std::optional<double>& v) { return v ? "$" + format_number(*v, 3) : std::string("-"); };
+  table t;
+  t.header = {"GPU", "TP", "Concurrency", "ITL", "TTFT", "Tokens/s", "Req/s", "Replicas", "GPUs", "Cost/h", "Cost/M tokens"};
+  std::size_t missing = 0;
+  for (const serve_option& o : r.rows) {
+    if (!o.meets) {
+      ++missing;
+      continue;
+    }
+    if (t.rows.size() >= top_k) continue;
+    t.rows.push_back({o.gpu_id, std::to_string(o.tp), std::to_string(o.concurrency), format_seconds(o.inter_token_latency),
+                      format_seconds(o.time_to_first_token), format_number(o.tokens_per_second, 4),
+                      format_number(o.requests_per_second, 4), std::to_string(o.replicas), std::to_string(o.gpus),
+                      money(o.cost_per_hour), money(o.cost_per_million_tokens)});
+  }
+  if (t.rows.empty()) t.notes.push_back("No GPU x TP combination fits and meets the target.");
+  t.notes.push_back("Per replica: the most requests in flight whose inter-token latency meets the target; Req/s = "
+                    "concurrency / (TTFT + output x ITL); cost per million output tokens at the workload's rate.");
+  if (missing > 0)
+    t.notes.push_back(std::to_string(missing) + " GPU x TP combinations do not fit or miss the target (--json says why).");
   return t;
 }
 
