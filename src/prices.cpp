@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -449,14 +450,14 @@ std::vector<price_row> read_prices_text(std::string_view text, const std::string
 
 std::vector<price_row> read_prices_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(detail::quote_text(path), "cannot open prices file");
+  if (!in) fail(detail::quote_text(path), "cannot open prices file", error_kind::io_error);
   std::string text;
   char buf[65536];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     text.append(buf, static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxFileBytes) break;  // read_prices_text reports the size
   }
-  if (in.bad()) fail(detail::quote_text(path), "cannot read prices file");
+  if (in.bad()) fail(detail::quote_text(path), "cannot read prices file", error_kind::io_error);
   return read_prices_text(text, detail::quote_text(path));
 }
 
@@ -502,6 +503,27 @@ double break_even_hours(double purchase_usd, double rent_per_hour, double tdp_wa
   const double saved_per_hour = rent_per_hour - tdp_watts * kwh_price / 1000.0;
   if (!(saved_per_hour > 0)) return std::numeric_limits<double>::infinity();
   return purchase_usd / saved_per_hour;
+}
+
+void apply_market(recommend_options& o, const std::string& prices_file, bool spot) {
+  std::vector<price_row> rows = price_catalog();
+  if (!prices_file.empty()) rows = override_prices(rows, read_prices_file(prices_file));
+  std::map<std::string, std::vector<rental_offer>, std::less<>> on_demand, spot_offers;
+  for (const price_row& r : rows) {
+    const std::string id = find_gpu(r.gpu_id, "prices").id;
+    rental_offer f{r.provider, r.instance, r.gpus, r.price_per_gpu_hour_usd, r.kind, r.date};
+    if (r.kind == "on-demand") on_demand[id].push_back(f);
+    else if (r.kind == "spot") spot_offers[id].push_back(f);
+  }
+  if (spot)
+    for (auto& [id, offers] : spot_offers) on_demand[id] = std::move(offers);
+  o.rentals = std::move(on_demand);
+  for (const instance_row& i : instance_catalog())
+    o.instances[i.provider + "/" + i.instance] = instance_shape{i.vcpus, i.ram_gib, i.interconnect};
+  for (const purchase_row& p : purchase_catalog()) {
+    const std::string id = find_gpu(p.gpu_id).id;
+    if (auto it = o.purchase_usd.find(id); it == o.purchase_usd.end() || p.price_usd < it->second) o.purchase_usd[id] = p.price_usd;
+  }
 }
 
 }  // namespace gpuplan::io

@@ -265,6 +265,10 @@ def plan_recommend(
     max_gpus: int = 64,
     rank: str = "cost",
     keep_late: bool = True,
+    confidence: float = 0.9,
+    headroom: str = "5%,1GiB",
+    prices_file: str = "",
+    spot: bool = False,
 ) -> Dict[str, Any]: ...
 
 # serve.hpp (register_serve.cpp)

@@ -16,6 +16,7 @@ import copy
 import dataclasses
 import math
 import numbers
+import os
 from types import MappingProxyType
 from typing import (Any, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union,
                     overload)
@@ -552,11 +553,15 @@ def recommend(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpus: Op
               prices: Optional[Mapping[str, float]] = None, epochs: float = 1.0,
               dataset_tokens: Optional[Union[float, str]] = None, deadline: Union[float, str] = "24h",
               budget: Optional[float] = None, max_gpus: int = 64, rank: str = "cost", keep_late: bool = True,
-              confidence: float = 0.9, headroom: str = "5%,1GiB", **kwargs: Any) -> Recommendations:
-    """Which GPU and how many: GPU types (`gpus`, default the catalog) × counts 1, 2, 4, …
-    up to `max_gpus`, each with its fastest layout, for `tokens` (a scenario key: 2e9 or
-    "2B") or `epochs` × `dataset_tokens`; `deadline` in seconds or "24h"; `prices` per
-    GPU-hour by GPU id; `budget` in the prices' currency."""
+              confidence: float = 0.9, headroom: str = "5%,1GiB",
+              prices_file: Optional[Union[str, "os.PathLike[str]"]] = None, spot: bool = False,
+              **kwargs: Any) -> Recommendations:
+    """Which GPU and how many: GPU types (`gpus`, default every GPU the price catalog
+    rents) × counts 1, 2, 4, … up to `max_gpus`, each with its fastest layout, for
+    `tokens` (a scenario key: 2e9 or "2B") or `epochs` × `dataset_tokens`; `deadline` in
+    seconds or "24h". Prices: the dated catalog (on-demand, or `spot` where published),
+    a `prices_file` (CSV/JSON, src/data/PRICES.md) over it, and `prices` per GPU-hour by
+    GPU id over both; `budget` in dollars."""
     s = _scenario(model, kwargs)
     ids = None if gpus is None else ([gpus] if isinstance(gpus, str) else [str(g) for g in gpus])
     price_map = {str(k): _number(v, f"recommend.prices.{k}") for k, v in (prices or {}).items()}
@@ -565,4 +570,6 @@ def recommend(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpus: Op
     b = None if budget is None else _number(budget, "recommend.budget")
     return Recommendations(_core.plan_recommend(s._run, ids, price_map, None, _number(epochs, "recommend.epochs"), ds,
                                                 dl, b, _int(max_gpus, "recommend.max_gpus", 1, 1 << 20), str(rank),
-                                                bool(keep_late), **_margin(confidence, headroom, "recommend")), s)
+                                                bool(keep_late), **_margin(confidence, headroom, "recommend"),
+                                                prices_file="" if prices_file is None else os.fspath(prices_file),
+                                                spot=bool(spot)), s)

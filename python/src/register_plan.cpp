@@ -134,13 +134,20 @@ void register_plan(py::module_& m) {
       [](const io::resolved_run& r, const std::optional<std::vector<std::string>>& gpus,
          const std::map<std::string, double>& prices, std::optional<double> tokens, double epochs,
          std::optional<double> dataset_tokens, double deadline_seconds, std::optional<double> budget, int max_gpus,
-         const std::string& rank, bool keep_late, double confidence, const std::string& headroom) {
+         const std::string& rank, bool keep_late, double confidence, const std::string& headroom,
+         const std::string& prices_file, bool spot) {
         recommend_options o;
         o.margin = margin_of(confidence, headroom, "recommend");
-        o.gpus = gpu_list(gpus, "recommend.gpus");
+        io::apply_market(o, prices_file, spot);  // the dated catalog, the user's file over it
         for (const auto& [id, p] : prices) {
           (void)io::find_gpu(id, "recommend.price_per_gpu_hour." + id);
           o.price_per_gpu_hour.emplace(id, p);
+        }
+        if (gpus) {
+          o.gpus = gpu_list(gpus, "recommend.gpus");
+        } else {  // every GPU one can rent, as the CLI
+          for (const gpu_spec& g : gpu_list(std::nullopt, "recommend.gpus"))
+            if (o.rentals.contains(g.id) || o.price_per_gpu_hour.contains(g.id)) o.gpus.push_back(g);
         }
         o.tokens = tokens;
         o.epochs = epochs;
@@ -163,7 +170,7 @@ void register_plan(py::module_& m) {
       py::arg("tokens") = py::none(), py::arg("epochs") = 1.0, py::arg("dataset_tokens") = py::none(),
       py::arg("deadline_seconds") = 86400.0, py::arg("budget") = py::none(), py::arg("max_gpus") = 64,
       py::arg("rank") = "cost", py::arg("keep_late") = true, py::arg("confidence") = 0.9,
-      py::arg("headroom") = "5%,1GiB",
+      py::arg("headroom") = "5%,1GiB", py::arg("prices_file") = "", py::arg("spot") = false,
       "plan::recommend: GPU types x counts ranked by deadline, budget, cost and time, with system sizing.");
 }
 

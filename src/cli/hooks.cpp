@@ -198,26 +198,6 @@ int run_search(const io::resolved_run& run, const search_request& request, const
 
 namespace {
 
-// The rental offers of every GPU: the catalog's rows with the user's file over them,
-// spot rows where asked for and published, else on-demand.
-std::map<std::string, std::vector<rental_offer>, std::less<>> rental_offers(const recommend_request& request) {
-  std::vector<io::price_row> rows = io::price_catalog();
-  if (!request.prices_file.empty()) {
-    const std::vector<io::price_row> user = io::read_prices_file(request.prices_file);
-    rows = io::override_prices(rows, user);
-  }
-  std::map<std::string, std::vector<rental_offer>, std::less<>> on_demand, spot;
-  for (const io::price_row& r : rows) {
-    const std::string id = io::find_gpu(r.gpu_id, "--prices").id;
-    rental_offer f{r.provider, r.instance, r.gpus, r.price_per_gpu_hour_usd, r.kind, r.date};
-    if (r.kind == "on-demand") on_demand[id].push_back(f);
-    else if (r.kind == "spot") spot[id].push_back(f);
-  }
-  if (request.spot)
-    for (auto& [id, offers] : spot) on_demand[id] = std::move(offers);
-  return on_demand;
-}
-
 // Money with three significant digits ($53,634 -> "$53,600").
 std::string money(double v) {
   if (!(std::fabs(v) >= 1000) || !std::isfinite(v)) return "$" + io::format_number(v);
@@ -255,7 +235,9 @@ int run_recommend_serving(const io::resolved_run& run, const recommend_request& 
   w.itl_target = seconds(io::parse_latency(request.itl_target, "--itl-target"));
   // The cheapest published offer per GPU-hour, then the user's --price over it.
   std::map<std::string, double, std::less<>> prices;
-  for (const auto& [id, offers] : rental_offers(request))
+  recommend_options market;
+  io::apply_market(market, request.prices_file, request.spot);
+  for (const auto& [id, offers] : market.rentals)
     for (const rental_offer& f : offers)
       if (auto it = prices.find(id); it == prices.end() || f.price_per_gpu_hour < it->second) prices[id] = f.price_per_gpu_hour;
   if (!request.prices.empty())
@@ -288,13 +270,7 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
   recommend_options o;
   o.margin = request.margin;
   if (!request.prices.empty()) o.price_per_gpu_hour = parse_prices(request.prices, "--price");
-  o.rentals = rental_offers(request);
-  for (const io::instance_row& i : io::instance_catalog())
-    o.instances[i.provider + "/" + i.instance] = instance_shape{i.vcpus, i.ram_gib, i.interconnect};
-  for (const io::purchase_row& p : io::purchase_catalog()) {
-    const std::string id = io::find_gpu(p.gpu_id).id;
-    if (auto it = o.purchase_usd.find(id); it == o.purchase_usd.end() || p.price_usd < it->second) o.purchase_usd[id] = p.price_usd;
-  }
+  io::apply_market(o, request.prices_file, request.spot);
   if (request.kwh_price) {
     if (!(*request.kwh_price >= 0) || !std::isfinite(*request.kwh_price) || *request.kwh_price > 100)
       throw config_error("--kwh-price", "must be a number between 0 and 100 per kWh (got " + detail::num(*request.kwh_price) + ")");

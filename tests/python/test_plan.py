@@ -275,3 +275,18 @@ def test_planner_names_are_exported():
     for name in ("FitResult", "FitReport", "Suggestion", "Suggestions", "Layout", "SearchRow", "SearchResult",
                  "Recommendation", "Recommendations", "SystemSizing", "PlanRow"):
         assert name in gp.__all__ and hasattr(gp, name)
+
+
+def test_recommend_prices_from_the_catalog_by_default():
+    # No prices given: the dated catalog prices every row (the CLI's default); spot,
+    # where published, is never dearer than on-demand for the same run.
+    kw = dict(method="qlora", tokens="100M", gpus=["rtx-4090"], max_gpus=1)
+    on_demand = gp.recommend("llama-2-7b", **kw)
+    assert len(on_demand) == 1 and on_demand[0].cost is not None and 0 < on_demand[0].cost < 1e6
+    spot = gp.recommend("llama-2-7b", spot=True, **kw)
+    assert spot[0].cost <= on_demand[0].cost
+    # A user price overrides the catalog: cost = GPU-hours x that price.
+    mine = gp.recommend("llama-2-7b", prices={"rtx-4090": 0.1}, **kw)
+    assert mine[0].cost == pytest.approx(mine[0].gpu_hours * 0.1, rel=1e-9)
+    with pytest.raises(gp.FileError):
+        gp.recommend("llama-2-7b", prices_file="/nonexistent/prices.csv", **kw)

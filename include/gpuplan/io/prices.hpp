@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/plan/recommend.hpp"
+
 namespace gpuplan::io {
 
 // Largest accepted rental price, in US dollars per GPU-hour (the dearest
@@ -95,5 +97,11 @@ double require_price(std::span<const price_row> rows, std::string_view gpu_id, s
 // no more than the electricity alone (buying never pays off). Throws
 // config_error on negative, NaN or infinite inputs.
 double break_even_hours(double purchase_usd, double rent_per_hour, double tdp_watts, double kwh_price);
+
+// The market recommend() ranks by: the catalog's rental rows with the user's price
+// file (`prices_file`, may be empty) over them — spot rows where `spot` and published,
+// else on-demand — the instances' shapes and the purchase prices. The CLI's
+// `recommend` and Python's gp.recommend both start from it.
+void apply_market(recommend_options& o, const std::string& prices_file = {}, bool spot = false);
 
 }  // namespace gpuplan::io
