@@ -400,22 +400,6 @@ export_target parse_export_target(std::string_view name, const std::string& path
   fail(path, "must be " + name_list<export_target>(", ") + " (got '" + std::string(name) + "')", error_kind::unknown_name);
 }
 
-layout layout_of(const scenario& s) {
-  layout l;
-  l.gpus = s.num_gpus;
-  l.tp = s.parallel.tp;
-  l.pp = s.parallel.pp;
-  l.virtual_stages = s.parallel.virtual_stages;
-  l.sp = s.parallel.sp;
-  l.ckpt = s.ckpt.value_or(checkpointing::none);
-  l.zero = s.parallel.zero;
-  l.offload_optimizer = s.parallel.offload_optimizer;
-  l.offload_params = s.parallel.offload_params;
-  l.micro_batch = s.micro_batch;
-  l.grad_accum = s.grad_accum;
-  return l;
-}
-
 std::string launch_model_id(const resolved_run& run) {
   if (const auto ids = model_hub_ids(run.model_spec); !ids.empty()) return ids.front();
   if (const auto ids = model_hub_ids(run.model().name); !ids.empty()) return ids.front();

@@ -698,22 +698,6 @@ std::string offload_text(offload opt, offload params) {
 
 // "×1.23" (relative step-time / GPU-seconds cost); "n/a" without a time model.
 
-layout layout_of(const scenario& s) {
-  layout l;
-  l.gpus = s.num_gpus;
-  l.tp = s.parallel.tp;
-  l.pp = s.parallel.pp;
-  l.virtual_stages = s.parallel.virtual_stages;
-  l.sp = s.parallel.sp;
-  l.ckpt = s.ckpt.value_or(checkpointing::none);
-  l.zero = s.parallel.zero;
-  l.offload_optimizer = s.parallel.offload_optimizer;
-  l.offload_params = s.parallel.offload_params;
-  l.micro_batch = s.micro_batch;
-  l.grad_accum = s.grad_accum;
-  return l;
-}
-
 // "tp 2 · pp 1 · dp 4 · mb 1 × ga 8 · full ckpt · ZeRO-1"
 std::string layout_text(const scenario& s) {
   std::string t = "tp " + std::to_string(s.parallel.tp) + " · pp " + std::to_string(s.parallel.pp);

@@ -22,6 +22,18 @@ nlohmann::json to_json(py::handle obj, const std::string& path);
 // JSON -> plain Python (dict/list/str/int/float/bool/None).
 py::object from_json(const nlohmann::json& j);
 
+// A report table as a dict: title, header, rows, notes, right_align (the typed
+// results' to_frame and repr read it).
+inline py::dict table_dict(const io::table& t) {
+  py::dict td;
+  td["title"] = t.title;
+  td["header"] = t.header;
+  td["rows"] = t.rows;
+  td["notes"] = t.notes;
+  td["right_align"] = t.right_align;
+  return td;
+}
+
 // Messages of every warning bit set in `w`, in bit order (the CLI's formatter).
 inline py::list warning_messages(unsigned w) { return py::cast(io::warning_messages(w)); }
 

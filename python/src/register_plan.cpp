@@ -24,13 +24,7 @@ namespace {
 py::dict result(const nlohmann::json& data, const io::table& t) {
   py::dict d;
   d["data"] = from_json(data);
-  py::dict td;
-  td["title"] = t.title;
-  td["header"] = t.header;
-  td["rows"] = t.rows;
-  td["notes"] = t.notes;
-  td["right_align"] = t.right_align;
-  d["table"] = td;
+  d["table"] = table_dict(t);
   d["text"] = io::render(t, {.format = io::report_format::text, .color = false});
   d["markdown"] = io::render(t, {.format = io::report_format::markdown, .color = false});
   return d;

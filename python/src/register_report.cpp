@@ -10,16 +10,6 @@ namespace gpuplan::python {
 
 namespace {
 io::style style_of(const std::string& format) { return {.format = io::parse_report_format(format), .color = false}; }
-
-py::dict table_dict(const io::table& t) {
-  py::dict d;
-  d["title"] = t.title;
-  d["header"] = t.header;
-  d["rows"] = t.rows;
-  d["notes"] = t.notes;
-  d["right_align"] = t.right_align;
-  return d;
-}
 }  // namespace
 
 void register_report(py::module_& m) {

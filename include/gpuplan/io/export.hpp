@@ -39,9 +39,6 @@ namespace gpuplan::io {
 // "deepspeed" -> export_target; unknown names: config_error(path, "must be deepspeed, ..."), unknown_name.
 export_target parse_export_target(std::string_view name, const std::string& path = "export");
 
-// The layout a run already has (its GPUs, parallel settings, checkpointing and batch).
-layout layout_of(const scenario& s);
-
 // The text that launches `run` with the layout `l` (training targets), or `run` as it
 // is (vllm: serving runs). Errors name `path` (the CLI passes "--export") and the
 // layout element: "--export: deepspeed cannot express tensor parallelism (tp=2) ...".

@@ -41,4 +41,22 @@ inline void apply_layout(scenario& s, const layout& l) noexcept {
   s.grad_accum = l.grad_accum;
 }
 
+// The layout a run already has (its GPUs, parallel settings, checkpointing and batch);
+// apply_layout(s, layout_of(s)) leaves s as it was.
+inline layout layout_of(const scenario& s) {
+  layout l;
+  l.gpus = s.num_gpus;
+  l.tp = s.parallel.tp;
+  l.pp = s.parallel.pp;
+  l.virtual_stages = s.parallel.virtual_stages;
+  l.sp = s.parallel.sp;
+  l.ckpt = s.ckpt.value_or(checkpointing::none);
+  l.zero = s.parallel.zero;
+  l.offload_optimizer = s.parallel.offload_optimizer;
+  l.offload_params = s.parallel.offload_params;
+  l.micro_batch = s.micro_batch;
+  l.grad_accum = s.grad_accum;
+  return l;
+}
+
 }  // namespace gpuplan
