@@ -8,7 +8,7 @@ packages=(
   libeigen3-dev libboost-dev nlohmann-json3-dev libcli11-dev libfmt-dev doctest-dev libbenchmark-dev
   pybind11-dev python3-pybind11 python3-dev python3-setuptools python3-pip python3-venv
   python3-numpy python3-pytest python3-yaml python3-pandas python3-matplotlib python3-nbclient python3-ipykernel python3-nbformat
-  python3-torch
+  python3-torch python3-torchvision
   clang libclang-rt-14-dev
 )
 
