@@ -7,6 +7,9 @@
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/plan/margin.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_bands {
+
 using namespace gpuplan;
 
 TEST_CASE("bands: verdict is fits / tight / does_not_fit by P90 and P50 against capacity") {
@@ -92,3 +95,5 @@ TEST_CASE("bands: the planning margin's quantile factor and verdict (plan/margin
   CHECK(detail::resident_device(m) == doctest::Approx(in_bytes(gib(61))));
   CHECK(verdict_of(m, b) == verdict::fits);  // 61 × 1.2 + 5 = 78.2 <= 100
 }
+
+}  // namespace unit_bands

@@ -15,6 +15,9 @@
 #include "gpuplan/io/profile.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_calibrate {
+
 using namespace gpuplan;
 
 namespace {
@@ -339,3 +342,5 @@ TEST_CASE("profile and measurement files: one-line errors naming the field and t
   CHECK(in_seconds(*ms[0].step) == doctest::Approx(1.5));
   CHECK(ms[0].run.meth == method::lora);
 }
+
+}  // namespace unit_calibrate

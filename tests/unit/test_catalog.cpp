@@ -17,6 +17,9 @@
 #include "gpuplan/io/hf_config.hpp"
 #include "support/errors.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_catalog {
+
 using namespace gpuplan;
 using nlohmann::json;
 
@@ -33,7 +36,9 @@ json read_json(const std::string& file) {
 TEST_CASE("catalog: every verified model equals its published parameter count exactly") {
   const json official = read_json(std::string(GPUPLAN_TEST_DATA_DIR) + "/official_parameters.json");
   int checked = 0;
-  for (const auto& [name, value] : official.items()) {
+  for (const auto& item : official.items()) {  // (CAPTURE of a structured binding needs clang ≥ 16)
+    const std::string name = item.key();
+    const auto& value = item.value();
     if (name.front() == '_') continue;
     CAPTURE(name);
     const std::int64_t expected = value.get<std::int64_t>();
@@ -328,3 +333,5 @@ TEST_CASE("gpus: a user file adds and replaces entries") {
   std::remove(file.c_str());
   CHECK_THROWS_WITH_AS(io::load_gpu_file(file), (file + ": cannot open '" + file + "'").c_str(), config_error);
 }
+
+}  // namespace unit_catalog

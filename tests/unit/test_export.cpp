@@ -15,6 +15,9 @@
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/plan/search.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_export {
+
 namespace {
 
 using namespace gpuplan;
@@ -126,7 +129,9 @@ TEST_CASE("export: accelerate FSDP YAML maps ZeRO stages to sharding strategies"
   l.grad_accum = 4;
   l.ckpt = checkpointing::full;
   const std::map<int, std::string> strategy{{0, "NO_SHARD"}, {2, "SHARD_GRAD_OP"}, {3, "FULL_SHARD"}};
-  for (const auto& [zero, name] : strategy) {
+  for (const auto& entry : strategy) {  // (CAPTURE of a structured binding needs clang ≥ 16)
+    const int zero = entry.first;
+    const std::string& name = entry.second;
     CAPTURE(zero);
     l.zero = zero;
     const auto y = yaml_keys(io::export_config(run, l, io::export_target::accelerate_fsdp));
@@ -310,3 +315,5 @@ TEST_CASE("export: hostile requests are one-line errors") {
   CHECK_THROWS_WITH_AS(io::export_config(ia3, io::export_target::torchrun, "--export"), doctest::Contains("method ia3"),
                        config_error);
 }
+
+}  // namespace unit_export

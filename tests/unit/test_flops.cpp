@@ -4,6 +4,9 @@
 
 #include "gpuplan/flops.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_flops {
+
 using namespace gpuplan;
 
 namespace {
@@ -134,3 +137,5 @@ TEST_CASE("flops: encoder-decoder counts cross attention; freeze stops backward 
   const double expected = 0.25 * (2 * in_flops(p.block_linear) + 2 * in_flops(p.attention_core)) + 2 * in_flops(p.head);
   CHECK(in_flops(f.backward) == doctest::Approx(expected));
 }
+
+}  // namespace unit_flops

@@ -12,6 +12,9 @@
 #include "gpuplan/memory.hpp"
 #include "gpuplan/timing.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_framework {
+
 using namespace gpuplan;
 using nlohmann::json;
 
@@ -205,3 +208,5 @@ TEST_CASE("framework: uneven pipeline stages — the slowest stage has ceil(laye
   }
   CHECK(total == 70);
 }
+
+}  // namespace unit_framework

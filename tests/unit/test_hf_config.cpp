@@ -13,6 +13,9 @@
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/hf_config.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_hf_config {
+
 using namespace gpuplan;
 using nlohmann::json;
 
@@ -373,3 +376,5 @@ TEST_CASE("hf_config: mpt expansion_ratio with a negative d_model is an error, n
     "n_heads": 2, "vocab_size": 100, "expansion_ratio": 1e8})");
   CHECK_THROWS_AS(io::read_hf_config(j), config_error);
 }
+
+}  // namespace unit_hf_config

@@ -40,6 +40,9 @@
 #include "support/utf8.hpp"
 #include "support/errors.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_hostile_input {
+
 using namespace gpuplan;
 using json = nlohmann::json;
 
@@ -563,3 +566,5 @@ TEST_CASE("fixed defect (include/gpuplan/timing.hpp): the kernel counter was an 
           if (!(in_seconds(t.step) > 0 && std::isfinite(in_seconds(t.step)))) throw std::runtime_error("step not finite and > 0");
         }) == "accepted");
 }
+
+}  // namespace unit_hostile_input

@@ -10,6 +10,9 @@
 #include "gpuplan/layers.hpp"
 #include "gpuplan/vision.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_layers {
+
 using namespace gpuplan;
 namespace L = gpuplan::layers;
 namespace mk = gpuplan::layers::make;
@@ -341,3 +344,5 @@ TEST_CASE("vision: estimator inputs are checked") {
   CHECK_THROWS_WITH_AS(vision::time_to_train(e, 0, 1), doctest::Contains("images: must be in [1, 1e12] (got 0)"), config_error);
   CHECK_THROWS_WITH_AS(vision::time_to_train(e, 100, std::nan("")), doctest::Contains("epochs: must be in (0, 1e6] (got nan)"), config_error);
 }
+
+}  // namespace unit_layers

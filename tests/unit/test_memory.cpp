@@ -11,6 +11,9 @@
 
 #include "gpuplan/memory.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_memory {
+
 using namespace gpuplan;
 
 namespace {
@@ -555,3 +558,5 @@ TEST_CASE("memory: checkpointing keeps one boundary definition; flash and eager 
   CHECK(peak(checkpointing::full) <= peak(checkpointing::selective));
   CHECK(peak(checkpointing::selective) <= peak(checkpointing::none));
 }
+
+}  // namespace unit_memory

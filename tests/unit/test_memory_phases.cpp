@@ -15,6 +15,9 @@
 #include "gpuplan/memory.hpp"
 #include "gpuplan/run.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_memory_phases {
+
 using namespace gpuplan;
 namespace mem = gpuplan::detail::mem;
 
@@ -450,3 +453,5 @@ TEST_CASE("memory phases: serving llama-2-13b bf16, batch 8 x (1024 + 1024) toke
   CHECK(in_bytes(m.peak_allocated) == doctest::Approx(W + 819200.0 * 2048 * 8 + prefill).epsilon(kEps));
   CHECK(m.peak_phase == memory_breakdown::phase::inference);
 }
+
+}  // namespace unit_memory_phases

@@ -6,6 +6,9 @@
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/memory.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_memory_semantics {
+
 using namespace gpuplan;
 
 TEST_CASE("memory: FP8 weights cost one byte per block-linear parameter (llama-3-70b on one H100 NVL)") {
@@ -59,3 +62,5 @@ TEST_CASE("memory: paged optimizer state is evicted before a run fails to fit") 
   s.opt = optimizer::adamw;
   CHECK_FALSE(estimate_memory(m, s).fits);
 }
+
+}  // namespace unit_memory_semantics

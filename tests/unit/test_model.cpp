@@ -5,6 +5,9 @@
 
 #include "gpuplan/model.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_model {
+
 using namespace gpuplan;
 
 namespace {
@@ -92,3 +95,5 @@ TEST_CASE("overflow is an explicit error, not a wrapped integer") {
   a.hidden = std::int64_t{1} << 40;
   CHECK_THROWS_WITH_AS(count_parameters(a), "model: parameter count too large for 64-bit arithmetic", config_error);
 }
+
+}  // namespace unit_model

@@ -19,6 +19,9 @@
 #include "gpuplan/plan_names.hpp"
 #include "gpuplan/scenario.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_names {
+
 using namespace gpuplan;
 using json = nlohmann::json;
 
@@ -208,3 +211,5 @@ TEST_CASE("amounts: counts and durations as tests/data/amounts.jsonl lists them"
   CHECK(io::positive_amount(2.5, "x") == 2.5);
   CHECK_THROWS_WITH_AS(io::positive_amount(0, "x"), "x: must be positive (got 0)", config_error);
 }
+
+}  // namespace unit_names

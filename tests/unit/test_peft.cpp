@@ -17,6 +17,9 @@
 #include "gpuplan/run.hpp"
 #include "gpuplan/timing.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_peft {
+
 using namespace gpuplan;
 using nlohmann::json;
 namespace mem = gpuplan::detail::mem;
@@ -221,3 +224,5 @@ TEST_CASE("peft: modules_to_save trains full copies of the embedding and the hea
   bad["lora"]["modules_to_save"] = "head";
   CHECK_THROWS_WITH(io::read_scenario(bad), "scenario.lora.modules_to_save: must be a list of embed, head (got \"head\")");
 }
+
+}  // namespace unit_peft

@@ -13,6 +13,9 @@
 #include "gpuplan/plan.hpp"
 #include "support/models.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_plan {
+
 using namespace gpuplan;
 using test::gpt3_175b;
 
@@ -779,3 +782,5 @@ TEST_CASE("plan: shorter sequence is the longest that fits, and a token count pr
   CHECK(seen_seq);
   CHECK(seen_gpu);
 }
+
+}  // namespace unit_plan

@@ -19,6 +19,9 @@
 
 #include "support/utf8.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_prices {
+
 namespace {
 
 using namespace gpuplan;
@@ -306,3 +309,5 @@ TEST_CASE("prices: break-even hours against renting, electricity included") {
   CHECK_THROWS_WITH_AS(io::break_even_hours(1600, 0.69, 450, std::numeric_limits<double>::infinity()),
                        "break_even.kwh_price: must be a non-negative number (got inf)", config_error);
 }
+
+}  // namespace unit_prices

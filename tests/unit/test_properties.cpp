@@ -30,6 +30,9 @@
 #include "gpuplan/timing.hpp"
 #include "gpuplan/validate.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_properties {
+
 using namespace gpuplan;
 using json = nlohmann::json;
 
@@ -449,3 +452,5 @@ TEST_CASE("properties: estimates are deterministic, independent of order and thr
   }
   CHECK(differ == 0);
 }
+
+}  // namespace unit_properties

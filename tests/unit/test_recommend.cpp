@@ -16,6 +16,9 @@
 #include "gpuplan/io/prices.hpp"
 #include "gpuplan/plan.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_recommend {
+
 using namespace gpuplan;
 
 namespace {
@@ -433,3 +436,5 @@ TEST_CASE("recommend: a rented instance type is the machine; split instances are
   o.rentals["a100-40gb"] = {{"market", "per-gpu", 1, 1.0, "on-demand", ""}};
   for (const auto& r : recommend(m, t, o)) CHECK_FALSE(has_note(r.system, "crosses the provider's network"));
 }
+
+}  // namespace unit_recommend

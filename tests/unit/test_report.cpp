@@ -14,6 +14,9 @@
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_report {
+
 using namespace gpuplan;
 using json = nlohmann::json;
 
@@ -237,3 +240,5 @@ TEST_CASE("report: planner tables and JSON carry the estimators' numbers") {
   CHECK(io::format_cuda(cuda_version{12, 0}) == "12.0");
   CHECK(io::format_cuda(std::nullopt) == "-");
 }
+
+}  // namespace unit_report

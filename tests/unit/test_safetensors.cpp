@@ -14,6 +14,9 @@
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/hf_config.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_safetensors {
+
 using namespace gpuplan;
 namespace fs = std::filesystem;
 
@@ -269,3 +272,5 @@ TEST_CASE("safetensors: a checkpoint directory with config.json is a model argum
                        ("model: checkpoint directory '" + no_config.path.string() + "' has no config.json").c_str(),
                        config_error);
 }
+
+}  // namespace unit_safetensors

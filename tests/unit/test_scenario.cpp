@@ -10,6 +10,9 @@
 #include "gpuplan/io/scenario_json.hpp"
 #include "support/errors.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_scenario {
+
 using namespace gpuplan;
 using json = nlohmann::json;
 
@@ -180,3 +183,5 @@ TEST_CASE("gpu: write_gpu is the exact inverse of read_gpu for every catalog GPU
     CHECK(io::read_gpu(io::write_gpu(g)) == g);
   }
 }
+
+}  // namespace unit_scenario

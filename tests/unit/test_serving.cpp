@@ -12,7 +12,8 @@
 #include "gpuplan/memory.hpp"
 #include "gpuplan/serve.hpp"
 
-namespace gpuplan::test {
+// Its own namespace: the suite is compiled in batches (unity build).
+namespace gpuplan::unit_serving {
 
 namespace {
 scenario vllm_on(const char* gpu, std::int64_t prompt, std::int64_t gen) {
@@ -332,4 +333,5 @@ TEST_CASE("recommend --serve: replicas, throughput and cost from the serve curve
   CHECK_THROWS_WITH_AS(recommend_serving(m, t, w, gpus, prices), doctest::Contains("--itl-target"), config_error);
 }
 
-}  // namespace gpuplan::test
+}  // namespace gpuplan::unit_serving
+

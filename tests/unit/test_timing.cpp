@@ -14,7 +14,8 @@
 #include "gpuplan/memory.hpp"
 #include "gpuplan/timing.hpp"
 
-namespace gpuplan::test {
+// Its own namespace: the suite is compiled in batches (unity build).
+namespace gpuplan::unit_timing {
 
 struct time_case {
   std::string id;
@@ -168,12 +169,13 @@ inline std::vector<time_case> time_cases() {
   return v;
 }
 
-}  // namespace gpuplan::test
+}  // namespace gpuplan::unit_timing
 
+namespace unit_timing_tests {
 using namespace gpuplan;
 
 namespace {
-[[maybe_unused]] double estimate_of(const test::time_case& c, const efficiency_params& e = {}) {
+[[maybe_unused]] double estimate_of(const unit_timing::time_case& c, const efficiency_params& e = {}) {
   const time_estimate t = estimate_time(c.model, c.run, e);
   return c.step_seconds ? in_seconds(t.step) : t.tokens_per_second_per_gpu;
 }
@@ -182,7 +184,7 @@ namespace {
 // Accuracy against every published time case with ONE set of defaults. The table is
 // printed so docs/accuracy.md can quote it; the assertion is the issue's target.
 TEST_CASE("time: published cases, median |error| <= 15% with default efficiencies") {
-  const auto cases = test::time_cases();
+  const auto cases = unit_timing::time_cases();
   std::vector<double> errs;
   std::printf("%-6s %-12s %12s %12s %8s  step(s) comp comm bub opt off  mfu\n", "case", "metric", "expected", "estimate", "err%");
   for (const auto& c : cases) {
@@ -203,8 +205,8 @@ TEST_CASE("time: published cases, median |error| <= 15% with default efficiencie
 }
 
 TEST_CASE("time: peak selection, impossible precisions and warnings") {
-  const architecture a = test::llama2_7b();
-  scenario r = test::train(test::v100_16(), 1, precision::fp8_mixed, 1, 512, 1, checkpointing::none, attention::eager, 0);
+  const architecture a = unit_timing::llama2_7b();
+  scenario r = unit_timing::train(unit_timing::v100_16(), 1, precision::fp8_mixed, 1, 512, 1, checkpointing::none, attention::eager, 0);
   CHECK_THROWS_WITH_AS(estimate_time(a, r), "scenario.precision: fp8-mixed needs FP8 tensor cores (sm_89+); v100-sxm2-16gb is sm_70",
                        config_error);
   r.prec = precision::tf32;  // no TF32 on Volta: PyTorch runs FP32, warned
@@ -222,14 +224,14 @@ TEST_CASE("time: peak selection, impossible precisions and warnings") {
   r.attn = attention::flash;
   CHECK((estimate_time(a, r).warnings & warn_flash_unsupported) != 0);
   // GeForce: FP32 accumulate at half the FP16-accumulate rate.
-  scenario g = test::train(test::rtx4090(), 1, precision::bf16_mixed, 1, 512, 1, checkpointing::none, attention::flash, 0);
+  scenario g = unit_timing::train(unit_timing::rtx4090(), 1, precision::bf16_mixed, 1, 512, 1, checkpointing::none, attention::flash, 0);
   const time_estimate ge = estimate_time(a, g);
   CHECK((ge.warnings & warn_fp32_accumulate_half_rate) != 0);
   CHECK(ge.peak_flop_per_s == doctest::Approx(165.2e12));
   g.prec = precision::fp8_mixed;  // Ada has FP8
   CHECK(estimate_time(a, g).peak_flop_per_s == doctest::Approx(330.3e12));
   // Bad layouts name the field.
-  scenario t = test::train(test::a100_80(), 8, precision::bf16_mixed, 1, 512, 1, checkpointing::none, attention::flash, 0);
+  scenario t = unit_timing::train(unit_timing::a100_80(), 8, precision::bf16_mixed, 1, 512, 1, checkpointing::none, attention::flash, 0);
   t.parallel.tp = 3;
   CHECK_THROWS_WITH_AS(estimate_time(a, t), "scenario.parallel.tp: must divide num_attention_heads=32 (got 3)", config_error);
   t.parallel.tp = 4;
@@ -252,23 +254,23 @@ TEST_CASE("time: collectives follow the ring formulas") {
   CHECK(all_reduce_seconds(1e9, 1, l, e) == 0);
   // Links: 8 A100s in a node use NVLink (300 GB/s per direction); 16 cross nodes at 25 GB/s.
   scenario r;
-  r.gpu = test::a100_80();
+  r.gpu = unit_timing::a100_80();
   r.num_gpus = 8;
   CHECK(group_link(r, 8, 1).bytes_per_s == doctest::Approx(300e9));
   r.num_gpus = 16;
   CHECK(group_link(r, 16, 1).bytes_per_s == doctest::Approx(25e9));
   CHECK(group_link(r, 2, 8).bytes_per_s == doctest::Approx(25e9));  // dp across tp=8 nodes
-  r.gpu = test::rtx4090();  // no NVLink: PCIe 4.0 x16 = 32 GB/s
+  r.gpu = unit_timing::rtx4090();  // no NVLink: PCIe 4.0 x16 = 32 GB/s
   r.num_gpus = 4;
   CHECK(group_link(r, 4, 1).bytes_per_s == doctest::Approx(32e9));
-  r.gpu = test::h100_sxm();  // DGX H100 reference network: 8 x 400 Gb/s
+  r.gpu = unit_timing::h100_sxm();  // DGX H100 reference network: 8 x 400 Gb/s
   r.num_gpus = 16;
   CHECK(group_link(r, 16, 1).bytes_per_s == doctest::Approx(50e9));
 }
 
 TEST_CASE("time: pipeline bubble (p-1)/(m·v) and the step adds up") {
-  const architecture a = test::gpt2_like(6144, 48, 64, 51200, 0.0);
-  scenario r = test::train(test::a100_80(), 64, precision::bf16_mixed, 1, 2048, 16, checkpointing::full, attention::flash, 0);
+  const architecture a = unit_timing::gpt2_like(6144, 48, 64, 51200, 0.0);
+  scenario r = unit_timing::train(unit_timing::a100_80(), 64, precision::bf16_mixed, 1, 2048, 16, checkpointing::full, attention::flash, 0);
   r.parallel.tp = 8;
   r.parallel.pp = 8;
   const time_estimate t = estimate_time(a, r);
@@ -291,8 +293,8 @@ TEST_CASE("time: backward TP all-reduces hide behind the column-parallel dW GEMM
   // 2·7/8·100.7 MB / 240 GB/s ≈ 0.73 ms, shorter than the q,k,v forward GEMMs (2·8192·6144·
   // 18432/8 FLOP ≈ 232 GFLOP at ≤ 0.81·312 TFLOP/s ≈ 0.92 ms) and the MLP up GEMM (1.22 ms):
   // both backward all-reduces are hidden, the 2 forward ones per layer are exposed.
-  const architecture a = test::gpt2_like(6144, 48, 64, 51200, 0.1);
-  scenario r = test::train(test::a100_80(), 8, precision::bf16_mixed, 4, 2048, 1, checkpointing::none, attention::eager, 0);
+  const architecture a = unit_timing::gpt2_like(6144, 48, 64, 51200, 0.1);
+  scenario r = unit_timing::train(unit_timing::a100_80(), 8, precision::bf16_mixed, 4, 2048, 1, checkpointing::none, attention::eager, 0);
   r.parallel.tp = 8;
   const efficiency_params e;
   const double ar = all_reduce_seconds(8192.0 * 6144 * 2, 8, group_link(r, 8, 1), e);
@@ -308,10 +310,10 @@ TEST_CASE("time: backward TP all-reduces hide behind the column-parallel dW GEMM
 }
 
 TEST_CASE("time: time to train, GPU-hours, cost and energy") {
-  scenario r = test::train(test::a100_80(), 8, precision::bf16_mixed, 4, 2048, 1, checkpointing::none, attention::flash, 1);
+  scenario r = unit_timing::train(unit_timing::a100_80(), 8, precision::bf16_mixed, 4, 2048, 1, checkpointing::none, attention::flash, 1);
   r.tokens = 1e9;
   r.price_per_gpu_hour = 2.0;
-  const time_estimate t = estimate_time(test::tinyllama(), r);
+  const time_estimate t = estimate_time(unit_timing::tinyllama(), r);
   CHECK(in_seconds(t.total) == doctest::Approx(1e9 / t.tokens_per_second));
   CHECK(t.gpu_hours == doctest::Approx(in_seconds(t.total) * 8 / 3600));
   REQUIRE(t.cost.has_value());
@@ -327,9 +329,9 @@ TEST_CASE("time: serving — decode is bandwidth-bound at batch 1, compute-bound
   // generate adds its eager launch floor, 32 layers × 45 ops × 12 µs = 17.28 ms (engine.hpp).
   scenario r;
   r.work = workload::infer;
-  r.gpu = test::a100_80();
+  r.gpu = unit_timing::a100_80();
   r.inference = {.batch = 1, .prompt_len = 512, .gen_len = 256, .kv_cache_dtype = dtype::bf16};
-  const architecture a = test::llama2_7b();
+  const architecture a = unit_timing::llama2_7b();
   const double launch = 32 * 45 * 12e-6;
   const time_estimate t = estimate_time(a, r);
   CHECK(t.decode_tokens_per_second_per_sequence == doctest::Approx(1 / (13.5e9 / (2039e9 * 0.8) + launch)).epsilon(0.05));
@@ -359,8 +361,8 @@ TEST_CASE("time: serving — decode is bandwidth-bound at batch 1, compute-bound
 }
 
 TEST_CASE("time: overlap, ZeRO and offload move time where they should") {
-  const architecture a = test::llama2_7b();
-  scenario r = test::train(test::a100_80(), 16, precision::bf16_mixed, 2, 4096, 1, checkpointing::none, attention::flash, 0);
+  const architecture a = unit_timing::llama2_7b();
+  scenario r = unit_timing::train(unit_timing::a100_80(), 16, precision::bf16_mixed, 2, 4096, 1, checkpointing::none, attention::flash, 0);
   const time_estimate ddp = estimate_time(a, r);
   CHECK(ddp.total_communication > ddp.breakdown.communication);  // DDP hides most of its all-reduce
   r.parallel.zero = 3;
@@ -380,8 +382,8 @@ TEST_CASE("time: overlap, ZeRO and offload move time where they should") {
 
 TEST_CASE("time: serving with gen_len 0 is prefill only") {
   // Found by fuzz_scenario_fields: validation accepts gen_len 0, the time model rejected it.
-  const architecture a = test::llama2_7b();
-  scenario r = test::train(test::v100_16(), 1, precision::fp16_mixed, 1, 512, 1, checkpointing::none, attention::eager, 0);
+  const architecture a = unit_timing::llama2_7b();
+  scenario r = unit_timing::train(unit_timing::v100_16(), 1, precision::fp16_mixed, 1, 512, 1, checkpointing::none, attention::eager, 0);
   r.work = workload::infer;
   r.inference.gen_len = 0;
   const time_estimate t = estimate_time(a, r);
@@ -390,3 +392,5 @@ TEST_CASE("time: serving with gen_len 0 is prefill only") {
   r.inference.gen_len = 64;
   CHECK(in_seconds(estimate_time(a, r).step) > in_seconds(t.step));
 }
+
+}  // namespace unit_timing_tests

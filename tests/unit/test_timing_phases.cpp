@@ -14,6 +14,9 @@
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/timing.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_timing_phases {
+
 using namespace gpuplan;
 using namespace gpuplan::detail;
 
@@ -455,3 +458,5 @@ TEST_CASE("time phases: the step assembles the phases") {
   CHECK(*t.cost == doctest::Approx(2 * t.gpu_hours));
   CHECK(t.energy_kwh == doctest::Approx(400 * (0.3 + 0.7 * 2.1 / 2.45) * t.gpu_hours / 1000));
 }
+
+}  // namespace unit_timing_phases

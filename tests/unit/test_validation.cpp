@@ -10,6 +10,9 @@
 
 #include "accuracy/cases.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_validation {
+
 using namespace gpuplan::accuracy;
 
 namespace {
@@ -118,3 +121,5 @@ TEST_CASE("validation: source keys group a repository's documents and drop commi
   CHECK(source_key("Korthikanti et al. 2022 Table 5") == "Korthikanti et al. 2022");
   CHECK(source_key("NVIDIA/NeMo docs performance_summary.md (24.07)") == "NVIDIA/NeMo docs");
 }
+
+}  // namespace unit_validation
