@@ -235,9 +235,7 @@ int run_recommend_serving(const io::resolved_run& run, const recommend_request& 
   w.itl_target = seconds(io::parse_latency(request.itl_target, "--itl-target"));
   // The cheapest published offer per GPU-hour, then the user's --price over it.
   std::map<std::string, double, std::less<>> prices;
-  recommend_options market;
-  io::apply_market(market, request.prices_file, request.spot);
-  for (const auto& [id, offers] : market.rentals)
+  for (const auto& [id, offers] : io::rental_offers(request.prices_file, request.spot))
     for (const rental_offer& f : offers)
       if (auto it = prices.find(id); it == prices.end() || f.price_per_gpu_hour < it->second) prices[id] = f.price_per_gpu_hour;
   if (!request.prices.empty())
