@@ -641,6 +641,34 @@ def case_recommend_deadline_and_bad_inputs():
         expect_error(["recommend", "llama-2-7b", "--tokens", "2B", "--prices", path], path, "-3")
 
 
+def case_recommend_nothing_fits_footer():
+    """Nothing fits at or below --max-gpus: the deadline answer is said once, with thousands separators."""
+    args = ["recommend", "llama-2-70b", "--tokens", "100B", "--framework", "megatron", "--gpus-list", "h100-sxm",
+            "--max-gpus", "2", "--deadline", "24h"]
+    rc, out, err = run(*args, "--json")
+    expect(rc == 0, "exit 0", rc, out, err)
+    j = json.loads(out)
+    x = j["deadline_extrapolation"]
+    # 70B full training needs more than 2 x 80 GB: no row, and the model's own layout at a larger count answers.
+    expect(j["total_rows"] == 0 and x is not None and not x["extrapolated"] and x["count"] > 2, "modelled answer", rc, out, err)
+    rc, out, err = run(*args)
+    expect(rc == 0, "exit 0", rc, out, err)
+    lines = [line for line in out.splitlines() if line.startswith("No row")]
+    expect(len(lines) == 1, "one deadline line", rc, out, err)
+    line = lines[0]
+    count = f"{int(x['count']):,}"  # 1,024
+    expect(line.startswith("No row at or below --max-gpus 2 meets the deadline: " + count + "×h100-sxm would, in "),
+           "the answer, formatted like the rest of the output", rc, out, err)
+    expect(line.count("×h100-sxm") == 1 and line.count(" in ") == 1, "said once", rc, out, err)
+    # With rows at or below --max-gpus, the answer and the largest measured count are two different counts.
+    rc, out, err = run("recommend", "llama-2-7b", "--method", "lora", "--tokens", "2B", "--gpus-list", "h100-sxm",
+                       "--max-gpus", "2", "--deadline", "1h")
+    line = [line for line in out.splitlines() if line.startswith("No row meets the deadline")]
+    expect(len(line) == 1, "deadline line", rc, out, err)
+    counts = [c.split()[-1] for c in line[0].split("×h100-sxm")[:-1]]
+    expect(len(counts) == 2 and counts[0] != counts[1], "needed and measured counts differ", rc, out, err)
+
+
 def case_serve_engines():
     # vLLM on an A100-80GB: pool = 0.9 x 80 GiB - 16.06e9 B weights - 0.35 GiB - the 8192-token
     # profile (~0.97e9 B) = ~58.4e9 B; 2 MiB blocks of 16 tokens -> ~27.8k blocks.
