@@ -669,10 +669,20 @@ def case_recommend_nothing_fits_footer():
     expect(len(counts) == 2 and counts[0] != counts[1], "needed and measured counts differ", rc, out, err)
 
 
+# The serving commands' model: `gpuplan serve` and `gpuplan recommend --serve` of llama-3.1-8b.
+SERVE_8B = ("serve", "llama-3.1-8b")
+RECOMMEND_SERVE_8B = ("recommend", "llama-3.1-8b", "--serve")
+
+
+def recommend_serve(rps, *extra, gpus="a100-80gb"):
+    """`gpuplan recommend llama-3.1-8b --serve` at `rps` requests/s over --gpus-list `gpus`."""
+    return [*RECOMMEND_SERVE_8B, "--requests-per-second", rps, "--gpus-list", gpus, *extra]
+
+
 def case_serve_engines():
     # vLLM on an A100-80GB: pool = 0.9 x 80 GiB - 16.06e9 B weights - 0.35 GiB - the 8192-token
     # profile (~0.97e9 B) = ~58.4e9 B; 2 MiB blocks of 16 tokens -> ~27.8k blocks.
-    rc, out, err = run("serve", "llama-3.1-8b", "--gpu", "a100-80gb", "--engine", "vllm", "--prompt-len", "1024",
+    rc, out, err = run(*SERVE_8B, "--gpu", "a100-80gb", "--engine", "vllm", "--prompt-len", "1024",
                        "--output-len", "256", "--latency-target", "50ms", "--json")
     expect(rc == 0, "serve exit 0", rc, out, err)
     j = json.loads(out)
@@ -683,12 +693,10 @@ def case_serve_engines():
     expect(all(a["inter_token_latency_s"] <= b["inter_token_latency_s"] for a, b in zip(curve, curve[1:])), "ITL grows", rc, out, err)
     expect(1 <= j["concurrency_for_target"] <= j["max_concurrency"], "target concurrency", rc, out, err)
     # The typed batch changes nothing: --infer-batch is not a serve option; the same pool every time.
-    rc, out, err = run("serve", "llama-3.1-8b", "--gpu", "rtx-4090", "--engine", "llama.cpp", "--gguf", "Q4_K_M", "--gpu-layers", "20")
+    rc, out, err = run(*SERVE_8B, "--gpu", "rtx-4090", "--engine", "llama.cpp", "--gguf", "Q4_K_M", "--gpu-layers", "20")
     expect(rc == 0 and "llama.cpp" in out and "tok/s" in out, "llama.cpp table", rc, out, err)
-    rc, out, err = run("serve", "llama-3.1-8b", "--engine", "vllm", "--gguf", "Q4_K_M")
-    expect(rc == 2 and "only applies to engine llama.cpp" in err and err.count("\n") == 1, "gguf needs llama.cpp", rc, out, err)
-    rc, out, err = run("serve", "llama-3.1-8b", "--engine", "vllm", "--latency-target", "fast")
-    expect(rc == 2 and "--latency-target" in err, "bad latency target", rc, out, err)
+    expect_error([*SERVE_8B, "--engine", "vllm", "--gguf", "Q4_K_M"], "", "only applies to engine llama.cpp")
+    expect_error([*SERVE_8B, "--engine", "vllm", "--latency-target", "fast"], "--latency-target")
 
 def case_vision_models():
     """gpuplan vision: a torchvision image model on one GPU (docs/vision.md)."""
@@ -823,9 +831,9 @@ def case_search_export():
 
 def case_recommend_serve():
     """recommend --serve: GPU x TP rows meeting the ITL target, replicas by Little's law, cost."""
-    rc, out, err = run("recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "5", "--prompt-len", "512",
-                       "--output-len", "256", "--itl-target", "50ms", "--gpus-list", "a100-80gb,l40s,rtx-4060-ti-16gb",
-                       "--price", "a100-80gb=2,l40s=1,rtx-4060-ti-16gb=0.3", "--max-gpus", "2", "--json")
+    rc, out, err = run(*recommend_serve("5", "--prompt-len", "512", "--output-len", "256", "--itl-target", "50ms",
+                                        "--price", "a100-80gb=2,l40s=1,rtx-4060-ti-16gb=0.3", "--max-gpus", "2", "--json",
+                                        gpus="a100-80gb,l40s,rtx-4060-ti-16gb"))
     expect(rc == 0, "recommend --serve exit 0", rc, out, err)
     j = json.loads(out)
     expect(j["engine"] == "vllm" and j["workload"]["itl_target_s"] == 0.05, "engine default vllm, target", rc, out, err)
@@ -841,25 +849,17 @@ def case_recommend_serve():
         expect(r["inter_token_latency_s"] <= 0.05, "meets the target", rc, out, err)
         # 5 req/s x 256 tokens x 3600 s = 4.608 M output tokens an hour.
         expect(abs(r["cost_per_million_tokens"] - r["cost_per_hour"] / 4.608) < 1e-9, "cost per M tokens", rc, out, err)
-    rc, out, err = run("recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "5", "--gpus-list", "a100-80gb",
-                       "--price", "a100-80gb=2", "--engine", "sglang")
+    rc, out, err = run(*recommend_serve("5", "--price", "a100-80gb=2", "--engine", "sglang"))
     expect(rc == 0 and "served by sglang" in out and "Replicas" in out, "table, --engine", rc, out, err)
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--gpus-list", "a100-80gb"], "--requests-per-second", "needs")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "-1", "--gpus-list", "a100-80gb"],
-                 "--requests-per-second", "above 0")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "nan", "--gpus-list", "a100-80gb"],
-                 "--requests-per-second")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1e300", "--gpus-list", "a100-80gb"],
-                 "--requests-per-second", "at most")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--output-len", "0",
-                  "--gpus-list", "a100-80gb"], "--output-len")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--itl-target", "soon",
-                  "--gpus-list", "a100-80gb"], "--itl-target")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--gpus-list", "a100-80gb-mig-9g.1gb"],
-                 "--gpus-list", "unknown GPU")
+    expect_error([*RECOMMEND_SERVE_8B, "--gpus-list", "a100-80gb"], "--requests-per-second", "needs")
+    expect_error(recommend_serve("-1"), "--requests-per-second", "above 0")
+    expect_error(recommend_serve("nan"), "--requests-per-second")
+    expect_error(recommend_serve("1e300"), "--requests-per-second", "at most")
+    expect_error(recommend_serve("1", "--output-len", "0"), "--output-len")
+    expect_error(recommend_serve("1", "--itl-target", "soon"), "--itl-target")
+    expect_error(recommend_serve("1", gpus="a100-80gb-mig-9g.1gb"), "--gpus-list", "unknown GPU")
     # A MIG slice is a GPU: the 8B model in bf16 does not fit 1g.10gb, it fits 3g.40gb.
-    rc, out, err = run("recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--gpus-list",
-                       "a100-80gb-mig-1g.10gb,a100-80gb-mig-3g.40gb", "--max-gpus", "1", "--json")
+    rc, out, err = run(*recommend_serve("1", "--max-gpus", "1", "--json", gpus="a100-80gb-mig-1g.10gb,a100-80gb-mig-3g.40gb"))
     expect(rc == 0, "MIG slices", rc, out, err)
     got = {r["gpu"]: r["meets"] for r in json.loads(out)["rows"]}
     expect(got == {"a100-80gb-mig-1g.10gb": False, "a100-80gb-mig-3g.40gb": True}, "MIG fit", rc, out, err)
