@@ -183,6 +183,10 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_key<std::int64_t>(sub, a, "--pp", "parallel.pp", "Pipeline-parallel degree");
   add_key<std::int64_t>(sub, a, "--virtual-stages", "parallel.virtual_stages", "Interleaved pipeline stages per GPU");
   add_bool_key(sub, a, "--sp", "parallel.sp", "Megatron sequence parallelism");
+  add_bool_key(sub, a, "--account-for-embedding-in-pipeline-split", "parallel.account_for_embedding_in_pipeline_split",
+               "megatron: the embedding counts as one layer of the pipeline split");
+  add_bool_key(sub, a, "--account-for-loss-in-pipeline-split", "parallel.account_for_loss_in_pipeline_split",
+               "megatron: the loss counts as one layer of the pipeline split");
   add_key<std::int64_t>(sub, a, "--cp", "parallel.cp", "Context-parallel degree");
   add_key<std::int64_t>(sub, a, "--ep", "parallel.ep", "Expert-parallel degree");
   add_key<std::int64_t>(sub, a, "--zero", "parallel.zero", "ZeRO stage 0-3 (FSDP full shard = 3)");
@@ -222,7 +226,8 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
                "--framework", "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--compile",
                "--activation-offload", "--optimizer-in-backward"}},
       {"Parallelism", {"--gpus", "--gpus-per-node", "--tp", "--pp", "--virtual-stages", "--sp", "--cp", "--ep",
-                       "--zero", "--offload-optimizer", "--offload-params"}},
+                       "--zero", "--offload-optimizer", "--offload-params", "--account-for-embedding-in-pipeline-split",
+                       "--account-for-loss-in-pipeline-split"}},
       {"LoRA, QLoRA, freeze", {"--lora-rank", "--lora-alpha", "--lora-targets", "--freeze-layers", "--quant",
                                "--double-quant", "--group-size"}},
       {"Serving", {"--infer", "--infer-batch", "--prompt-len", "--gen-len", "--kv-dtype", "--engine", "--max-batched-tokens",

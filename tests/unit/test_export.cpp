@@ -197,6 +197,16 @@ TEST_CASE("export: torchrun carries Megatron-LM's tp, pp, virtual stages, sp and
   CHECK(a.count("--use-distributed-optimizer") == 1);
   CHECK(a.at("--num-layers") == "80");
   CHECK(a.at("--num-query-groups") == "8");  // llama-2-70b: 8 KV heads
+  CHECK(a.count("--account-for-embedding-in-pipeline-split") == 0);
+  // The scenario's Megatron split flags travel with a pipelined layout: (80 + 1 + 1) / 2 = 41 units per stage.
+  const auto split = run_on("llama-2-70b", "h100-sxm", 64,
+                            {{"framework", "megatron"},
+                             {"parallel", {{"account_for_embedding_in_pipeline_split", true},
+                                           {"account_for_loss_in_pipeline_split", true}}}});
+  const auto b = args_of(io::export_config(split, layout{.gpus = 64, .tp = 8, .pp = 2, .zero = 1, .grad_accum = 16},
+                                           io::export_target::torchrun));
+  CHECK(b.count("--account-for-embedding-in-pipeline-split") == 1);
+  CHECK(b.count("--account-for-loss-in-pipeline-split") == 1);
 }
 
 TEST_CASE("export: torchtune recipe and overrides follow the method and the GPU count") {
