@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/framework_rules.hpp"
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/export.hpp"
@@ -640,7 +641,12 @@ int cmd_explain(run_args& a, const output_args& out) {
       if (!present) continue;
       terms.push_back({{"key", key}, {"label", t.label}, {"value", lookup(key)}, {"formula", t.formula}, {"source", t.source}});
     }
-  print_json({{"model", e["model"]}, {"scenario", e["scenario"]}, {"terms", std::move(terms)}});
+  json rules = json::array();
+  for (const gpuplan::framework_rule& x : gpuplan::framework_rules(r.model(), r.settings()))
+    rules.push_back({{"terms", x.terms}, {"rule", x.rule}, {"effect", x.effect}, {"source", x.source}});
+  const gpuplan::framework_profile& fp = gpuplan::profile_of(r.settings().fw);
+  json framework = {{"id", gpuplan::to_string(fp.id)}, {"summary", fp.summary}, {"rules", std::move(rules)}};
+  print_json({{"model", e["model"]}, {"scenario", e["scenario"]}, {"framework", std::move(framework)}, {"terms", std::move(terms)}});
   return kExitOk;
 }
 

@@ -255,6 +255,52 @@ def case_explain_terms():
     expect({"weights_bytes", "optimizer_bytes", "step_seconds", "mfu"} <= {t["key"] for t in terms}, "keys", rc, out, err)
 
 
+def case_explain_framework_rules():
+    """explain names the framework profile and, for each term a profile rule (or a mechanism every
+    framework shares) changes, the rule and its source."""
+    base7 = ["llama-2-7b", "--gpu", "a100-80gb", "--gpus", "8"]
+    cases = [
+        # FSDP full shard with parameter offload: gradients and the optimizer step go with the parameters.
+        ([*base7, "--framework", "fsdp", "--zero", "3", "--offload-params", "cpu"], "fsdp",
+         {"fsdp.param_offload_moves_optimizer": "optimizer_bytes", "fsdp.sharded_fp32_is_master": "master_weights_bytes",
+          "fsdp.reserved_factor": "peak_reserved_bytes",
+          "all frameworks: ZeRO-3 / FSDP all-gather buffers": "transient_bytes",
+          "all frameworks: ZeRO-3 / FSDP per micro-batch": "communication_seconds"}),
+        # DeepSpeed ZeRO-2 with the optimizer on the CPU.
+        ([*base7, "--framework", "deepspeed", "--zero", "2", "--offload-optimizer", "cpu"], "deepspeed",
+         {"all frameworks: offload_optimizer": "host_bytes", "deepspeed.reserved_factor": "peak_reserved_bytes"}),
+        # HF QLoRA with a paged optimizer.
+        (["llama-2-7b", "--gpu", "rtx-4090", "--method", "qlora", "--optimizer", "paged-adamw-8bit"], "hf",
+         {"hf.kbit_non_quantized_fp32": "weights_bytes", "all frameworks: optimizer paged-adamw-8bit": "optimizer_bytes",
+          "all frameworks: quantized base": "compute_seconds", "all frameworks: eager cross-entropy": "transient_bytes"}),
+        # Unsloth: offloaded gradient checkpointing, fused kernels.
+        (["llama-3.1-8b", "--gpu", "rtx-4090", "--method", "qlora", "--framework", "unsloth"], "unsloth",
+         {"unsloth.checkpoints_on_host": "activations_bytes", "unsloth.fused_kernels": "compute_seconds",
+          "unsloth.reserved_factor": "peak_reserved_bytes"}),
+    ]
+    for args, fw, want in cases:
+        rc, out, err = run("explain", *args, "--json")
+        expect(rc == 0, f"explain {args}", rc, out, err)
+        f = json.loads(out)["framework"]
+        expect(f["id"] == fw and f["summary"], "the profile by id", rc, out, err)
+        rules = {r["rule"]: r for r in f["rules"]}
+        for rule, term in want.items():
+            expect(rule in rules, f"rule {rule}", rc, out, err)
+            expect(term in rules[rule]["terms"].split(", ") and rules[rule]["source"] and rules[rule]["effect"],
+                   f"{rule}: term {term}, effect and source", rc, out, err)
+        rc, out, err = run("explain", *args)
+        expect(rc == 0 and f"Framework profile: {fw} (" in out, "the profile named in text", rc, out, err)
+        for rule in want:
+            source = rules[rule]["source"]
+            expect(f"rule: {rule} [{source}]" in out, f"text names {rule} with its source", rc, out, err)
+    # Rules appear only where they apply: plain full training on one GPU under hf.
+    rc, out, err = run("explain", "llama-2-7b", "--gpu", "a100-80gb", "--json")
+    names = {r["rule"] for r in json.loads(out)["framework"]["rules"]}
+    expect(names.isdisjoint({"hf.kbit_non_quantized_fp32", "all frameworks: offload_optimizer",
+                             "all frameworks: ZeRO-3 / FSDP all-gather buffers", "all frameworks: quantized base"})
+           and "hf.reserved_factor" in names, "only the rules that apply", rc, out, err)
+
+
 def case_version():
     rc, out, err = run("--version")
     expect(rc == 0 and out.strip() == f"gpuplan {VERSION}", "gpuplan VERSION", rc, out, err)

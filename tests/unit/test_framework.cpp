@@ -3,13 +3,19 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <set>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/framework.hpp"
+#include "gpuplan/framework_rules.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/timing.hpp"
@@ -310,4 +316,51 @@ TEST_CASE("framework: the embedding / loss units of the split are megatron's, an
   CHECK_FALSE(j.settings().parallel.account_for_embedding_in_pipeline_split);
   CHECK_THROWS_WITH_AS(io::read_scenario(json{{"model", "llama-2-7b"}, {"parallel", {{"account_for_loss_in_pipeline_split", 1}}}}),
                        doctest::Contains("scenario.parallel.account_for_loss_in_pipeline_split"), config_error);
+}
+
+TEST_CASE("framework rules: each names the estimate's terms it changes, the profile rule and a source") {
+  const architecture& m = io::find_model("llama-2-7b");
+  std::set<std::string> keys;  // every term `gpuplan explain` prints
+  for (const auto* list : {&io::memory_terms(), &io::time_terms()})
+    for (const auto& t : *list) keys.insert(std::string(t.key));
+  auto rules_of = [&](const scenario& s) {
+    const run r(m, s);
+    std::map<std::string, framework_rule> out;
+    for (const framework_rule& x : framework_rules(m, r.settings())) {
+      CAPTURE(x.rule);
+      CHECK_FALSE(x.effect.empty());
+      CHECK_FALSE(x.source.empty());
+      std::istringstream terms(x.terms);
+      for (std::string k; std::getline(terms, k, ',');) CHECK(keys.contains(k.substr(k.find_first_not_of(' '))));
+      out.emplace(x.rule, x);
+    }
+    return out;
+  };
+  const gpu_spec a100 = io::find_gpu("a100-80gb");
+  scenario fsdp{.fw = framework::fsdp, .gpu = a100, .num_gpus = 8};
+  fsdp.parallel.zero = 3;
+  fsdp.parallel.offload_params = offload::cpu;
+  const auto f = rules_of(fsdp);
+  CHECK(f.contains("fsdp.param_offload_moves_optimizer"));
+  CHECK(f.contains("fsdp.sharded_fp32_is_master"));
+  CHECK(f.at("fsdp.reserved_factor").effect.find("1.15 x allocated") != std::string::npos);
+  // The same layout under DeepSpeed keeps its optimizer on the GPU (offload_param alone) and 1.10.
+  scenario ds = fsdp;
+  ds.fw = framework::deepspeed;
+  const auto d = rules_of(ds);
+  CHECK_FALSE(d.contains("deepspeed.param_offload_moves_optimizer"));
+  CHECK(d.contains("deepspeed.sharded_fp32_is_master = false"));
+  CHECK(d.at("deepspeed.reserved_factor").effect.find("1.10 x allocated") != std::string::npos);
+  // QLoRA under hf with a paged optimizer; under unsloth, offloaded checkpoints and no k-bit upcast.
+  scenario q{.meth = method::qlora, .opt = optimizer::paged_adamw_8bit, .gpu = io::find_gpu("rtx-4090")};
+  const auto h = rules_of(q);
+  CHECK(h.contains("hf.kbit_non_quantized_fp32"));
+  CHECK(h.contains("all frameworks: optimizer paged-adamw-8bit"));
+  CHECK(h.contains("all frameworks: quantized base"));
+  q.fw = framework::unsloth;
+  q.opt = optimizer::adamw_8bit;
+  const auto u = rules_of(q);
+  CHECK(u.contains("unsloth.checkpoints_on_host"));
+  CHECK_FALSE(u.contains("unsloth.kbit_non_quantized_fp32"));
+  CHECK_FALSE(u.contains("all frameworks: optimizer adamw-8bit"));
 }
