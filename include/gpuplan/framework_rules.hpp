@@ -111,15 +111,17 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
             "fsdp/_fsdp_param_group.py; PyTorch docs, CUDA semantics: memory management)"
           : "PyTorch CUDACachingAllocator block rounding and fragmentation (detail/memory_constants.hpp)");
   // ---- pipeline stages (memory_layout.hpp blocks_of_stage)
-  if (r.parallel.pp > 1)
-    add("weights_bytes, transient_bytes, compute_seconds", fw + ".pipeline_split",
+  if (r.parallel.pp > 1) {
+    const bool units = r.parallel.account_for_embedding_in_pipeline_split || r.parallel.account_for_loss_in_pipeline_split;
+    add("weights_bytes, transient_bytes, compute_seconds",
+        units ? fw + ".account_in_pipeline_split" : "all frameworks: pipeline stages",
         "the embedding on the first stage, the final norm, head and logits on the last; every stage's memory is "
         "estimated and the largest reported; the slowest stage paces the pipeline" +
-            std::string(r.parallel.account_for_embedding_in_pipeline_split || r.parallel.account_for_loss_in_pipeline_split
-                            ? "; the embedding / loss counts as one layer of the split"
-                            : ""),
+            std::string(units ? "; the embedding / loss counts as one layer of the split, one block fewer there"
+                              : "; blocks split evenly, a remainder one each on the last stages"),
         "megatron/core/models/gpt/gpt_model.py pre_process/post_process; megatron/core/transformer/"
         "transformer_block.py get_num_layers_to_build");
+  }
   // ---- time (timing_comm.hpp zero3_per_microbatch; timing_compute.hpp block_linears, head_seconds)
   if (train && r.parallel.zero == 3 && r.dp() > 1)
     add("communication_seconds", "all frameworks: ZeRO-3 / FSDP per micro-batch",

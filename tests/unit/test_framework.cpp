@@ -363,4 +363,12 @@ TEST_CASE("framework rules: each names the estimate's terms it changes, the prof
   CHECK(u.contains("unsloth.checkpoints_on_host"));
   CHECK_FALSE(u.contains("unsloth.kbit_non_quantized_fp32"));
   CHECK_FALSE(u.contains("all frameworks: optimizer adamw-8bit"));
+  // Pipeline stages: the profile rule only when Megatron's units of the split are on.
+  scenario mg{.fw = framework::megatron, .gpu = a100, .num_gpus = 2};
+  mg.parallel.pp = 2;
+  CHECK(rules_of(mg).contains("all frameworks: pipeline stages"));
+  mg.parallel.account_for_embedding_in_pipeline_split = mg.parallel.account_for_loss_in_pipeline_split = true;
+  const auto mr = rules_of(mg);  // 32 + 2 = 34 units, 17 per stage
+  CHECK(mr.contains("megatron.account_in_pipeline_split"));
+  CHECK_FALSE(mr.contains("all frameworks: pipeline stages"));
 }
