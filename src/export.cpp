@@ -340,6 +340,9 @@ std::string torchrun_command(const resolved_run& run, const layout& l, const che
   if (l.virtual_stages > 1)
     t += " --num-layers-per-virtual-pipeline-stage " + num(m.total_layers() / (std::int64_t{l.pp} * l.virtual_stages));
   if (l.sp) t += " --sequence-parallel";
+  // The embedding / loss as a layer of the pipeline split (megatron/training/arguments.py).
+  if (l.pp > 1 && s.parallel.account_for_embedding_in_pipeline_split) t += " --account-for-embedding-in-pipeline-split";
+  if (l.pp > 1 && s.parallel.account_for_loss_in_pipeline_split) t += " --account-for-loss-in-pipeline-split";
   t += " --micro-batch-size " + num(l.micro_batch);
   t += " --global-batch-size " + num(l.micro_batch * l.grad_accum * l.dp());
   if (l.ckpt == checkpointing::selective) t += " --recompute-granularity selective";

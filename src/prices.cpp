@@ -505,7 +505,7 @@ double break_even_hours(double purchase_usd, double rent_per_hour, double tdp_wa
   return purchase_usd / saved_per_hour;
 }
 
-void apply_market(recommend_options& o, const std::string& prices_file, bool spot) {
+std::map<std::string, std::vector<rental_offer>, std::less<>> rental_offers(const std::string& prices_file, bool spot) {
   std::vector<price_row> rows = price_catalog();
   if (!prices_file.empty()) rows = override_prices(rows, read_prices_file(prices_file));
   std::map<std::string, std::vector<rental_offer>, std::less<>> on_demand, spot_offers;
@@ -517,7 +517,11 @@ void apply_market(recommend_options& o, const std::string& prices_file, bool spo
   }
   if (spot)
     for (auto& [id, offers] : spot_offers) on_demand[id] = std::move(offers);
-  o.rentals = std::move(on_demand);
+  return on_demand;
+}
+
+void apply_market(recommend_options& o, const std::string& prices_file, bool spot) {
+  o.rentals = rental_offers(prices_file, spot);
   for (const instance_row& i : instance_catalog())
     o.instances[i.provider + "/" + i.instance] = instance_shape{i.vcpus, i.ram_gib, i.interconnect};
   for (const purchase_row& p : purchase_catalog()) {

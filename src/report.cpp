@@ -11,6 +11,7 @@
 
 #include "gpuplan/dtype.hpp"
 #include "gpuplan/framework.hpp"
+#include "gpuplan/framework_rules.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/profile.hpp"
 #include "gpuplan/model_names.hpp"
@@ -606,26 +607,22 @@ const std::vector<term_info>& time_terms() {
   return terms;
 }
 
-// The framework profile and each of its terms that applies to this run (framework.hpp).
-std::string framework_text(const scenario& r) {
+// The framework profile and, for each memory and time term it (or a mechanism every
+// framework shares) changes in this run, the rule and its source (framework_rules.hpp).
+std::string framework_text(const architecture& a, const scenario& r) {
   const framework_profile& p = profile_of(r.fw);
-  std::string out = "Framework: " + std::string(to_string(r.fw)) + " (" + std::string(p.summary) + ")\n";
+  std::string out = "Framework profile: " + std::string(to_string(r.fw)) + " (" + std::string(p.summary) +
+                    "; include/gpuplan/framework.hpp)\n";
   auto term = [&](const std::string& text) { out += "  - " + text + "\n"; };
   const bool peft = r.meth == method::lora || r.meth == method::qlora;
   term("activation checkpointing: " + std::string(to_string(r.ckpt.value_or(checkpointing::none))) +
        " (recipe default for " + (peft ? "LoRA/QLoRA" : "full training") + ": " +
        std::string(to_string(peft ? p.peft_checkpointing : p.full_checkpointing)) + ")");
-  const dtype w = base_quantization(r).weights;
-  if (r.work == workload::train && is_bitsandbytes(w) && p.kbit_non_quantized_fp32)
-    term("quantized base: embeddings, head and norms upcast to fp32 (PEFT prepare_model_for_kbit_training)");
-  const bool master = r.prec == precision::fp16_mixed || r.prec == precision::bf16_mixed || r.prec == precision::fp8_mixed;
-  if (r.parallel.zero >= 3 && master)
-    term(p.sharded_fp32_is_master ? "sharded model states: fp32 shard is the master, 16 B/param / N (FSDP MixedPrecision)"
-                                  : "sharded model states: 16-bit shard + fp32 partitions, 18 B/param / N + 4 x largest layer "
-                                    "(DeepSpeed estimate_zero3_model_states_mem_needs)");
-  if (p.fused_kernels) term("fused element-wise kernels (no eager factor)");
   if (r.parallel.tp > 1) term(std::string("sequence parallelism with tensor parallelism: ") + (r.parallel.sp ? "on" : "off"));
-  if (w == dtype::int8) term("LLM.int8 matmuls x" + format_number(detail::kLlmInt8GemmFactor) + " of 16-bit (bitsandbytes)");
+  if (base_quantization(r).weights == dtype::int8)
+    term("LLM.int8 matmuls x" + format_number(detail::kLlmInt8GemmFactor) + " of 16-bit (bitsandbytes)");
+  for (const framework_rule& x : framework_rules(a, r))
+    out += "  - " + x.terms + ": " + x.effect + "\n      rule: " + x.rule + " [" + x.source + "]\n";
   return out;
 }
 
@@ -657,7 +654,7 @@ std::string explain_report(const resolved_run& r, const style& s) {
     if (!value_of(t.key).empty()) terms.push_back(&t);
 
   std::string out = (s.format == report_format::markdown ? "### " : "") + r.model().name + ": " +
-                    run_summary(r.settings()) + "\n\n" + framework_text(r.settings()) + "\n";
+                    run_summary(r.settings()) + "\n\n" + framework_text(r.model(), r.settings()) + "\n";
   if (r.run.calibration() != nullptr) out += calibration_text(r.run) + "\n";
   if (s.format == report_format::markdown) {
     table t;

@@ -47,7 +47,8 @@ std::uint8_t read_targets(const json& v, const std::string& path) {
 void read_parallel(const json& j, parallel_config& p) {
   const std::string path = "scenario.parallel";
   require_object(j, path);
-  check_keys(j, path, {"tp", "pp", "virtual_stages", "sp", "cp", "ep", "zero", "offload_optimizer", "offload_params"});
+  check_keys(j, path, {"tp", "pp", "virtual_stages", "sp", "cp", "ep", "zero", "offload_optimizer", "offload_params",
+                       "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"});
   if (j.contains("tp")) p.tp = get_small_int(j["tp"], path + ".tp");
   if (j.contains("pp")) p.pp = get_small_int(j["pp"], path + ".pp");
   if (j.contains("virtual_stages")) p.virtual_stages = get_small_int(j["virtual_stages"], path + ".virtual_stages");
@@ -57,6 +58,12 @@ void read_parallel(const json& j, parallel_config& p) {
   if (j.contains("zero")) p.zero = get_small_int(j["zero"], path + ".zero");
   if (j.contains("offload_optimizer")) p.offload_optimizer = get_enum(j["offload_optimizer"], path + ".offload_optimizer", kOffloadNames);
   if (j.contains("offload_params")) p.offload_params = get_enum(j["offload_params"], path + ".offload_params", kOffloadNames);
+  if (j.contains("account_for_embedding_in_pipeline_split"))
+    p.account_for_embedding_in_pipeline_split =
+        get_bool(j["account_for_embedding_in_pipeline_split"], path + ".account_for_embedding_in_pipeline_split");
+  if (j.contains("account_for_loss_in_pipeline_split"))
+    p.account_for_loss_in_pipeline_split =
+        get_bool(j["account_for_loss_in_pipeline_split"], path + ".account_for_loss_in_pipeline_split");
 }
 
 
@@ -309,6 +316,8 @@ json write_scenario(const resolved_run& r) {
   j["parallel"] = {{"tp", p.tp}, {"pp", p.pp}, {"virtual_stages", p.virtual_stages}, {"sp", p.sp}, {"cp", p.cp},
                    {"ep", p.ep}, {"zero", p.zero}, {"offload_optimizer", to_string(p.offload_optimizer)},
                    {"offload_params", to_string(p.offload_params)}};
+  if (p.account_for_embedding_in_pipeline_split) j["parallel"]["account_for_embedding_in_pipeline_split"] = true;
+  if (p.account_for_loss_in_pipeline_split) j["parallel"]["account_for_loss_in_pipeline_split"] = true;
   if (s.work == workload::infer)
     j["inference"] = {{"batch", s.inference.batch}, {"prompt_len", s.inference.prompt_len},
                       {"gen_len", s.inference.gen_len}, {"kv_cache_dtype", name_of(kKvCacheDtypeNames, s.inference.kv_cache_dtype)}};

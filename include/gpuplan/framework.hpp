@@ -55,6 +55,13 @@ struct framework_profile {
   bool offload_everything = true;      // parameters and optimizer on the CPU (ZeRO-3 offload_param; FSDP CPUOffload)
   bool tensor_parallel = false;        // tp > 1 and sequence parallelism
   bool pipeline_parallel = false;      // pp > 1 and interleaved (virtual) stages
+  // Pipeline stages, every framework: the embedding on the first stage, the final norm, the
+  // head and the loss (logits) on the last (Megatron-LM megatron/core/models/gpt/gpt_model.py
+  // pre_process / post_process; DeepSpeed PipelineModule's first and last LayerSpecs), blocks
+  // split evenly with the remainder one each on the last stages (detail/memory_layout.hpp
+  // blocks_of_stage). Here: the split may count the embedding and the loss as one layer each
+  // (Megatron-LM --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split).
+  bool account_in_pipeline_split = false;
   // Selective activation recompute (attention only): Megatron --recompute-granularity selective
   // (megatron/training/arguments.py); torchtune ac_mode "selective" (torchtune/training/activations.py
   // apply_selective_activation_checkpointing). HF gradient_checkpointing, DeepSpeed and FSDP wrap whole blocks.
@@ -150,6 +157,7 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .offload_everything = false,
      .tensor_parallel = true,
      .pipeline_parallel = true,
+     .account_in_pipeline_split = true,
      .selective_checkpointing = true},
     // Unsloth: fused Triton kernels, its own offloaded gradient checkpointing.
     {.id = framework::unsloth,

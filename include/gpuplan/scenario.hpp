@@ -79,6 +79,12 @@ struct parallel_config {
   int zero = 0;     // 0..3; FSDP full-shard = 3, shard-grad-op = 2
   offload offload_optimizer = offload::none;
   offload offload_params = offload::none;
+  // Megatron-LM --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split:
+  // the embedding (the loss) counts as one layer of the pipeline split, so the first (last)
+  // stage builds one block fewer (megatron/core/transformer/transformer_block.py
+  // get_num_layers_to_build). Frameworks whose profile has account_in_pipeline_split only.
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
 
   friend bool operator==(const parallel_config&, const parallel_config&) = default;
 };

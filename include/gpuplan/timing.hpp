@@ -181,10 +181,26 @@ inline time_estimate estimate_time_of(const architecture& a, const scenario& run
   const flop_breakdown F = training_flops(a, run);
   const microbatch_shape m = microbatch_of(a, run);
   const backward_scope sc = backward_scope_of(a, run);
-  const stage_blocks blocks = stage_blocks_of(a, run, d, m, e);
-  const compute_cost c = compute_per_microbatch(a, run, d, m, blocks, sc, e);
   const stage_parameters sp = stage_parameters_of(run, P.total, trainable_parameters(a, run));
-  const comm_cost k = communication(a, run, m, blocks, sc, c, sp, d.peak.act_bytes, e);
+  // The slowest stage paces every micro-batch (1F1B: Narayanan et al. 2021 §2.2): of the
+  // first stage, the last (blocks + head) and the fullest middle one (pp - 2: the remainder
+  // goes to the last stages), the one with the most compute + exposed communication.
+  const int pp = std::max(1, run.parallel.pp);
+  stage_blocks blocks = stage_blocks_of(a, run, d, m, e, pp - 1);
+  compute_cost c = compute_per_microbatch(a, run, d, m, blocks, sc, e, true);
+  comm_cost k = communication(a, run, m, blocks, sc, c, sp, d.peak.act_bytes, e);
+  const int middle = pp - 2 > 0 ? pp - 2 : -1;  // pp 2: the first stage is the only other one
+  for (const int st : {0, middle}) {
+    if (st < 0 || st >= pp - 1) continue;
+    const stage_blocks b = stage_blocks_of(a, run, d, m, e, st);
+    const compute_cost cs = compute_per_microbatch(a, run, d, m, b, sc, e, false);
+    const comm_cost ks = communication(a, run, m, b, sc, cs, sp, d.peak.act_bytes, e);
+    if (cs.microbatch + ks.microbatch_exposed > c.microbatch + k.microbatch_exposed) {
+      blocks = b;
+      c = cs;
+      k = ks;
+    }
+  }
   const pipeline_cost p = pipeline(run, c, k);
   const optimizer_cost o = optimizer_and_offload(a, run, d, sp, e);
   return assemble_step(run, d, m, F, c, k, p, o, e, w);

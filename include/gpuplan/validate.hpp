@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
 
@@ -78,9 +80,26 @@ inline void validate_layout(const architecture& m, const scenario& s) {
   // pp x v (megatron/core/transformer/transformer_block.py get_num_layers_to_build).
   if (m.total_layers() < p.pp)
     fail("scenario.parallel.pp", "must not exceed the number of layers=" + i2s(m.total_layers()) + " (got pp=" + i2s(p.pp) + ")");
-  if (p.virtual_stages > 1 && m.total_layers() % stages != 0)
+  if (p.virtual_stages > 1 && m.total_layers() % stages != 0 && !p.account_for_embedding_in_pipeline_split &&
+      !p.account_for_loss_in_pipeline_split)
     fail("scenario.parallel.pp", "pp*virtual_stages=" + i2s(stages) + " must divide the number of layers=" +
                                      i2s(m.total_layers()) + " (got pp=" + i2s(p.pp) + ")");
+  // Megatron-LM's embedding / loss units of the split: its framework only, and the units
+  // must split evenly (get_num_layers_to_build asserts it).
+  for (const auto& [on, key] : {std::pair{p.account_for_embedding_in_pipeline_split, "account_for_embedding_in_pipeline_split"},
+                                std::pair{p.account_for_loss_in_pipeline_split, "account_for_loss_in_pipeline_split"}}) {
+    if (on && !profile_of(s.fw).account_in_pipeline_split)
+      fail(std::string("scenario.parallel.") + key,
+           "only framework megatron counts the embedding or loss in the pipeline split (got framework " +
+               std::string(to_string(s.fw)) + ")");
+  }
+  if (p.pp > 1 && (p.account_for_embedding_in_pipeline_split || p.account_for_loss_in_pipeline_split)) {
+    const std::int64_t units = m.total_layers() + (p.account_for_embedding_in_pipeline_split ? 1 : 0) +
+                               (p.account_for_loss_in_pipeline_split ? 1 : 0);
+    if (units % stages != 0)
+      fail("scenario.parallel.pp", "pp*virtual_stages=" + i2s(stages) + " must divide layers + embedding/loss units=" +
+                                       i2s(units) + " (Megatron-LM get_num_layers_to_build; got pp=" + i2s(p.pp) + ")");
+  }
   if (p.virtual_stages > 1 && p.pp == 1)
     fail("scenario.parallel.virtual_stages", "needs pp > 1 (got virtual_stages=" + i2s(p.virtual_stages) + " with pp=1)");
   const std::int64_t mp = std::int64_t{p.tp} * p.pp * p.cp;

@@ -43,7 +43,8 @@ __all__ = [
 ]
 
 #: Keys of the scenario's "parallel" object that may also be given flat (tp=2).
-PARALLEL_KEYS = ("tp", "pp", "virtual_stages", "sp", "cp", "ep", "zero", "offload_optimizer", "offload_params")
+PARALLEL_KEYS = ("tp", "pp", "virtual_stages", "sp", "cp", "ep", "zero", "offload_optimizer", "offload_params",
+                 "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split")
 
 ModelLike = Union["Model", str, "os.PathLike[str]", Mapping[str, Any]]
 

@@ -271,7 +271,8 @@ def plan_recommend(
     spot: bool = False,
 ) -> Dict[str, Any]: ...
 
-# serve.hpp (register_serve.cpp)
+# serve.hpp (register_serve.cpp): serve and recommend_serving return the planner's dict
+# (above) plus "summary": the lines the CLI prints above the table.
 def serve(run: Run, latency_target_s: Optional[float] = None, concurrency: Optional[int] = None) -> Dict[str, Any]: ...
 def parse_latency(value: str, path: str) -> float: ...
 def recommend_serving(run: Run, requests_per_second: float, itl_target_s: float, gpus: List[str], prices: Dict[str, float],

@@ -4,6 +4,7 @@
 // in module.cpp + its stub in gpuplan/_core.pyi.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,29 @@ inline py::dict table_dict(const io::table& t) {
   td["notes"] = t.notes;
   td["right_align"] = t.right_align;
   return td;
+}
+
+// A typed result (_plan.py, _serve.py) as a dict: "data" (the CLI's --json), "table"
+// (table_dict), "text" and "markdown" (the CLI's rendering). With `summary` (the
+// newline-terminated lines the CLI prints above the table, as `gpuplan serve` does)
+// also "summary", and text/markdown start with it: "summary\n<table>" and
+// "```\nsummary```\n\n<table>" (src/cli/serve.cpp).
+inline py::dict result_dict(const nlohmann::json& data, const io::table& t,
+                            const std::optional<std::string>& summary = std::nullopt) {
+  py::dict d;
+  d["data"] = from_json(data);
+  d["table"] = table_dict(t);
+  const std::string text = io::render(t, {.format = io::report_format::text, .color = false});
+  const std::string markdown = io::render(t, {.format = io::report_format::markdown, .color = false});
+  if (summary) {
+    d["summary"] = *summary;
+    d["text"] = *summary + "\n" + text;
+    d["markdown"] = "```\n" + *summary + "```\n\n" + markdown;
+  } else {
+    d["text"] = text;
+    d["markdown"] = markdown;
+  }
+  return d;
 }
 
 // Messages of every warning bit set in `w`, in bit order (the CLI's formatter).

@@ -21,15 +21,6 @@ namespace gpuplan::python {
 
 namespace {
 
-py::dict result(const nlohmann::json& data, const io::table& t) {
-  py::dict d;
-  d["data"] = from_json(data);
-  d["table"] = table_dict(t);
-  d["text"] = io::render(t, {.format = io::report_format::text, .color = false});
-  d["markdown"] = io::render(t, {.format = io::report_format::markdown, .color = false});
-  return d;
-}
-
 std::vector<gpu_spec> gpu_list(const std::optional<std::vector<std::string>>& ids, const std::string& path) {
   std::vector<gpu_spec> out;
   if (!ids) {
@@ -70,7 +61,7 @@ void register_plan(py::module_& m) {
         j["binding"] = to_string(f.binding);
         j["headroom_bytes"] = in_bytes(f.headroom);
         j["memory"] = io::memory_json(f.memory, r.settings().work);
-        return result(j, io::fit_limits_table(f, r.settings()));
+        return result_dict(j, io::fit_limits_table(f, r.settings()));
       },
       py::arg("run"), py::arg("max_gpus") = 4096, py::arg("confidence") = 0.9, py::arg("headroom") = "5%,1GiB",
       "plan::fit: verdict, binding term, largest micro-batch, longest sequence, min GPUs per ZeRO stage.");
@@ -88,7 +79,7 @@ void register_plan(py::module_& m) {
           if (const auto p = io::cheapest_price(prices, g.id)) o.price_per_gpu_hour.emplace(g.id, *p);
         if (max_gpus < 1) throw config_error("suggest.max_gpus", "must be at least 1 (got " + std::to_string(max_gpus) + ")");
         const auto s = suggest(r.run, o);
-        return result(io::suggestions_json(s, r.model(), r.model_spec), io::suggestions_table(s));
+        return result_dict(io::suggestions_json(s, r.model(), r.model_spec), io::suggestions_table(s));
       },
       py::arg("run"), py::arg("gpus") = py::none(), py::arg("max_gpus") = 1024, py::arg("pairs") = true,
       py::arg("confidence") = 0.9, py::arg("headroom") = "5%,1GiB",
@@ -111,7 +102,7 @@ void register_plan(py::module_& m) {
           py::gil_scoped_release unlocked;
           sr = search(r.run, o);
         }
-        return result(io::search_json(sr, r.model(), r.model_spec, o.objective), io::search_table(sr, o.objective));
+        return result_dict(io::search_json(sr, r.model(), r.model_spec, o.objective), io::search_table(sr, o.objective));
       },
       py::arg("run"), py::arg("top_k") = 10, py::arg("global_batch") = py::none(), py::arg("threads") = 1,
       py::arg("objective") = "time", py::arg("confidence") = 0.9, py::arg("headroom") = "5%,1GiB", "plan::search: the top-k parallel layouts (fastest or cheapest).");
@@ -158,7 +149,7 @@ void register_plan(py::module_& m) {
           py::gil_scoped_release unlocked;
           rows = recommend(r.run, o);
         }
-        return result(io::recommend_json(rows), io::recommend_table(rows, o.deadline));
+        return result_dict(io::recommend_json(rows), io::recommend_table(rows, o.deadline));
       },
       py::arg("run"), py::arg("gpus") = py::none(), py::arg("prices") = std::map<std::string, double>{},
       py::arg("tokens") = py::none(), py::arg("epochs") = 1.0, py::arg("dataset_tokens") = py::none(),

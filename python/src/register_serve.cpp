@@ -1,7 +1,7 @@
 // register_serve.cpp — serving as the engines do it (serve.hpp): the KV pool, maximum
 // concurrency, largest context and the throughput–latency curve of a resolved run.
-// Returns {"data": <`gpuplan serve --json`>, "table": <the curve table as a dict>,
-// "summary": <the lines above it>, "text", "markdown"}; Python's ServeResult (_serve.py)
+// Both return result_dict (common.hpp): {"data": <`gpuplan serve --json`>, "table": <the
+// curve table as a dict>, "summary": <the lines above it>, "text", "markdown"}; Python's ServeResult (_serve.py)
 // reads "data" and prints through the same formatter as the CLI (io/serve_report.hpp).
 #include <cmath>
 #include <cstdint>
@@ -35,15 +35,7 @@ void register_serve(py::module_& m) {
           s = serve(r.run, target);
           if (concurrency) at = serve_at(r.run, *concurrency);
         }
-        const io::table t = io::serve_table(s, at);
-        const std::string summary = io::serve_summary(r, s);
-        py::dict d;
-        d["data"] = from_json(io::serve_json(r, s, at));
-        d["table"] = table_dict(t);
-        d["summary"] = summary;
-        d["text"] = summary + "\n" + io::render(t, {.format = io::report_format::text, .color = false});
-        d["markdown"] = "```\n" + summary + "```\n\n" + io::render(t, {.format = io::report_format::markdown, .color = false});
-        return d;
+        return result_dict(io::serve_json(r, s, at), io::serve_table(s, at), io::serve_summary(r, s));
       },
       py::arg("run"), py::arg("latency_target_s") = py::none(), py::arg("concurrency") = py::none(),
       "serve.hpp: KV pool (blocks, tokens), max concurrency, largest context, the TTFT/ITL curve over\n"
@@ -78,14 +70,9 @@ void register_serve(py::module_& m) {
           py::gil_scoped_release unlocked;
           rec = recommend_serving(r.model(), r.settings(), w, gpus, by_id, max_tp);
         }
-        const io::table t = io::serve_recommend_table(rec, top_k);
-        const std::string summary = io::serve_recommend_summary(r.model().name, r.settings().inference.eng, rec);
-        py::dict d;
-        d["data"] = from_json(io::serve_recommend_json(r.model().name, r.settings().inference.eng, rec));
-        d["table"] = table_dict(t);
-        d["summary"] = summary;
-        d["text"] = summary + "\n" + io::render(t, {.format = io::report_format::text, .color = false});
-        return d;
+        const engine eng = r.settings().inference.eng;
+        return result_dict(io::serve_recommend_json(r.model().name, eng, rec), io::serve_recommend_table(rec, top_k),
+                           io::serve_recommend_summary(r.model().name, eng, rec));
       },
       py::arg("run"), py::arg("requests_per_second"), py::arg("itl_target_s"), py::arg("gpus"), py::arg("prices"),
       py::arg("max_tp") = 8, py::arg("top_k") = 10,

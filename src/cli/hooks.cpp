@@ -235,9 +235,7 @@ int run_recommend_serving(const io::resolved_run& run, const recommend_request& 
   w.itl_target = seconds(io::parse_latency(request.itl_target, "--itl-target"));
   // The cheapest published offer per GPU-hour, then the user's --price over it.
   std::map<std::string, double, std::less<>> prices;
-  recommend_options market;
-  io::apply_market(market, request.prices_file, request.spot);
-  for (const auto& [id, offers] : market.rentals)
+  for (const auto& [id, offers] : io::rental_offers(request.prices_file, request.spot))
     for (const rental_offer& f : offers)
       if (auto it = prices.find(id); it == prices.end() || f.price_per_gpu_hour < it->second) prices[id] = f.price_per_gpu_hour;
   if (!request.prices.empty())
@@ -333,14 +331,22 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
   const std::string gb_reason = global_batch_reason(run.model(), run.settings(), request, gb, tokens);
   std::string more_text;
   if (more) {
-    const std::string measured = std::to_string(more->measured_count) + "×" + more->gpu.id + " takes " +
+    // GPU counts as whole numbers with thousands separators ("1,024"), like the rest of the output.
+    auto gpus = [](double n) { return io::format_count(std::llround(n)); };
+    const std::string measured = gpus(more->measured_count) + "×" + more->gpu.id + " takes " +
                                  io::format_seconds(more->measured_wall);
-    if (more->count && more->modelled)
-      more_text = "No row meets the deadline: " + io::format_number(*more->count) + "×" + more->gpu.id + " would, in " +
-                  io::format_seconds(more->wall) + (more->cost ? " for " + money(*more->cost) : "") + "; " +
-                  measured + " (the model's best layout at that count, beyond --max-gpus).";
+    // No row at all (nothing fits at or below --max-gpus): the modelled count is also the
+    // measured one (more_gpus_for_deadline), so the answer is said once.
+    if (more->count && more->modelled && total == 0)
+      more_text = "No row at or below --max-gpus " + gpus(o.max_gpus) + " meets the deadline: " +
+                  gpus(*more->count) + "×" + more->gpu.id + " would, in " + io::format_seconds(more->wall) +
+                  (more->cost ? " for " + money(*more->cost) : "") + " (the model's best layout at that count).";
+    else if (more->count && more->modelled)
+      more_text = "No row meets the deadline: " + gpus(*more->count) + "×" + more->gpu.id + " would, in " +
+                  io::format_seconds(more->wall) + (more->cost ? " for " + money(*more->cost) : "") +
+                  " (the model's best layout at that count, beyond --max-gpus); " + measured + ".";
     else if (more->count)
-      more_text = "No row meets the deadline: needs ~" + io::format_number(*more->count) + "×" + more->gpu.id + " for " +
+      more_text = "No row meets the deadline: needs ~" + gpus(*more->count) + "×" + more->gpu.id + " for " +
                   io::format_seconds(o.deadline) + "; " + measured + " (extrapolated: wall-clock ∝ GPUs^-" +
                   io::format_number(more->exponent, 2) +
                   (more->exponent_measured ? ", the scaling of its two largest counts" : ", linear scaling assumed") + ").";

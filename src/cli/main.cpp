@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/framework_rules.hpp"
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/export.hpp"
@@ -183,6 +184,10 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_key<std::int64_t>(sub, a, "--pp", "parallel.pp", "Pipeline-parallel degree");
   add_key<std::int64_t>(sub, a, "--virtual-stages", "parallel.virtual_stages", "Interleaved pipeline stages per GPU");
   add_bool_key(sub, a, "--sp", "parallel.sp", "Megatron sequence parallelism");
+  add_bool_key(sub, a, "--account-for-embedding-in-pipeline-split", "parallel.account_for_embedding_in_pipeline_split",
+               "megatron: the embedding counts as one layer of the pipeline split");
+  add_bool_key(sub, a, "--account-for-loss-in-pipeline-split", "parallel.account_for_loss_in_pipeline_split",
+               "megatron: the loss counts as one layer of the pipeline split");
   add_key<std::int64_t>(sub, a, "--cp", "parallel.cp", "Context-parallel degree");
   add_key<std::int64_t>(sub, a, "--ep", "parallel.ep", "Expert-parallel degree");
   add_key<std::int64_t>(sub, a, "--zero", "parallel.zero", "ZeRO stage 0-3 (FSDP full shard = 3)");
@@ -222,7 +227,8 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
                "--framework", "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--compile",
                "--activation-offload", "--optimizer-in-backward"}},
       {"Parallelism", {"--gpus", "--gpus-per-node", "--tp", "--pp", "--virtual-stages", "--sp", "--cp", "--ep",
-                       "--zero", "--offload-optimizer", "--offload-params"}},
+                       "--zero", "--offload-optimizer", "--offload-params", "--account-for-embedding-in-pipeline-split",
+                       "--account-for-loss-in-pipeline-split"}},
       {"LoRA, QLoRA, freeze", {"--lora-rank", "--lora-alpha", "--lora-targets", "--freeze-layers", "--quant",
                                "--double-quant", "--group-size"}},
       {"Serving", {"--infer", "--infer-batch", "--prompt-len", "--gen-len", "--kv-dtype", "--engine", "--max-batched-tokens",
@@ -635,7 +641,12 @@ int cmd_explain(run_args& a, const output_args& out) {
       if (!present) continue;
       terms.push_back({{"key", key}, {"label", t.label}, {"value", lookup(key)}, {"formula", t.formula}, {"source", t.source}});
     }
-  print_json({{"model", e["model"]}, {"scenario", e["scenario"]}, {"terms", std::move(terms)}});
+  json rules = json::array();
+  for (const gpuplan::framework_rule& x : gpuplan::framework_rules(r.model(), r.settings()))
+    rules.push_back({{"terms", x.terms}, {"rule", x.rule}, {"effect", x.effect}, {"source", x.source}});
+  const gpuplan::framework_profile& fp = gpuplan::profile_of(r.settings().fw);
+  json framework = {{"id", gpuplan::to_string(fp.id)}, {"summary", fp.summary}, {"rules", std::move(rules)}};
+  print_json({{"model", e["model"]}, {"scenario", e["scenario"]}, {"framework", std::move(framework)}, {"terms", std::move(terms)}});
   return kExitOk;
 }
 

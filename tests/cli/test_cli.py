@@ -255,6 +255,52 @@ def case_explain_terms():
     expect({"weights_bytes", "optimizer_bytes", "step_seconds", "mfu"} <= {t["key"] for t in terms}, "keys", rc, out, err)
 
 
+def case_explain_framework_rules():
+    """explain names the framework profile and, for each term a profile rule (or a mechanism every
+    framework shares) changes, the rule and its source."""
+    base7 = ["llama-2-7b", "--gpu", "a100-80gb", "--gpus", "8"]
+    cases = [
+        # FSDP full shard with parameter offload: gradients and the optimizer step go with the parameters.
+        ([*base7, "--framework", "fsdp", "--zero", "3", "--offload-params", "cpu"], "fsdp",
+         {"fsdp.param_offload_moves_optimizer": "optimizer_bytes", "fsdp.sharded_fp32_is_master": "master_weights_bytes",
+          "fsdp.reserved_factor": "peak_reserved_bytes",
+          "all frameworks: ZeRO-3 / FSDP all-gather buffers": "transient_bytes",
+          "all frameworks: ZeRO-3 / FSDP per micro-batch": "communication_seconds"}),
+        # DeepSpeed ZeRO-2 with the optimizer on the CPU.
+        ([*base7, "--framework", "deepspeed", "--zero", "2", "--offload-optimizer", "cpu"], "deepspeed",
+         {"all frameworks: offload_optimizer": "host_bytes", "deepspeed.reserved_factor": "peak_reserved_bytes"}),
+        # HF QLoRA with a paged optimizer.
+        (["llama-2-7b", "--gpu", "rtx-4090", "--method", "qlora", "--optimizer", "paged-adamw-8bit"], "hf",
+         {"hf.kbit_non_quantized_fp32": "weights_bytes", "all frameworks: optimizer paged-adamw-8bit": "optimizer_bytes",
+          "all frameworks: quantized base": "compute_seconds", "all frameworks: eager cross-entropy": "transient_bytes"}),
+        # Unsloth: offloaded gradient checkpointing, fused kernels.
+        (["llama-3.1-8b", "--gpu", "rtx-4090", "--method", "qlora", "--framework", "unsloth"], "unsloth",
+         {"unsloth.checkpoints_on_host": "activations_bytes", "unsloth.fused_kernels": "compute_seconds",
+          "unsloth.reserved_factor": "peak_reserved_bytes"}),
+    ]
+    for args, fw, want in cases:
+        rc, out, err = run("explain", *args, "--json")
+        expect(rc == 0, f"explain {args}", rc, out, err)
+        f = json.loads(out)["framework"]
+        expect(f["id"] == fw and f["summary"], "the profile by id", rc, out, err)
+        rules = {r["rule"]: r for r in f["rules"]}
+        for rule, term in want.items():
+            expect(rule in rules, f"rule {rule}", rc, out, err)
+            expect(term in rules[rule]["terms"].split(", ") and rules[rule]["source"] and rules[rule]["effect"],
+                   f"{rule}: term {term}, effect and source", rc, out, err)
+        rc, out, err = run("explain", *args)
+        expect(rc == 0 and f"Framework profile: {fw} (" in out, "the profile named in text", rc, out, err)
+        for rule in want:
+            source = rules[rule]["source"]
+            expect(f"rule: {rule} [{source}]" in out, f"text names {rule} with its source", rc, out, err)
+    # Rules appear only where they apply: plain full training on one GPU under hf.
+    rc, out, err = run("explain", "llama-2-7b", "--gpu", "a100-80gb", "--json")
+    names = {r["rule"] for r in json.loads(out)["framework"]["rules"]}
+    expect(names.isdisjoint({"hf.kbit_non_quantized_fp32", "all frameworks: offload_optimizer",
+                             "all frameworks: ZeRO-3 / FSDP all-gather buffers", "all frameworks: quantized base"})
+           and "hf.reserved_factor" in names, "only the rules that apply", rc, out, err)
+
+
 def case_version():
     rc, out, err = run("--version")
     expect(rc == 0 and out.strip() == f"gpuplan {VERSION}", "gpuplan VERSION", rc, out, err)
@@ -641,10 +687,48 @@ def case_recommend_deadline_and_bad_inputs():
         expect_error(["recommend", "llama-2-7b", "--tokens", "2B", "--prices", path], path, "-3")
 
 
+def case_recommend_nothing_fits_footer():
+    """Nothing fits at or below --max-gpus: the deadline answer is said once, with thousands separators."""
+    args = ["recommend", "llama-2-70b", "--tokens", "100B", "--framework", "megatron", "--gpus-list", "h100-sxm",
+            "--max-gpus", "2", "--deadline", "24h"]
+    rc, out, err = run(*args, "--json")
+    expect(rc == 0, "exit 0", rc, out, err)
+    j = json.loads(out)
+    x = j["deadline_extrapolation"]
+    # 70B full training needs more than 2 x 80 GB: no row, and the model's own layout at a larger count answers.
+    expect(j["total_rows"] == 0 and x is not None and not x["extrapolated"] and x["count"] > 2, "modelled answer", rc, out, err)
+    rc, out, err = run(*args)
+    expect(rc == 0, "exit 0", rc, out, err)
+    lines = [line for line in out.splitlines() if line.startswith("No row")]
+    expect(len(lines) == 1, "one deadline line", rc, out, err)
+    line = lines[0]
+    count = f"{int(x['count']):,}"  # 1,024
+    expect(line.startswith("No row at or below --max-gpus 2 meets the deadline: " + count + "×h100-sxm would, in "),
+           "the answer, formatted like the rest of the output", rc, out, err)
+    expect(line.count("×h100-sxm") == 1 and line.count(" in ") == 1, "said once", rc, out, err)
+    # With rows at or below --max-gpus, the answer and the largest measured count are two different counts.
+    rc, out, err = run("recommend", "llama-2-7b", "--method", "lora", "--tokens", "2B", "--gpus-list", "h100-sxm",
+                       "--max-gpus", "2", "--deadline", "1h")
+    line = [line for line in out.splitlines() if line.startswith("No row meets the deadline")]
+    expect(len(line) == 1, "deadline line", rc, out, err)
+    counts = [c.split()[-1] for c in line[0].split("×h100-sxm")[:-1]]
+    expect(len(counts) == 2 and counts[0] != counts[1], "needed and measured counts differ", rc, out, err)
+
+
+# The serving commands' model: `gpuplan serve` and `gpuplan recommend --serve` of llama-3.1-8b.
+SERVE_8B = ("serve", "llama-3.1-8b")
+RECOMMEND_SERVE_8B = ("recommend", "llama-3.1-8b", "--serve")
+
+
+def recommend_serve(rps, *extra, gpus="a100-80gb"):
+    """`gpuplan recommend llama-3.1-8b --serve` at `rps` requests/s over --gpus-list `gpus`."""
+    return [*RECOMMEND_SERVE_8B, "--requests-per-second", rps, "--gpus-list", gpus, *extra]
+
+
 def case_serve_engines():
     # vLLM on an A100-80GB: pool = 0.9 x 80 GiB - 16.06e9 B weights - 0.35 GiB - the 8192-token
     # profile (~0.97e9 B) = ~58.4e9 B; 2 MiB blocks of 16 tokens -> ~27.8k blocks.
-    rc, out, err = run("serve", "llama-3.1-8b", "--gpu", "a100-80gb", "--engine", "vllm", "--prompt-len", "1024",
+    rc, out, err = run(*SERVE_8B, "--gpu", "a100-80gb", "--engine", "vllm", "--prompt-len", "1024",
                        "--output-len", "256", "--latency-target", "50ms", "--json")
     expect(rc == 0, "serve exit 0", rc, out, err)
     j = json.loads(out)
@@ -655,12 +739,10 @@ def case_serve_engines():
     expect(all(a["inter_token_latency_s"] <= b["inter_token_latency_s"] for a, b in zip(curve, curve[1:])), "ITL grows", rc, out, err)
     expect(1 <= j["concurrency_for_target"] <= j["max_concurrency"], "target concurrency", rc, out, err)
     # The typed batch changes nothing: --infer-batch is not a serve option; the same pool every time.
-    rc, out, err = run("serve", "llama-3.1-8b", "--gpu", "rtx-4090", "--engine", "llama.cpp", "--gguf", "Q4_K_M", "--gpu-layers", "20")
+    rc, out, err = run(*SERVE_8B, "--gpu", "rtx-4090", "--engine", "llama.cpp", "--gguf", "Q4_K_M", "--gpu-layers", "20")
     expect(rc == 0 and "llama.cpp" in out and "tok/s" in out, "llama.cpp table", rc, out, err)
-    rc, out, err = run("serve", "llama-3.1-8b", "--engine", "vllm", "--gguf", "Q4_K_M")
-    expect(rc == 2 and "only applies to engine llama.cpp" in err and err.count("\n") == 1, "gguf needs llama.cpp", rc, out, err)
-    rc, out, err = run("serve", "llama-3.1-8b", "--engine", "vllm", "--latency-target", "fast")
-    expect(rc == 2 and "--latency-target" in err, "bad latency target", rc, out, err)
+    expect_error([*SERVE_8B, "--engine", "vllm", "--gguf", "Q4_K_M"], "", "only applies to engine llama.cpp")
+    expect_error([*SERVE_8B, "--engine", "vllm", "--latency-target", "fast"], "--latency-target")
 
 def case_vision_models():
     """gpuplan vision: a torchvision image model on one GPU (docs/vision.md)."""
@@ -795,9 +877,9 @@ def case_search_export():
 
 def case_recommend_serve():
     """recommend --serve: GPU x TP rows meeting the ITL target, replicas by Little's law, cost."""
-    rc, out, err = run("recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "5", "--prompt-len", "512",
-                       "--output-len", "256", "--itl-target", "50ms", "--gpus-list", "a100-80gb,l40s,rtx-4060-ti-16gb",
-                       "--price", "a100-80gb=2,l40s=1,rtx-4060-ti-16gb=0.3", "--max-gpus", "2", "--json")
+    rc, out, err = run(*recommend_serve("5", "--prompt-len", "512", "--output-len", "256", "--itl-target", "50ms",
+                                        "--price", "a100-80gb=2,l40s=1,rtx-4060-ti-16gb=0.3", "--max-gpus", "2", "--json",
+                                        gpus="a100-80gb,l40s,rtx-4060-ti-16gb"))
     expect(rc == 0, "recommend --serve exit 0", rc, out, err)
     j = json.loads(out)
     expect(j["engine"] == "vllm" and j["workload"]["itl_target_s"] == 0.05, "engine default vllm, target", rc, out, err)
@@ -813,25 +895,17 @@ def case_recommend_serve():
         expect(r["inter_token_latency_s"] <= 0.05, "meets the target", rc, out, err)
         # 5 req/s x 256 tokens x 3600 s = 4.608 M output tokens an hour.
         expect(abs(r["cost_per_million_tokens"] - r["cost_per_hour"] / 4.608) < 1e-9, "cost per M tokens", rc, out, err)
-    rc, out, err = run("recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "5", "--gpus-list", "a100-80gb",
-                       "--price", "a100-80gb=2", "--engine", "sglang")
+    rc, out, err = run(*recommend_serve("5", "--price", "a100-80gb=2", "--engine", "sglang"))
     expect(rc == 0 and "served by sglang" in out and "Replicas" in out, "table, --engine", rc, out, err)
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--gpus-list", "a100-80gb"], "--requests-per-second", "needs")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "-1", "--gpus-list", "a100-80gb"],
-                 "--requests-per-second", "above 0")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "nan", "--gpus-list", "a100-80gb"],
-                 "--requests-per-second")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1e300", "--gpus-list", "a100-80gb"],
-                 "--requests-per-second", "at most")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--output-len", "0",
-                  "--gpus-list", "a100-80gb"], "--output-len")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--itl-target", "soon",
-                  "--gpus-list", "a100-80gb"], "--itl-target")
-    expect_error(["recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--gpus-list", "a100-80gb-mig-9g.1gb"],
-                 "--gpus-list", "unknown GPU")
+    expect_error([*RECOMMEND_SERVE_8B, "--gpus-list", "a100-80gb"], "--requests-per-second", "needs")
+    expect_error(recommend_serve("-1"), "--requests-per-second", "above 0")
+    expect_error(recommend_serve("nan"), "--requests-per-second")
+    expect_error(recommend_serve("1e300"), "--requests-per-second", "at most")
+    expect_error(recommend_serve("1", "--output-len", "0"), "--output-len")
+    expect_error(recommend_serve("1", "--itl-target", "soon"), "--itl-target")
+    expect_error(recommend_serve("1", gpus="a100-80gb-mig-9g.1gb"), "--gpus-list", "unknown GPU")
     # A MIG slice is a GPU: the 8B model in bf16 does not fit 1g.10gb, it fits 3g.40gb.
-    rc, out, err = run("recommend", "llama-3.1-8b", "--serve", "--requests-per-second", "1", "--gpus-list",
-                       "a100-80gb-mig-1g.10gb,a100-80gb-mig-3g.40gb", "--max-gpus", "1", "--json")
+    rc, out, err = run(*recommend_serve("1", "--max-gpus", "1", "--json", gpus="a100-80gb-mig-1g.10gb,a100-80gb-mig-3g.40gb"))
     expect(rc == 0, "MIG slices", rc, out, err)
     got = {r["gpu"]: r["meets"] for r in json.loads(out)["rows"]}
     expect(got == {"a100-80gb-mig-1g.10gb": False, "a100-80gb-mig-3g.40gb": True}, "MIG fit", rc, out, err)

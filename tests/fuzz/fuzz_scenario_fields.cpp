@@ -28,7 +28,7 @@ struct field {
   std::string_view path;                     // '/'-separated JSON pointer without the leading '/'
   std::array<std::string_view, 9> plausible; // enum names or numbers as JSON text
 };
-constexpr std::array<field, 42> kFields = {{
+constexpr std::array<field, 44> kFields = {{
     {"workload", {R"("train")", R"("infer")"}},
     {"method", {R"("full")", R"("lora")", R"("qlora")", R"("freeze")"}},
     {"precision", {R"("fp32")", R"("tf32")", R"("fp16-mixed")", R"("bf16-mixed")", R"("bf16-pure")", R"("fp8-mixed")"}},
@@ -60,6 +60,8 @@ constexpr std::array<field, 42> kFields = {{
     {"parallel/zero", {"0", "1", "2", "3"}},
     {"parallel/offload_optimizer", {R"("none")", R"("cpu")", R"("nvme")"}},
     {"parallel/offload_params", {R"("none")", R"("cpu")", R"("nvme")"}},
+    {"parallel/account_for_embedding_in_pipeline_split", {"true", "false"}},
+    {"parallel/account_for_loss_in_pipeline_split", {"true", "false"}},
     {"lora/rank", {"1", "8", "64", "4096"}},
     {"lora/alpha", {"16", "0.5"}},
     {"lora/dropout", {"0", "0.05"}},

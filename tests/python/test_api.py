@@ -406,3 +406,18 @@ def test_framework_keyword():
     assert gp.Scenario("llama-2-7b", gpu="a100-80gb", framework="megatron").to_dict()["framework"] == "megatron"
     with pytest.raises(gp.UnknownNameError):
         gp.Scenario("llama-2-7b", gpu="a100-80gb", framework="keras")
+
+
+def test_megatron_pipeline_split_keywords():
+    # Megatron-LM's --account-for-{embedding,loss}-in-pipeline-split as flat keywords (parallel.*):
+    # llama-2-7b's 32 blocks + 2 units = 34 split over pp 2; the scenario carries them back.
+    s = gp.Scenario("llama-2-7b", gpu="a100-80gb", framework="megatron", num_gpus=2, pp=2,
+                    account_for_embedding_in_pipeline_split=True, account_for_loss_in_pipeline_split=True)
+    par = s.to_dict()["parallel"]
+    assert par["account_for_embedding_in_pipeline_split"] and par["account_for_loss_in_pipeline_split"]
+    # 32 + 1 = 33 units do not split over 2 stages; other frameworks have no such split.
+    with pytest.raises(gp.InvalidInputError, match="scenario.parallel.pp"):
+        gp.Scenario("llama-2-7b", gpu="a100-80gb", framework="megatron", num_gpus=2, pp=2,
+                    account_for_loss_in_pipeline_split=True)
+    with pytest.raises(gp.InvalidInputError, match="only framework megatron"):
+        gp.Scenario("llama-2-7b", gpu="a100-80gb", framework="fsdp", account_for_loss_in_pipeline_split=True)

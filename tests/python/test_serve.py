@@ -213,6 +213,9 @@ def test_recommend_serving_rows_follow_littles_law(gp):
     assert not small.meets and small.reason
     assert "requests/s" in repr(r) and "<table>" in r._repr_html_()
     assert r.to_dict()["rows"][0]["gpu"] == rows[0].gpu
+    # to_markdown (the _Result base's): the summary fenced, then the table's markdown rows.
+    md = r.to_markdown()
+    assert md.startswith("```\nllama-3.1-8b served by vllm: 5.000 requests/s") and "| " + meeting[0].gpu + " |" in md
 
 
 def test_recommend_serving_agrees_with_the_cli(gp, repo):

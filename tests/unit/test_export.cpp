@@ -25,6 +25,28 @@ using nlohmann::json;
 
 io::resolved_run make_run(const json& j) { return io::read_scenario(j); }
 
+// A training run of `model` on `gpus` x `gpu`; `extra` adds or overrides scenario keys.
+io::resolved_run run_on(const char* model, const char* gpu, int gpus, const json& extra = json::object()) {
+  json j{{"model", model}, {"gpu", gpu}, {"num_gpus", gpus}};
+  j.update(extra);
+  return make_run(j);
+}
+
+// export_config refuses the layout for `target` with a one-line config_error naming
+// --export and containing `expected`.
+void check_refused(const io::resolved_run& run, const layout& l, io::export_target target, const std::string& expected) {
+  CAPTURE(expected);
+  try {
+    (void)io::export_config(run, l, target, "--export");
+    FAIL("expected a config_error");
+  } catch (const config_error& e) {
+    const std::string what = e.what();
+    CHECK(what.rfind("--export: ", 0) == 0);
+    CHECK(what.find(expected) != std::string::npos);
+    CHECK(what.find('\n') == std::string::npos);
+  }
+}
+
 // Top-level and nested "key: value" pairs of the flat YAML the writers print
 // ("fsdp_config.fsdp_sharding_strategy" for a nested key); comments and list items skipped.
 std::map<std::string, std::string> yaml_keys(const std::string& text) {
@@ -71,15 +93,9 @@ std::map<std::string, std::string> args_of(const std::string& command) {
 TEST_CASE("export: DeepSpeed JSON carries the layout's ZeRO stage, offload and batch") {
   // 8 × A100 for llama-2-7b full fine-tuning; a hand-written layout: ZeRO-3, optimizer
   // and parameters on the CPU, micro-batch 4 × grad-accum 2 × dp 8 = 64.
-  const auto run = make_run(json{{"model", "llama-2-7b"}, {"gpu", "a100-80gb"}, {"num_gpus", 8}});
-  layout l;
-  l.gpus = 8;
-  l.zero = 3;
-  l.offload_optimizer = offload::cpu;
-  l.offload_params = offload::cpu;
-  l.micro_batch = 4;
-  l.grad_accum = 2;
-  l.ckpt = checkpointing::full;
+  const auto run = run_on("llama-2-7b", "a100-80gb", 8);
+  layout l{.gpus = 8, .ckpt = checkpointing::full, .zero = 3, .offload_optimizer = offload::cpu,
+           .offload_params = offload::cpu, .micro_batch = 4, .grad_accum = 2};
   const json j = json::parse(io::export_config(run, l, io::export_target::deepspeed));
   CHECK(j.at("zero_optimization").at("stage") == 3);
   CHECK(j.at("zero_optimization").at("offload_optimizer").at("device") == "cpu");
@@ -105,7 +121,7 @@ TEST_CASE("export: DeepSpeed JSON carries the layout's ZeRO stage, offload and b
 
 TEST_CASE("export: the first-ranked search layout, exported to DeepSpeed, keeps mb × ga × dp = global batch") {
   // llama-2-7b on 8 × A100 under the DeepSpeed profile (data parallel only), global batch 64.
-  auto run = make_run(json{{"model", "llama-2-7b"}, {"gpu", "a100-80gb"}, {"num_gpus", 8}, {"framework", "deepspeed"}});
+  const auto run = run_on("llama-2-7b", "a100-80gb", 8, {{"framework", "deepspeed"}});
   search_options o;
   o.global_batch = 64;
   o.top_k = 1;
@@ -122,12 +138,9 @@ TEST_CASE("export: the first-ranked search layout, exported to DeepSpeed, keeps 
 }
 
 TEST_CASE("export: accelerate FSDP YAML maps ZeRO stages to sharding strategies") {
-  const auto run = make_run(json{{"model", "llama-2-13b"}, {"gpu", "a100-80gb"}, {"num_gpus", 16}});
-  layout l;
-  l.gpus = 16;  // two 8-GPU nodes (gpus_per_node default 8)
-  l.micro_batch = 2;
-  l.grad_accum = 4;
-  l.ckpt = checkpointing::full;
+  const auto run = run_on("llama-2-13b", "a100-80gb", 16);
+  // Two 8-GPU nodes (gpus_per_node default 8).
+  layout l{.gpus = 16, .ckpt = checkpointing::full, .micro_batch = 2, .grad_accum = 4};
   const std::map<int, std::string> strategy{{0, "NO_SHARD"}, {2, "SHARD_GRAD_OP"}, {3, "FULL_SHARD"}};
   for (const auto& entry : strategy) {  // (CAPTURE of a structured binding needs clang ≥ 16)
     const int zero = entry.first;
@@ -150,31 +163,15 @@ TEST_CASE("export: accelerate FSDP YAML maps ZeRO stages to sharding strategies"
 }
 
 TEST_CASE("export: layouts a target cannot express are one-line errors naming --export and the element") {
-  const auto run = make_run(json{{"model", "llama-2-13b"}, {"gpu", "a100-80gb"}, {"num_gpus", 8}});
-  layout tp;
-  tp.gpus = 8;
-  tp.tp = 2;
-  CHECK_THROWS_WITH_AS(io::export_config(run, tp, io::export_target::deepspeed, "--export"),
-                       doctest::Contains("--export: deepspeed cannot express tensor parallelism (tp=2)"), config_error);
-  CHECK_THROWS_WITH_AS(io::export_config(run, tp, io::export_target::accelerate_fsdp, "--export"),
-                       doctest::Contains("tensor parallelism (tp=2)"), config_error);
-  layout pp;
-  pp.gpus = 8;
-  pp.pp = 4;
-  CHECK_THROWS_WITH_AS(io::export_config(run, pp, io::export_target::accelerate_fsdp, "--export"),
-                       doctest::Contains("accelerate-fsdp cannot express pipeline parallelism (pp=4)"), config_error);
-  layout z1;
-  z1.gpus = 8;
-  z1.zero = 1;
-  CHECK_THROWS_WITH_AS(io::export_config(run, z1, io::export_target::accelerate_fsdp, "--export"),
-                       doctest::Contains("ZeRO stage 1"), config_error);
-  layout z3;
-  z3.gpus = 8;
-  z3.zero = 3;
-  CHECK_THROWS_WITH_AS(io::export_config(run, z3, io::export_target::torchrun, "--export"),
-                       doctest::Contains("ZeRO stage 3"), config_error);
-  CHECK_THROWS_WITH_AS(io::export_config(run, z3, io::export_target::vllm, "--export"),
-                       doctest::Contains("vllm cannot express a training run"), config_error);
+  const auto run = run_on("llama-2-13b", "a100-80gb", 8);
+  const layout tp{.gpus = 8, .tp = 2}, pp{.gpus = 8, .pp = 4}, z1{.gpus = 8, .zero = 1}, z3{.gpus = 8, .zero = 3};
+  check_refused(run, tp, io::export_target::deepspeed, "deepspeed cannot express tensor parallelism (tp=2)");
+  check_refused(run, tp, io::export_target::accelerate_fsdp, "tensor parallelism (tp=2)");
+  check_refused(run, tp, io::export_target::axolotl, "tensor parallelism (tp=2)");
+  check_refused(run, pp, io::export_target::accelerate_fsdp, "accelerate-fsdp cannot express pipeline parallelism (pp=4)");
+  check_refused(run, z1, io::export_target::accelerate_fsdp, "ZeRO stage 1");
+  check_refused(run, z3, io::export_target::torchrun, "ZeRO stage 3");
+  check_refused(run, z3, io::export_target::vllm, "vllm cannot express a training run");
   CHECK_THROWS_WITH_AS(io::parse_export_target("megatron", "--export"), doctest::Contains("--export: must be deepspeed"),
                        config_error);
   try {
@@ -182,29 +179,14 @@ TEST_CASE("export: layouts a target cannot express are one-line errors naming --
   } catch (const config_error& e) {
     CHECK(e.kind() == error_kind::unknown_name);
   }
-  // Every message is one line.
-  try {
-    (void)io::export_config(run, tp, io::export_target::axolotl, "--export");
-    FAIL("expected an error");
-  } catch (const config_error& e) {
-    CHECK(std::string(e.what()).find('\n') == std::string::npos);
-  }
 }
 
 TEST_CASE("export: torchrun carries Megatron-LM's tp, pp, virtual stages, sp and batch") {
   // llama-2-70b (80 layers) on 64 × H100: tp 8 × pp 4 × dp 2, 5 virtual stages per rank
   // -> 80 / (4 × 5) = 4 layers per virtual stage; global batch 1 × 16 × 2 = 32.
-  const auto run = make_run(json{{"model", "llama-2-70b"}, {"gpu", "h100-sxm"}, {"num_gpus", 64}, {"framework", "megatron"}});
-  layout l;
-  l.gpus = 64;
-  l.tp = 8;
-  l.pp = 4;
-  l.virtual_stages = 5;
-  l.sp = true;
-  l.zero = 1;
-  l.micro_batch = 1;
-  l.grad_accum = 16;
-  l.ckpt = checkpointing::selective;
+  const auto run = run_on("llama-2-70b", "h100-sxm", 64, {{"framework", "megatron"}});
+  const layout l{.gpus = 64, .tp = 8, .pp = 4, .virtual_stages = 5, .sp = true, .ckpt = checkpointing::selective,
+                 .zero = 1, .micro_batch = 1, .grad_accum = 16};
   const std::string cmd = io::export_config(run, l, io::export_target::torchrun);
   CHECK(cmd.rfind("torchrun ", 0) == 0);
   const auto a = args_of(cmd);
@@ -220,12 +202,21 @@ TEST_CASE("export: torchrun carries Megatron-LM's tp, pp, virtual stages, sp and
   CHECK(a.count("--use-distributed-optimizer") == 1);
   CHECK(a.at("--num-layers") == "80");
   CHECK(a.at("--num-query-groups") == "8");  // llama-2-70b: 8 KV heads
+  CHECK(a.count("--account-for-embedding-in-pipeline-split") == 0);
+  // The scenario's Megatron split flags travel with a pipelined layout: (80 + 1 + 1) / 2 = 41 units per stage.
+  const auto split = run_on("llama-2-70b", "h100-sxm", 64,
+                            {{"framework", "megatron"},
+                             {"parallel", {{"account_for_embedding_in_pipeline_split", true},
+                                           {"account_for_loss_in_pipeline_split", true}}}});
+  const auto b = args_of(io::export_config(split, layout{.gpus = 64, .tp = 8, .pp = 2, .zero = 1, .grad_accum = 16},
+                                           io::export_target::torchrun));
+  CHECK(b.count("--account-for-embedding-in-pipeline-split") == 1);
+  CHECK(b.count("--account-for-loss-in-pipeline-split") == 1);
 }
 
 TEST_CASE("export: torchtune recipe and overrides follow the method and the GPU count") {
   // One GPU, QLoRA: the single-device LoRA recipe with the qlora config.
-  const auto one = make_run(json{{"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}, {"micro_batch", 2},
-                                 {"grad_accum", 8}, {"seq_len", 1024}});
+  const auto one = run_on("llama-3.1-8b", "rtx-4090", 1, {{"method", "qlora"}, {"micro_batch", 2}, {"grad_accum", 8}, {"seq_len", 1024}});
   const std::string c1 = io::export_config(one, io::export_target::torchtune);
   CHECK(c1.find("tune run lora_finetune_single_device --config llama3_1/8B_qlora_single_device") == 0);
   const auto a1 = args_of(c1);
@@ -240,22 +231,23 @@ TEST_CASE("export: torchtune recipe and overrides follow the method and the GPU 
   CHECK(a1.count("fsdp_cpu_offload") == 0);
 
   // Four GPUs, full fine-tuning with FSDP full shard and CPU offload.
-  const auto four = make_run(json{{"model", "llama-2-7b"}, {"gpu", "a100-80gb"}, {"num_gpus", 4}, {"framework", "torchtune"},
-                                  {"parallel", {{"zero", 3}, {"offload_optimizer", "cpu"}, {"offload_params", "cpu"}}}});
+  const auto four = run_on("llama-2-7b", "a100-80gb", 4,
+                           {{"framework", "torchtune"},
+                            {"parallel", {{"zero", 3}, {"offload_optimizer", "cpu"}, {"offload_params", "cpu"}}}});
   const std::string c4 = io::export_config(four, io::export_target::torchtune);
   CHECK(c4.find("tune run --nproc_per_node 4 full_finetune_distributed --config llama2/7B_full ") == 0);
   CHECK(args_of(c4).at("fsdp_cpu_offload") == "True");
 
   // Four GPUs at ZeRO-0 (DDP): torchtune's distributed recipes always shard.
-  const auto ddp = make_run(json{{"model", "llama-2-7b"}, {"gpu", "a100-80gb"}, {"num_gpus", 4}});
+  const auto ddp = run_on("llama-2-7b", "a100-80gb", 4);
   CHECK_THROWS_WITH_AS(io::export_config(ddp, io::export_target::torchtune, "--export"),
                        doctest::Contains("ZeRO stage 0 on 4 GPUs"), config_error);
 }
 
 TEST_CASE("export: axolotl YAML carries adapter, batch and the DeepSpeed stage") {
-  const auto run = make_run(json{{"model", "llama-2-13b"}, {"gpu", "a100-80gb"}, {"num_gpus", 2}, {"method", "qlora"},
-                                 {"lora", {{"rank", 16}, {"alpha", 32}, {"targets", "all-linear"}}},
-                                 {"parallel", {{"zero", 2}}}, {"micro_batch", 4}, {"grad_accum", 4}});
+  const auto run = run_on("llama-2-13b", "a100-80gb", 2,
+                          {{"method", "qlora"}, {"lora", {{"rank", 16}, {"alpha", 32}, {"targets", "all-linear"}}},
+                           {"parallel", {{"zero", 2}}}, {"micro_batch", 4}, {"grad_accum", 4}});
   const auto y = yaml_keys(io::export_config(run, io::export_target::axolotl));
   CHECK(y.at("base_model") == "meta-llama/Llama-2-13b-hf");
   CHECK(y.at("adapter") == "qlora");
@@ -273,9 +265,9 @@ TEST_CASE("export: axolotl YAML carries adapter, batch and the DeepSpeed stage")
 
 TEST_CASE("export: vllm serve arguments for a serving run") {
   // llama-2-70b on 4 GPUs at tp 4, fp8 KV cache; max model len = prompt 1000 + gen 24.
-  const auto run = make_run(json{{"model", "llama-2-70b"}, {"gpu", "h100-sxm"}, {"workload", "infer"}, {"num_gpus", 4},
-                                 {"parallel", {{"tp", 4}}},
-                                 {"inference", {{"batch", 32}, {"prompt_len", 1000}, {"gen_len", 24}, {"kv_cache_dtype", "fp8"}}}});
+  const auto run = run_on("llama-2-70b", "h100-sxm", 4,
+                          {{"workload", "infer"}, {"parallel", {{"tp", 4}}},
+                           {"inference", {{"batch", 32}, {"prompt_len", 1000}, {"gen_len", 24}, {"kv_cache_dtype", "fp8"}}}});
   const std::string cmd = io::export_config(run, io::export_target::vllm);
   CHECK(cmd.rfind("vllm serve meta-llama/Llama-2-70b-hf ", 0) == 0);
   const auto a = args_of(cmd);
@@ -300,14 +292,9 @@ TEST_CASE("export: hostile requests are one-line errors") {
     CHECK_THROWS_AS((void)io::parse_export_target(name, "--export"), config_error);
   }
   // 9 GPUs at 8 per node: 2 nodes cannot start the same count each (9 = 2 × 4.5).
-  const auto run = make_run(json{{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", "a100-80gb"}, {"num_gpus", 9}, {"framework", "megatron"}});
-  layout l;
-  l.gpus = 9;
-  CHECK_THROWS_WITH_AS(io::export_config(run, l, io::export_target::torchrun, "--export"),
-                       doctest::Contains("9 GPUs on 2 nodes"), config_error);
-  l.zero = 3;
-  CHECK_THROWS_WITH_AS(io::export_config(run, l, io::export_target::torchtune, "--export"),
-                       doctest::Contains("9 GPUs on 2 nodes"), config_error);
+  const auto run = run_on("gpt2", "a100-80gb", 9, {{"seq_len", 1024}, {"framework", "megatron"}});
+  check_refused(run, layout{.gpus = 9}, io::export_target::torchrun, "9 GPUs on 2 nodes");
+  check_refused(run, layout{.gpus = 9, .zero = 3}, io::export_target::torchtune, "9 GPUs on 2 nodes");
   // Methods a launcher has no recipe for.
   const auto ia3 = make_run(json{{"model", "gpt2"}, {"seq_len", 1024}, {"method", "ia3"}});
   CHECK_THROWS_WITH_AS(io::export_config(ia3, io::export_target::axolotl, "--export"), doctest::Contains("method ia3"),

@@ -2,12 +2,20 @@
 // what it keeps on the GPU and how fast its kernels are.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/framework.hpp"
+#include "gpuplan/framework_rules.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/timing.hpp"
@@ -202,11 +210,170 @@ TEST_CASE("framework: uneven pipeline stages — the slowest stage has ceil(laye
   // Memory: the most loaded stage (6 blocks; the first also holds the embedding and 12 in-flight micro-batches) sets it.
   std::int64_t begin = 0, enc = 0, dec = 0, total = 0;
   for (int st = 0; st < 12; ++st) {
-    detail::mem::blocks_of_stage(a, 12, st, begin, enc, dec);
+    detail::mem::blocks_of_stage(a, s.parallel, st, begin, enc, dec);
     CHECK((enc == 5 || enc == 6));
     total += enc;
   }
   CHECK(total == 70);
+}
+
+// Megatron-LM places the word embedding on the first pipeline stage and the final norm,
+// output layer and loss on the last (megatron/core/models/gpt/gpt_model.py pre_process /
+// post_process); --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split
+// count each as one layer of the split (transformer_block.py get_num_layers_to_build).
+namespace {
+// llama-2-7b's shapes with 6 blocks: h 4096, ffn 11008, 32 heads = 32 KV heads, vocab 32000, untied.
+architecture six_block_llama() {
+  architecture a = io::find_model("llama-2-7b");
+  a.layers = 6;
+  return a;
+}
+scenario megatron_pp4(bool embedding_unit, bool loss_unit) {
+  scenario s{.seq_len = 512, .fw = framework::megatron, .gpu = io::find_gpu("a100-80gb"), .num_gpus = 4};
+  s.parallel.pp = 4;
+  s.grad_accum = 8;
+  s.parallel.account_for_embedding_in_pipeline_split = embedding_unit;
+  s.parallel.account_for_loss_in_pipeline_split = loss_unit;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("framework: megatron pipeline stages — embedding on the first, head and logits on the last (hand-derived)") {
+  const architecture a = six_block_llama();
+  // One block: q, k, v, o 4·h² = 67,108,864 + gate, up, down 3·h·ffn = 135,266,304 + two RMSNorms 2·h = 8,192.
+  const double block = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096;
+  REQUIRE(block == 202383360.0);
+  REQUIRE(static_cast<double>(count_parameters(a).per_layer) == block);
+  const double embedding = 32000.0 * 4096, head = 32000.0 * 4096, final_norm = 4096;
+  const double bf16 = 2;  // bf16-mixed: 16-bit weights (the fp32 master is master_weights)
+
+  // Default split: 6 blocks on 4 stages -> 1, 1, 2, 2 (the remainder on the last stages).
+  const auto even = estimate_memory_stages(a, megatron_pp4(false, false));
+  REQUIRE(even.size() == 4);
+  CHECK(in_bytes(even[0].weights) == bf16 * (block + embedding));
+  CHECK(in_bytes(even[1].weights) == bf16 * block);
+  CHECK(in_bytes(even[2].weights) == bf16 * 2 * block);
+  CHECK(in_bytes(even[3].weights) == bf16 * (2 * block + final_norm + head));
+
+  // Both units counted: (6 + 1 + 1) / 4 = 2 units per stage -> blocks 1, 2, 2, 1.
+  const scenario both = megatron_pp4(true, true);
+  const auto split = estimate_memory_stages(a, both);
+  CHECK(in_bytes(split[0].weights) == bf16 * (block + embedding));
+  CHECK(in_bytes(split[1].weights) == bf16 * 2 * block);
+  CHECK(in_bytes(split[2].weights) == bf16 * 2 * block);
+  CHECK(in_bytes(split[3].weights) == bf16 * (block + final_norm + head));
+  // estimate_memory reports the stage with the most device memory.
+  double most = 0;
+  for (const auto& m : split) most = std::max(most, in_bytes(m.device));
+  CHECK(in_bytes(estimate_memory(a, both).device) == most);
+
+  // The logits live on the last stage only: eager cross-entropy holds the bf16 logits, their
+  // fp32 copy and log_softmax's fp32 output, (2 + 4 + 4) B x V x T, T = 1 x 512 tokens.
+  const run r(a, both);
+  const detail::mem::facts f = detail::mem::facts_with_acts(a, r.settings());
+  for (int st = 0; st < 4; ++st) {
+    CAPTURE(st);
+    const auto sp = detail::mem::params_of_stage(a, f, r.settings(), st);
+    const auto t = detail::mem::trainables_of_stage(a, r.settings(), f, sp);
+    const auto x = detail::mem::step_transients(a, r.settings(), f, sp, t);
+    CHECK(x.loss_forward == (st == 3 ? 10.0 * 32000 * 512 : 0.0));
+  }
+}
+
+TEST_CASE("framework: megatron's loss unit takes a block off the last stage; a middle stage then paces the pipeline") {
+  const architecture a = six_block_llama();
+  const run plain(a, megatron_pp4(false, false)), both(a, megatron_pp4(true, true));
+  const efficiency_params e{};
+  warning_set w = 0;
+  const detail::device_rates d = detail::device_rates_of(both.gpu(), both.settings().prec, e, w);
+  const detail::microbatch_shape mb = detail::microbatch_of(a, both.settings());
+  const backward_scope sc = backward_scope_of(a, both.settings());
+  std::vector<double> blocks;
+  for (int st = 0; st < 4; ++st) blocks.push_back(detail::stage_blocks_of(a, both.settings(), d, mb, e, st).plain.count);
+  CHECK(blocks == std::vector<double>{1, 2, 2, 1});
+  // Default split: the last stage (2 blocks + head) paces; with both units a middle stage
+  // (2 blocks, no head) does, so each micro-batch saves the head's forward and backward.
+  const detail::stage_blocks middle = detail::stage_blocks_of(a, both.settings(), d, mb, e, 1);
+  const double middle_mb = detail::compute_per_microbatch(a, both.settings(), d, mb, middle, sc, e, false).microbatch;
+  const detail::head_cost hd = detail::head_seconds(a, both.settings(), d, mb, sc, e);
+  const double ga = 8;
+  CHECK(in_seconds(estimate_time(both).breakdown.compute) == doctest::Approx(ga * middle_mb).epsilon(1e-12));
+  CHECK(in_seconds(estimate_time(plain).breakdown.compute) - in_seconds(estimate_time(both).breakdown.compute) ==
+        doctest::Approx(ga * (hd.fwd + hd.bwd)).epsilon(1e-9));
+}
+
+TEST_CASE("framework: the embedding / loss units of the split are megatron's, and must split evenly") {
+  const architecture a = six_block_llama();
+  scenario hf = megatron_pp4(true, false);
+  hf.fw = framework::hf;
+  CHECK_THROWS_WITH_AS(static_cast<void>(run(a, hf)), doctest::Contains("scenario.parallel.account_for_embedding_in_pipeline_split: only framework megatron"),
+                       config_error);
+  // 6 blocks + the embedding = 7 units do not split over 4 stages (Megatron asserts it).
+  CHECK_THROWS_WITH_AS(static_cast<void>(run(a, megatron_pp4(true, false))), doctest::Contains("scenario.parallel.pp: pp*virtual_stages=4 must divide layers + embedding/loss units=7"),
+                       config_error);
+  // The scenario file carries both keys; a non-boolean is an error naming the key.
+  // llama-2-7b: 32 blocks + the loss = 33 units, 11 per stage on 3 stages.
+  const auto j = io::read_scenario(json{{"model", "llama-2-7b"}, {"framework", "megatron"}, {"num_gpus", 3},
+                                        {"parallel", {{"pp", 3}, {"account_for_loss_in_pipeline_split", true}}}});
+  CHECK(j.settings().parallel.account_for_loss_in_pipeline_split);
+  CHECK_FALSE(j.settings().parallel.account_for_embedding_in_pipeline_split);
+  CHECK_THROWS_WITH_AS(io::read_scenario(json{{"model", "llama-2-7b"}, {"parallel", {{"account_for_loss_in_pipeline_split", 1}}}}),
+                       doctest::Contains("scenario.parallel.account_for_loss_in_pipeline_split"), config_error);
+}
+
+TEST_CASE("framework rules: each names the estimate's terms it changes, the profile rule and a source") {
+  const architecture& m = io::find_model("llama-2-7b");
+  std::set<std::string> keys;  // every term `gpuplan explain` prints
+  for (const auto* list : {&io::memory_terms(), &io::time_terms()})
+    for (const auto& t : *list) keys.insert(std::string(t.key));
+  auto rules_of = [&](const scenario& s) {
+    const run r(m, s);
+    std::map<std::string, framework_rule> out;
+    for (const framework_rule& x : framework_rules(m, r.settings())) {
+      CAPTURE(x.rule);
+      CHECK_FALSE(x.effect.empty());
+      CHECK_FALSE(x.source.empty());
+      std::istringstream terms(x.terms);
+      for (std::string k; std::getline(terms, k, ',');) CHECK(keys.contains(k.substr(k.find_first_not_of(' '))));
+      out.emplace(x.rule, x);
+    }
+    return out;
+  };
+  const gpu_spec a100 = io::find_gpu("a100-80gb");
+  scenario fsdp{.fw = framework::fsdp, .gpu = a100, .num_gpus = 8};
+  fsdp.parallel.zero = 3;
+  fsdp.parallel.offload_params = offload::cpu;
+  const auto f = rules_of(fsdp);
+  CHECK(f.contains("fsdp.param_offload_moves_optimizer"));
+  CHECK(f.contains("fsdp.sharded_fp32_is_master"));
+  CHECK(f.at("fsdp.reserved_factor").effect.find("1.15 x allocated") != std::string::npos);
+  // The same layout under DeepSpeed keeps its optimizer on the GPU (offload_param alone) and 1.10.
+  scenario ds = fsdp;
+  ds.fw = framework::deepspeed;
+  const auto d = rules_of(ds);
+  CHECK_FALSE(d.contains("deepspeed.param_offload_moves_optimizer"));
+  CHECK(d.contains("deepspeed.sharded_fp32_is_master = false"));
+  CHECK(d.at("deepspeed.reserved_factor").effect.find("1.10 x allocated") != std::string::npos);
+  // QLoRA under hf with a paged optimizer; under unsloth, offloaded checkpoints and no k-bit upcast.
+  scenario q{.meth = method::qlora, .opt = optimizer::paged_adamw_8bit, .gpu = io::find_gpu("rtx-4090")};
+  const auto h = rules_of(q);
+  CHECK(h.contains("hf.kbit_non_quantized_fp32"));
+  CHECK(h.contains("all frameworks: optimizer paged-adamw-8bit"));
+  CHECK(h.contains("all frameworks: quantized base"));
+  q.fw = framework::unsloth;
+  q.opt = optimizer::adamw_8bit;
+  const auto u = rules_of(q);
+  CHECK(u.contains("unsloth.checkpoints_on_host"));
+  CHECK_FALSE(u.contains("unsloth.kbit_non_quantized_fp32"));
+  CHECK_FALSE(u.contains("all frameworks: optimizer adamw-8bit"));
+  // Pipeline stages: the profile rule only when Megatron's units of the split are on.
+  scenario mg{.fw = framework::megatron, .gpu = a100, .num_gpus = 2};
+  mg.parallel.pp = 2;
+  CHECK(rules_of(mg).contains("all frameworks: pipeline stages"));
+  mg.parallel.account_for_embedding_in_pipeline_split = mg.parallel.account_for_loss_in_pipeline_split = true;
+  const auto mr = rules_of(mg);  // 32 + 2 = 34 units, 17 per stage
+  CHECK(mr.contains("megatron.account_in_pipeline_split"));
+  CHECK_FALSE(mr.contains("all frameworks: pipeline stages"));
 }
 
 }  // namespace unit_framework

@@ -48,19 +48,39 @@ inline block_linears linears_of_block(const architecture& a, bool dec) {
   return b;
 }
 
+// Units of the pipeline split before the blocks (the embedding) and after them (the
+// loss), each 0 or 1: Megatron-LM counts them as layers when asked
+// (parallel_config::account_for_*_in_pipeline_split; get_num_layers_to_build).
+struct split_units {
+  std::int64_t lead = 0, tail = 0;
+};
+inline split_units split_units_of(const parallel_config& par) {
+  if (par.pp <= 1) return {};
+  return {par.account_for_embedding_in_pipeline_split ? 1 : 0, par.account_for_loss_in_pipeline_split ? 1 : 0};
+}
+
 // Blocks [begin, end) of the execution order encoder blocks then decoder blocks.
-inline void blocks_of_stage(const architecture& a, int pp, int stage, std::int64_t& begin_out, std::int64_t& enc,
-                            std::int64_t& dec) {
+// The split's units (blocks, plus the embedding and loss when counted) are divided
+// evenly; a remainder goes one unit each to the last stages (the first stage also
+// holds the embeddings and the most in-flight micro-batches). Megatron-LM without
+// --decoder-first/last-pipeline-num-layers requires an even split, which this is
+// then (get_num_layers_to_build: (layers + embedding + loss) / pp per stage, one
+// block fewer on the first stage for the embedding, on the last for the loss).
+inline void blocks_of_stage(const architecture& a, const parallel_config& par, int stage, std::int64_t& begin_out,
+                            std::int64_t& enc, std::int64_t& dec) {
+  const int pp = std::max(1, par.pp);
+  const split_units u = split_units_of(par);
   const std::int64_t total = a.total_layers();
-  const std::int64_t base = total / pp, extra = total % pp;
-  // Remainder blocks go to the middle-to-last stages (the first stage also holds
-  // the embeddings and the most in-flight micro-batches).
-  const std::int64_t begin = stage * base + std::max<std::int64_t>(0, stage - (pp - extra));
-  const std::int64_t count = base + (stage >= pp - extra ? 1 : 0);
-  const std::int64_t end = begin + count;
+  const std::int64_t units = total + u.lead + u.tail;
+  const std::int64_t base = units / pp, extra = units % pp;
+  const std::int64_t ubegin = stage * base + std::max<std::int64_t>(0, stage - (pp - extra));
+  const std::int64_t uend = ubegin + base + (stage >= pp - extra ? 1 : 0);
+  // Unit i is block i - lead; the embedding and loss units hold no block.
+  const std::int64_t begin = std::clamp<std::int64_t>(ubegin - u.lead, 0, total);
+  const std::int64_t end = std::clamp<std::int64_t>(uend - u.lead, 0, total);
   begin_out = begin;
   enc = std::max<std::int64_t>(0, std::min(end, a.layers) - begin);
-  dec = count - enc;
+  dec = (end - begin) - enc;
 }
 
 // Final norm parameters: one per stack (encoder and decoder of an encoder-decoder).
@@ -94,7 +114,7 @@ inline stage_params params_of_stage(const architecture& a, const parameter_break
   stage_params s;
   s.first = stage == 0;
   s.last = stage == pp - 1;
-  blocks_of_stage(a, pp, stage, s.begin_block, s.enc_blocks, s.dec_blocks);
+  blocks_of_stage(a, r.parallel, stage, s.begin_block, s.enc_blocks, s.dec_blocks);
   const double ne = static_cast<double>(s.enc_blocks), nd = static_cast<double>(s.dec_blocks);
   // Megatron tensor parallelism splits every block matrix by tp; experts by ep.
   s.linear = ne * (be.dense / tp + be.expert / (tp * ep)) + nd * (bd.dense / tp + bd.expert / (tp * ep));

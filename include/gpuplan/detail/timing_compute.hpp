@@ -304,16 +304,16 @@ struct stage_blocks {
   block_group decoder;  // decoder blocks with cross attention (a.decoder_layers)
 };
 
+// The blocks of pipeline stage `stage` (default: the last). Blocks are whole per stage;
+// the remainder of layers / pp goes to the last stages, which also hold the head
+// (mem::blocks_of_stage); Megatron's embedding / loss units of the split take a block
+// off the first / last stage.
 inline stage_blocks stage_blocks_of(const architecture& a, const scenario& run, const device_rates& d,
-                                    const microbatch_shape& m, const efficiency_params& e) {
+                                    const microbatch_shape& m, const efficiency_params& e, int stage = -1) {
   stage_blocks b;
   const int pp = std::max(1, run.parallel.pp), cp = run.parallel.cp;
-  // The slowest stage paces every micro-batch (1F1B: Narayanan et al. 2021 §2.2). Blocks
-  // are whole per stage; the remainder of layers / pp goes to the last stages, which also
-  // hold the head (mem::blocks_of_stage, as Megatron-DeepSpeed's partition_uniform gives one
-  // extra block to `layers mod pp` stages): the last stage is the most loaded one.
   std::int64_t begin = 0, enc = 0, dec = 0;
-  mem::blocks_of_stage(a, pp, pp - 1, begin, enc, dec);
+  mem::blocks_of_stage(a, run.parallel, stage < 0 ? pp - 1 : stage, begin, enc, dec);
   b.plain.count = static_cast<double>(enc);
   b.decoder.count = static_cast<double>(dec);
   if (b.plain.count > 0) b.plain.cost = block_seconds(a, run, d, m.tokens, m.batch, m.seq / cp, m.seq, false, e);
@@ -382,14 +382,15 @@ inline compute_cost add_block_compute(compute_cost c, const block_group& g, chec
   return c;
 }
 
-// One micro-batch on one stage: blocks, then the head; at least the host launch floor
-// (eager PyTorch dispatch: kernels × launch_seconds).
+// One micro-batch on one stage: blocks, then the head when the stage holds it (the last
+// stage; `with_head`); at least the host launch floor (eager PyTorch dispatch: kernels ×
+// launch_seconds). The embedding lookup on the first stage is a gather of T rows: no GEMM.
 inline compute_cost compute_per_microbatch(const architecture& a, const scenario& run, const device_rates& d,
                                            const microbatch_shape& m, const stage_blocks& blocks,
-                                           const backward_scope& sc, const efficiency_params& e) {
+                                           const backward_scope& sc, const efficiency_params& e, bool with_head = true) {
   compute_cost c = add_block_compute(compute_cost{}, blocks.plain, run.ckpt.value_or(checkpointing::none), sc);
   c = add_block_compute(c, blocks.decoder, run.ckpt.value_or(checkpointing::none), sc);
-  const head_cost hd = head_seconds(a, run, d, m, sc, e);
+  const head_cost hd = with_head ? head_seconds(a, run, d, m, sc, e) : head_cost{};
   c.fwd += hd.fwd;
   c.bwd += hd.bwd;
   const double busy = c.fwd + c.bwd + c.recompute;

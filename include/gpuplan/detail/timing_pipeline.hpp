@@ -1,7 +1,8 @@
 // detail/timing_pipeline.hpp — pipeline phase of the time model: one micro-batch's stage
 // time (compute + exposed communication) and the pipeline bubble of 1F1B and interleaved
-// schedules (Narayanan et al. 2021 §2.2). The stage time is the slowest stage's: the last,
-// with ceil(layers / pp) blocks and the LM head (stage_blocks_of, compute_per_microbatch).
+// schedules (Narayanan et al. 2021 §2.2). The stage time is the slowest stage's: usually the
+// last, with ceil(layers / pp) blocks and the LM head; a middle one when Megatron's loss unit
+// takes a block off the last (stage_blocks_of, compute_per_microbatch, estimate_time_of).
 #pragma once
 
 #include "gpuplan/detail/timing_comm.hpp"

@@ -8,6 +8,7 @@
 //   "prices.csv:3.price_per_gpu_hour_usd: must be a positive number (got -1)".
 #pragma once
 
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -98,10 +99,15 @@ double require_price(std::span<const price_row> rows, std::string_view gpu_id, s
 // config_error on negative, NaN or infinite inputs.
 double break_even_hours(double purchase_usd, double rent_per_hour, double tdp_watts, double kwh_price);
 
-// The market recommend() ranks by: the catalog's rental rows with the user's price
-// file (`prices_file`, may be empty) over them — spot rows where `spot` and published,
-// else on-demand — the instances' shapes and the purchase prices. The CLI's
-// `recommend` and Python's gp.recommend both start from it.
+// The offers to rent each GPU, by GPU id: the catalog's rental rows with the user's
+// price file (`prices_file`, may be empty) over them — spot rows where `spot` and
+// published, else on-demand. apply_market() and `recommend --serve` price from it.
+std::map<std::string, std::vector<rental_offer>, std::less<>> rental_offers(const std::string& prices_file = {},
+                                                                           bool spot = false);
+
+// The market recommend() ranks by: rental_offers(prices_file, spot), the instances'
+// shapes and the purchase prices. The CLI's `recommend` and Python's gp.recommend
+// both start from it.
 void apply_market(recommend_options& o, const std::string& prices_file = {}, bool spot = false);
 
 }  // namespace gpuplan::io

@@ -93,8 +93,9 @@ std::string verdict_line(const memory_breakdown& m, const style& s);
 std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const style& s, const plan_margin& g = {});
 // "P90 plus 5% or 1 GiB, the larger,": the margin in words.
 std::string margin_text(const plan_margin& g);
-// "Framework: hf (...)" and each profile term that applies to the run (framework.hpp).
-std::string framework_text(const scenario& run);
+// "Framework profile: hf (...)" and, for each memory/time term a profile rule or a shared
+// framework mechanism changes in the run, the rule and its source (framework_rules.hpp).
+std::string framework_text(const architecture& model, const scenario& run);
 // The run's calibration profile (profile.hpp) in one line: its name, what it measured
 // and the fitted constants; empty for an uncalibrated run.
 std::string calibration_text(const gpuplan::run& r);

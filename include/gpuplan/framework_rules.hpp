@@ -1,0 +1,143 @@
+// framework_rules.hpp — which rules of the run's framework profile (framework.hpp), and
+// which mechanisms every framework shares, change the estimate's memory and time terms
+// for one run: the term each one changes, the rule that produced it and its source.
+// `gpuplan explain` prints them under the profile's name; the estimators apply the same
+// conditions (the detail/ function each rule mirrors is named beside it).
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gpuplan/detail/memory_precision.hpp"
+#include "gpuplan/dtype.hpp"
+#include "gpuplan/framework.hpp"
+#include "gpuplan/model.hpp"
+#include "gpuplan/scenario.hpp"
+
+namespace gpuplan {
+
+struct framework_rule {
+  std::string terms;   // the estimate's keys it changes: "optimizer_bytes, host_bytes"
+  std::string rule;    // "<framework>.<profile field>" or "all frameworks: <mechanism>"
+  std::string effect;  // what it does in this run
+  std::string source;
+};
+
+namespace detail {
+inline std::string fmt_factor(double v) {  // 1.15 -> "1.15"
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+}  // namespace detail
+
+// The rules that apply to training or serving `r` of model `a`, in the order of the
+// estimate's terms (weights, gradients, optimizer, activations, transients, reserved, time).
+inline std::vector<framework_rule> framework_rules(const architecture& a, const scenario& r) {
+  const framework_profile& p = profile_of(r.fw);
+  const std::string fw(to_string(r.fw));
+  const bool train = r.work == workload::train;
+  const quantization q = base_quantization(r);
+  const bool master = r.prec == precision::fp16_mixed || r.prec == precision::bf16_mixed || r.prec == precision::fp8_mixed;
+  std::vector<framework_rule> out;
+  auto add = [&](std::string terms, std::string rule, std::string effect, std::string source) {
+    out.push_back({std::move(terms), std::move(rule), std::move(effect), std::move(source)});
+  };
+
+  // ---- weights (memory_states.hpp kbit_prepared, sharded_master_is_weight, zero3_states_hold_gathered)
+  if (train && is_bitsandbytes(q.weights) && p.kbit_non_quantized_fp32)
+    add("weights_bytes", fw + ".kbit_non_quantized_fp32",
+        "k-bit preparation upcast: embeddings, LM head, norms and biases (everything bitsandbytes did not quantise) "
+        "held in fp32, 4 B/param",
+        "peft/utils/other.py prepare_model_for_kbit_training (\"cast all non INT8 parameters to fp32\")");
+  if (train && r.parallel.zero >= 3 && master) {
+    if (p.sharded_fp32_is_master)
+      add("weights_bytes, master_weights_bytes, optimizer_bytes", fw + ".sharded_fp32_is_master",
+          "FSDP flat parameters: the fp32 shard is the master copy, 4 + 4 + 8 = 16 B/param / N",
+          "torch/distributed/fsdp/api.py MixedPrecision (sharded parameters kept in full precision)");
+    else
+      add("weights_bytes, gradients_bytes", fw + ".sharded_fp32_is_master = false",
+          "DeepSpeed ZeRO-3: 16-bit shard + fp32 partitions, 18 B/param / N, plus the largest layer's 16-bit "
+          "parameters and gradients (4 B x largest layer) as model states",
+          "deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs");
+  }
+  // ---- gradients and optimizer on the host (memory_states.hpp optimizer_on_host)
+  if (train && r.parallel.offload_params != offload::none && p.param_offload_moves_optimizer)
+    add("gradients_bytes, optimizer_bytes, master_weights_bytes, host_bytes, offload_seconds",
+        fw + ".param_offload_moves_optimizer",
+        "parameter offload takes the gradients and the optimizer step to the CPU: the optimizer state and fp32 "
+        "gradients live in host RAM, the gradients cross PCIe every step",
+        "torch/distributed/fsdp/api.py CPUOffload(offload_params=True); FSDP2 CPUOffloadPolicy");
+  else if (train && r.parallel.offload_optimizer != offload::none)
+    add("optimizer_bytes, master_weights_bytes, host_bytes, offload_seconds",
+        "all frameworks: offload_optimizer",
+        std::string("optimizer state, fp32 master and gradient partitions on the ") +
+            (r.parallel.offload_optimizer == offload::nvme ? "NVMe drive" : "host") + "; CPU Adam runs the step",
+        "DeepSpeed zero_optimization.offload_optimizer (deepspeed/runtime/zero/offload_config.py); Ren et al. 2021");
+  // ---- paged optimizer state (memory_states.hpp resident_states: paged)
+  if (train && detail::mem::optimizer_is_paged(r.opt))
+    add("optimizer_bytes, device_bytes, host_bytes",
+        std::string("all frameworks: optimizer ") + std::string(to_string(r.opt)),
+        "paged optimizer state in CUDA managed memory, outside the caching allocator: resident in what the rest "
+        "leaves free, evicted to host RAM under pressure (never makes the run not fit)",
+        "bitsandbytes paged optimizers (cudaMallocManaged; bitsandbytes/optim/optimizer.py is_paged)");
+  // ---- activations (memory_activations.hpp stage_activations: on_host)
+  if (train && r.ckpt == checkpointing::full && p.checkpoints_on_host)
+    add("activations_bytes, host_bytes", fw + ".checkpoints_on_host",
+        "offloaded gradient checkpointing: each checkpointed block input goes to pinned host memory and comes "
+        "back for the block's recomputation",
+        "unslothai/unsloth unsloth/models/_utils.py Unsloth_Offloaded_Gradient_Checkpointer");
+  else if (train && r.activation_offload)
+    add("activations_bytes, host_bytes", "all frameworks: activation_offload",
+        "saved activations offloaded to host memory", "torchtune training/_activation_offloading.py OffloadActivations");
+  // ---- transients (memory_transients.hpp step_transients, zero3_gather_bytes, loss_bytes)
+  if (train && r.parallel.zero >= 3)
+    add("transient_bytes", "all frameworks: ZeRO-3 / FSDP all-gather buffers",
+        "the unit in use gathered plus the next one prefetched (one transformer block each, the FSDP wrap unit), "
+        "and the largest module not already in the model states",
+        "torch FSDP forward_prefetch / FSDP2 all-gather buffers; DeepSpeed stage-3 prefetch_bucket_size");
+  if (train && a.head == head_kind::lm && a.vocab > 0 && !r.compile && !r.chunked_loss)
+    add("transient_bytes", "all frameworks: eager cross-entropy",
+        "fp32 logits copy: the loss holds the 16-bit logits, their fp32 copy and log_softmax's fp32 output "
+        "(e + 8 B per logit) on the last pipeline stage",
+        "transformers LlamaForCausalLM (logits.float()); torch.nn.functional.cross_entropy");
+  // ---- allocator (run.hpp memory_constants; memory_allocator.hpp)
+  add("peak_reserved_bytes, device_bytes", fw + ".reserved_factor",
+      "reserved = " + detail::fmt_factor(p.reserved_factor) + " x allocated + cuBLAS workspace (a calibration profile's "
+      "fitted factor replaces it)",
+      p.reserved_factor == kReservedFactorStreamPools
+          ? "per-stream allocator pools of FSDP's all-gather / reduce-scatter streams (torch/distributed/_composable/"
+            "fsdp/_fsdp_param_group.py; PyTorch docs, CUDA semantics: memory management)"
+          : "PyTorch CUDACachingAllocator block rounding and fragmentation (detail/memory_constants.hpp)");
+  // ---- pipeline stages (memory_layout.hpp blocks_of_stage)
+  if (r.parallel.pp > 1) {
+    const bool units = r.parallel.account_for_embedding_in_pipeline_split || r.parallel.account_for_loss_in_pipeline_split;
+    add("weights_bytes, transient_bytes, compute_seconds",
+        units ? fw + ".account_in_pipeline_split" : "all frameworks: pipeline stages",
+        "the embedding on the first stage, the final norm, head and logits on the last; every stage's memory is "
+        "estimated and the largest reported; the slowest stage paces the pipeline" +
+            std::string(units ? "; the embedding / loss counts as one layer of the split, one block fewer there"
+                              : "; blocks split evenly, a remainder one each on the last stages"),
+        "megatron/core/models/gpt/gpt_model.py pre_process/post_process; megatron/core/transformer/"
+        "transformer_block.py get_num_layers_to_build");
+  }
+  // ---- time (timing_comm.hpp zero3_per_microbatch; timing_compute.hpp block_linears, head_seconds)
+  if (train && r.parallel.zero == 3 && r.dp() > 1)
+    add("communication_seconds", "all frameworks: ZeRO-3 / FSDP per micro-batch",
+        "all-gather of the stage's parameters for forward and again for backward, reduce-scatter of its gradients, "
+        "every micro-batch (not once per step); prefetch hides part of it behind compute",
+        "Rajbhandari et al. 2020 (ZeRO) §5; torch FSDP FULL_SHARD reshard_after_forward");
+  if (train && (r.meth == method::qlora || is_quantized(q.weights)))
+    add("compute_seconds", "all frameworks: quantized base",
+        "dequantisation: every forward and backward reads the packed weights and writes a 16-bit copy the GEMM "
+        "reads (packed + 2 B per weight)",
+        "bitsandbytes functional.py dequantize_4bit / matmul_4bit");
+  if (p.fused_kernels)
+    add("compute_seconds", fw + ".fused_kernels", "element-wise work in fused kernels (no eager memory-traffic factor)",
+        fw == "unsloth" ? "unsloth/kernels (Triton RMSNorm, RoPE, SwiGLU, cross-entropy)"
+                        : "Megatron-LM fused kernels (megatron/core/fusions)");
+  return out;
+}
+
+}  // namespace gpuplan
