@@ -172,8 +172,10 @@ inline void validate(const unet_config& c, const std::string& prefix = "unet.") 
   using detail::fail;
   check_range(prefix + "in_channels", c.in_channels, 1, detail::kMaxChannels);
   check_range(prefix + "out_channels", c.out_channels, 1, detail::kMaxChannels);
+  // Bounds well above every published UNet (SDXL: 3 blocks, 2 resnets, 10 transformer
+  // layers) that keep a graph below a few hundred thousand layers.
   const std::size_t n = c.block_out_channels.size();
-  if (n < 1 || n > 8) fail(prefix + "block_out_channels", "must have 1 to 8 entries (got " + std::to_string(n) + ")");
+  if (n < 1 || n > 6) fail(prefix + "block_out_channels", "must have 1 to 6 entries (got " + std::to_string(n) + ")");
   check_range(prefix + "norm_num_groups", c.norm_num_groups, 1, 1024);
   for (std::size_t i = 0; i < n; ++i) {
     const std::string f = prefix + "block_out_channels[" + std::to_string(i) + "]";
@@ -198,7 +200,7 @@ inline void validate(const unet_config& c, const std::string& prefix = "unet.") 
   }
   if (c.mid_block_type != "UNetMidBlock2DCrossAttn")
     fail(prefix + "mid_block_type", "must be UNetMidBlock2DCrossAttn (got " + c.mid_block_type + ")", error_kind::unknown_name);
-  check_range(prefix + "layers_per_block", c.layers_per_block, 1, 64);
+  check_range(prefix + "layers_per_block", c.layers_per_block, 1, 16);
   const auto heads = detail::per_block(c.num_attention_heads.empty() ? c.attention_head_dim : c.num_attention_heads, n,
                                        prefix + (c.num_attention_heads.empty() ? "attention_head_dim" : "num_attention_heads"), 1, 4096);
   for (std::size_t i = 0; i < n; ++i)
@@ -206,7 +208,7 @@ inline void validate(const unet_config& c, const std::string& prefix = "unet.") 
       fail(prefix + (c.num_attention_heads.empty() ? "attention_head_dim[" : "num_attention_heads[") + std::to_string(i) + "]",
            "the heads must divide block_out_channels[" + std::to_string(i) + "]=" + std::to_string(c.block_out_channels[i]) +
                " (got " + std::to_string(heads[i]) + ")");
-  detail::per_block(c.transformer_layers_per_block, n, prefix + "transformer_layers_per_block", 1, 256);
+  detail::per_block(c.transformer_layers_per_block, n, prefix + "transformer_layers_per_block", 1, 64);
   check_range(prefix + "cross_attention_dim", c.cross_attention_dim, 1, detail::kMaxChannels);
   if (c.addition_embed_type == "text_time") {
     check_range(prefix + "addition_time_embed_dim", c.addition_time_embed_dim, 1, detail::kMaxChannels);
@@ -224,7 +226,7 @@ inline void validate(const vae_config& c, const std::string& prefix = "vae.") {
   check_range(prefix + "out_channels", c.out_channels, 1, detail::kMaxChannels);
   check_range(prefix + "latent_channels", c.latent_channels, 1, detail::kMaxChannels);
   const std::size_t n = c.block_out_channels.size();
-  if (n < 1 || n > 8) fail(prefix + "block_out_channels", "must have 1 to 8 entries (got " + std::to_string(n) + ")");
+  if (n < 1 || n > 6) fail(prefix + "block_out_channels", "must have 1 to 6 entries (got " + std::to_string(n) + ")");
   check_range(prefix + "norm_num_groups", c.norm_num_groups, 1, 1024);
   for (std::size_t i = 0; i < n; ++i) {
     const std::string f = prefix + "block_out_channels[" + std::to_string(i) + "]";
@@ -233,7 +235,7 @@ inline void validate(const vae_config& c, const std::string& prefix = "vae.") {
       fail(f, "must be a multiple of norm_num_groups=" + std::to_string(c.norm_num_groups) + " (got " +
                   std::to_string(c.block_out_channels[i]) + ")");
   }
-  check_range(prefix + "layers_per_block", c.layers_per_block, 1, 64);
+  check_range(prefix + "layers_per_block", c.layers_per_block, 1, 16);
   check_range(prefix + "sample_size", c.sample_size, 1, 65536);
 }
 
@@ -269,7 +271,7 @@ inline graph unet_graph(const unet_config& c, std::int64_t h, std::int64_t w, st
   detail::check_latent(h, w, std::int64_t{1} << (n - 1), "latent");
   detail::check_range("context_length", ctx_len, 1, 1 << 16);
   const auto heads = detail::per_block(c.num_attention_heads.empty() ? c.attention_head_dim : c.num_attention_heads, n, "heads", 1, 4096);
-  const auto tl = detail::per_block(c.transformer_layers_per_block, n, "transformer_layers_per_block", 1, 256);
+  const auto tl = detail::per_block(c.transformer_layers_per_block, n, "transformer_layers_per_block", 1, 64);
   const auto& boc = c.block_out_channels;
   const std::int64_t G = c.norm_num_groups, temb = 4 * boc[0];
   graph g;
