@@ -106,7 +106,7 @@ inline std::vector<std::int64_t> per_block(const std::vector<std::int64_t>& v, s
 // per channel, norm2, SiLU, dropout (0: identity), conv2 3x3, + (conv_shortcut 1x1 when the
 // channels change) input. `emb` < 0: no time embedding (the VAE's blocks).
 inline int resnet(graph& g, int x, std::int64_t in, std::int64_t out, std::int64_t groups, int emb, const std::string& nm) {
-  g.push(make::group_norm(groups), nm + ".norm1", x);
+  const int first = g.push(make::group_norm(groups), nm + ".norm1", x);
   g.push(make::silu());
   int h = g.push(make::conv2d(out, 3, 1, 1), nm + ".conv1");
   if (emb >= 0) {
@@ -118,7 +118,9 @@ inline int resnet(graph& g, int x, std::int64_t in, std::int64_t out, std::int64
   g.push(make::silu());
   const int main = g.push(make::conv2d(out, 3, 1, 1), nm + ".conv2");
   const int shortcut = in != out ? g.push(make::conv2d(out, 1), nm + ".conv_shortcut", x) : x;
-  return g.push(make::add(shortcut), nm + ".add", main);
+  const int y = g.push(make::add(shortcut), nm + ".add", main);
+  g.segments.push_back({first, y});
+  return y;
 }
 
 // Transformer2DModel (diffusers models/transformers/transformer_2d.py) over C channels:
@@ -133,7 +135,7 @@ inline int transformer(graph& g, int x, std::int64_t C, std::int64_t heads, std:
   for (std::int64_t b = 0; b < depth; ++b) {
     const std::string bn = nm + ".transformer_blocks." + std::to_string(b);
     const int a = g.last();
-    g.push(make::layer_norm(), bn + ".norm1");
+    const int first = g.push(make::layer_norm(), bn + ".norm1");
     g.push(make::diffusers_attention(heads), bn + ".attn1");
     const int s = g.push(make::add(a), bn + ".add1");
     g.push(make::layer_norm(), bn + ".norm2");
@@ -142,7 +144,7 @@ inline int transformer(graph& g, int x, std::int64_t C, std::int64_t heads, std:
     g.push(make::layer_norm(), bn + ".norm3");
     layers::push_geglu(g, 4 * C, bn + ".ff.net.0");
     g.push(make::linear(C), bn + ".ff.net.2");
-    g.push(make::add(c), bn + ".add3");
+    g.segments.push_back({first, g.push(make::add(c), bn + ".add3")});
   }
   g.push(linear_proj ? make::linear(C) : make::conv2d(C, 1), nm + ".proj_out");
   return g.push(make::add(x), nm + ".add");
@@ -676,6 +678,180 @@ inline pipeline_estimate estimate_pipeline(const pipeline& p, const gpu_spec& gp
   r.device = r.peak_allocated + bytes(memory_defaults::cuda_context);
   r.total = r.text_encode + r.unet_step * static_cast<double>(o.steps) + r.vae_decode + r.safety_check;
   r.images_per_s = static_cast<double>(B) / in_seconds(r.total);
+  return r;
+}
+
+// ---- fine-tuning the UNet on one GPU ------------------------------------------------
+
+// Bytes saved for backward per sample when the graph's segments run under
+// torch.utils.checkpoint: the saves of layers outside every segment as analyze() counts
+// them, each segment's input (what checkpoint keeps), and the largest segment's own saves
+// (rebuilt for that segment alone while backward passes through it).
+inline double checkpointed_saved_bytes(const graph& g, const layers::graph_cost& gc, double act) {
+  const std::size_t n = g.layers.size();
+  std::vector<int> seg(n, -1);
+  for (std::size_t s = 0; s < g.segments.size(); ++s)
+    for (int i = std::max(g.segments[s][0], 0); i <= g.segments[s][1] && i < static_cast<int>(n); ++i) seg[static_cast<std::size_t>(i)] = static_cast<int>(s);
+  auto elems = [&](int t) { return static_cast<double>(t == -2 ? g.input.elements() : gc.per_layer[static_cast<std::size_t>(t)].out.elements()); };
+  std::vector<char> kept(n + 1, 0);  // tensor ids; index n: the graph input
+  auto slot = [&](int t) -> char& { return kept[t == -2 ? n : static_cast<std::size_t>(t)]; };
+  double outside = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (seg[i] >= 0) continue;
+    const auto& c = gc.per_layer[i];
+    outside += c.saved_extra_elements * act + c.saved_fixed_bytes;
+    for (const int t : {c.saves_tensor, c.saves_tensor2})
+      if (t >= -2 && t != -1 && !slot(t)) { slot(t) = 1; outside += elems(t) * act; }
+  }
+  double inputs = 0, largest = 0;
+  for (const auto& s : g.segments) {
+    const auto first = static_cast<std::size_t>(s[0]);
+    const int src = g.layers[first].from == -1 ? s[0] - 1 : g.layers[first].from;
+    const int in_t = src < 0 ? -2 : gc.per_layer[static_cast<std::size_t>(src)].out_tensor;
+    if (!slot(in_t)) inputs += elems(in_t) * act;
+    std::vector<int> mine;
+    double own = 0;
+    for (int i = s[0]; i <= s[1]; ++i) {
+      const auto& c = gc.per_layer[static_cast<std::size_t>(i)];
+      own += c.saved_extra_elements * act + c.saved_fixed_bytes;
+      for (const int t : {c.saves_tensor, c.saves_tensor2})
+        if (t >= -2 && t != -1 && std::find(mine.begin(), mine.end(), t) == mine.end()) { mine.push_back(t); own += elems(t) * act; }
+    }
+    largest = std::max(largest, own);
+  }
+  return outside + inputs + largest;
+}
+
+enum class finetune_method : std::uint8_t { full, lora };
+
+struct finetune_options {
+  finetune_method method = finetune_method::full;
+  std::int64_t batch = 1;
+  std::int64_t resolution = 0;   // 0: the pipeline's default
+  std::int64_t lora_rank = 4;    // train_text_to_image_lora.py --rank default
+  bool gradient_checkpointing = false;
+  optimizer opt = optimizer::adamw;
+};
+
+struct finetune_estimate {
+  std::int64_t trainable_params = 0, frozen_params = 0;
+  Bytes frozen_weights = bytes(0);     // fp16 (weight_dtype): the VAE, the text encoders, and the UNet under LoRA
+  Bytes trainable_weights = bytes(0);  // fp32 trainable parameters (accelerate mixed_precision fp16 keeps them fp32)
+  Bytes gradients = bytes(0), optimizer_state = bytes(0);
+  Bytes activations = bytes(0);        // the UNet's saved tensors (checkpointed or not)
+  Bytes transient = bytes(0);          // backward's largest layer input + output gradients
+  Bytes peak_allocated = bytes(0), device = bytes(0);
+  Seconds unet = seconds(0), encode = seconds(0), step = seconds(0);
+  double images_per_s = 0;
+  [[nodiscard]] bool fits(const gpu_spec& g) const { return device <= g.usable_memory; }
+};
+
+// The LoRA parameters of diffusers' train_text_to_image_lora.py (peft LoraConfig on
+// to_q, to_k, to_v, to_out.0 of every UNet Attention): rank x (in + out) per projection.
+inline std::int64_t unet_lora_params(const graph& unet, std::int64_t rank) {
+  const auto gc = layers::analyze(unet);
+  std::int64_t p = 0;
+  for (std::size_t i = 0; i < unet.layers.size(); ++i) {
+    const auto& l = unet.layers[i];
+    if (l.k != layers::kind::attention) continue;
+    const std::int64_t C = gc.per_layer[i].in.c, Dk = l.kv_dim > 0 ? l.kv_dim : C;
+    p += rank * ((C + C) + 2 * (Dk + C) + (C + C));
+  }
+  return p;
+}
+
+// One training step of diffusers' examples/text_to_image (train_text_to_image.py: the whole
+// UNet trained; train_text_to_image_lora.py: LoRA adapters on the attention projections,
+// the UNet frozen in fp16) with accelerate's mixed_precision="fp16": encode the images with
+// the frozen VAE encoder and the captions with the frozen text encoder(s) (no grad), then the
+// UNet's forward and backward on the noisy latents (no guidance in training) and the optimizer.
+// Full: estimate_graph(train) of the UNet (fp32 weights and gradients, AdamW: 16 B per
+// parameter). LoRA: the frozen layers' saved tensors are still needed, to carry the gradient
+// back to earlier adapters; they are counted as for full training (an upper bound: autograd
+// may skip inputs that only a frozen weight's gradient would read); backward computes input
+// gradients only, one forward's work (Kaplan et al. 2020: backward = 2 x forward, half of it
+// the weight gradients). Gradient checkpointing (unet.enable_gradient_checkpointing(): each
+// ResnetBlock2D and BasicTransformerBlock) keeps segment inputs and recomputes one forward.
+inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gpu, const finetune_options& o,
+                                           const efficiency_params& eff = {}) {
+  using detail::check_range;
+  check_range("batch", o.batch, 1, 4096);
+  if (o.method == finetune_method::lora) check_range("lora_rank", o.lora_rank, 1, 4096);
+  const std::int64_t res = o.resolution == 0 ? p.resolution : o.resolution;
+  const std::int64_t f = vae_scale_factor(p.vae);
+  const std::int64_t multiple = f * (std::int64_t{1} << (p.unet.block_out_channels.size() - 1));
+  check_range("resolution", res, multiple, 16384);
+  if (res % multiple != 0)
+    detail::fail("resolution", "must be a multiple of " + std::to_string(multiple) + " (got " + std::to_string(res) + ")");
+  if (p.text_encoders.empty()) detail::fail("text_encoders", "a pipeline needs at least one text encoder (got 0)");
+  const std::int64_t lat = res / f, B = o.batch, ctx = p.text_encoders.front().max_position_embeddings;
+  const precision prec = precision::fp16_mixed;
+  const double act = gpuplan::detail::mem::bytes_of(prec).act;
+  const double Bd = static_cast<double>(B);
+  const graph unet = unet_graph(p.unet, lat, lat, ctx);
+  const auto gc = layers::analyze(unet);
+  finetune_estimate r;
+  // Frozen components in fp16: the whole VAE and every text encoder.
+  const graph enc = vae_encoder_graph(p.vae, res, res);
+  const auto enc_e = vision::estimate_graph(enc, B, prec, optimizer::sgd, gpu, false, eff);
+  double frozen = static_cast<double>(enc_e.params + layers::analyze(vae_decoder_graph(p.vae, lat, lat)).params);
+  Seconds text = seconds(0);
+  Bytes text_ws = bytes(0);
+  for (const auto& t : p.text_encoders) {
+    const auto te = vision::estimate_graph(clip_text_graph(t), B, prec, optimizer::sgd, gpu, false, eff);
+    frozen += static_cast<double>(te.params);
+    text += te.step;
+    text_ws = std::max(text_ws, te.activations);
+  }
+  r.encode = enc_e.step + text;
+  const auto fwd = vision::estimate_graph(unet, B, prec, o.opt, gpu, false, eff);
+  double saved = o.gradient_checkpointing ? checkpointed_saved_bytes(unet, gc, act) : gc.saved_bytes(act);
+  if (o.method == finetune_method::full) {
+    const auto tr = vision::estimate_graph(unet, B, prec, o.opt, gpu, true, eff);
+    r.trainable_params = gc.params;
+    r.trainable_weights = tr.weights;  // AMP: 2 B + 4 B master = fp32 weights + the autocast copies
+    r.gradients = tr.gradients;
+    r.optimizer_state = tr.optimizer;
+    r.transient = tr.transient;
+    r.unet = tr.step;
+  } else {
+    const auto lora = static_cast<double>(unet_lora_params(unet, o.lora_rank));
+    const auto pb = gpuplan::detail::mem::bytes_of(prec);
+    r.trainable_params = static_cast<std::int64_t>(lora);
+    frozen += static_cast<double>(gc.params);
+    // cast_training_params(..., dtype=torch.float32): the adapters train in fp32.
+    r.trainable_weights = bytes(lora * 4);
+    r.gradients = bytes(lora * 4);
+    r.optimizer_state = bytes(lora * gpuplan::detail::mem::optimizer_bytes_per_param(o.opt, pb.state));
+    // Each adapter saves lora_A's rank-r output for lora_B's gradient (its input is the base
+    // layer's, already counted): r x (L for to_q and to_out, Lk for to_k and to_v) per attention.
+    for (std::size_t i = 0; i < unet.layers.size(); ++i)
+      if (unet.layers[i].k == layers::kind::attention) {
+        const double L = static_cast<double>(gc.per_layer[i].in.positions());
+        const double Lk = unet.layers[i].kv_len > 0 ? static_cast<double>(unet.layers[i].kv_len) : L;
+        saved += act * static_cast<double>(o.lora_rank) * (2 * L + 2 * Lk);
+      }
+    double largest_io = 0;
+    for (const auto& c : gc.per_layer) largest_io = std::max(largest_io, static_cast<double>(c.in.elements() + c.out.elements()));
+    r.transient = bytes(Bd * largest_io * act);
+    r.unet = fwd.step * 2.0;  // forward + input-gradient backward
+  }
+  if (o.gradient_checkpointing) r.unet += fwd.step;  // the segments' forward again during backward
+  r.frozen_params = static_cast<std::int64_t>(frozen);
+  r.frozen_weights = bytes(frozen * act);
+  r.activations = bytes(Bd * saved);
+  // Phases: encoding (the VAE encoder's and text encoders' working sets, no grad) and the UNet step.
+  const double latents = Bd * static_cast<double>(p.unet.in_channels * lat * lat) * act;
+  double ctx_dim = 0;
+  for (const auto& t : p.text_encoders) ctx_dim += static_cast<double>(t.hidden_size);
+  const double embeds = Bd * static_cast<double>(ctx) * ctx_dim * act;
+  const double images = Bd * static_cast<double>(p.vae.in_channels * res * res) * act;
+  const double encode_phase = images + std::max(in_bytes(enc_e.activations), in_bytes(text_ws));
+  const double unet_phase = latents * 3 + embeds + in_bytes(r.activations + r.transient);  // noisy latents, noise, target
+  r.peak_allocated = r.frozen_weights + r.trainable_weights + r.gradients + r.optimizer_state + bytes(std::max(encode_phase, unet_phase));
+  r.device = r.peak_allocated + bytes(memory_defaults::cuda_context);
+  r.step = r.encode + r.unet;
+  r.images_per_s = Bd / in_seconds(r.step);
   return r;
 }
 

@@ -151,6 +151,9 @@ struct graph {
   std::string name;
   shape input;
   std::vector<layer> layers;
+  // Layer ranges [first, last] that torch.utils.checkpoint wraps under gradient
+  // checkpointing (diffusers: every ResnetBlock2D and BasicTransformerBlock); optional.
+  std::vector<std::array<int, 2>> segments;
   // Appends a layer (optionally named and reading `from`) and returns its index.
   int push(layer l, std::string layer_name = {}, int from = -1) {
     l.name = std::move(layer_name);

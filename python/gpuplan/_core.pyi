@@ -300,4 +300,5 @@ def vision(model: str, gpu: str, batch: int, image: int, classes: int, precision
 
 # register_diffusion.cpp
 def diffusion(model: str, config: Optional[str], gpu: str, batch: int, steps: int, resolution: int, precision: str,
-              guidance: bool) -> Dict[str, Any]: ...
+              guidance: bool, train: Optional[str] = None, lora_rank: int = 4,
+              checkpointing: bool = False) -> Dict[str, Any]: ...

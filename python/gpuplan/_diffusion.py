@@ -38,8 +38,8 @@ class DiffusionResult:
 
     @property
     def components(self) -> List[Dict[str, Any]]:
-        """Per component: name, params, weights, working_set, batch, calls, seconds_per_call."""
-        return copy.deepcopy(self._data["components"])
+        """Per component: name, params, weights, working_set, batch, calls, seconds_per_call (inference)."""
+        return copy.deepcopy(self._data.get("components", []))
 
     @property
     def peak_allocated(self) -> Bytes:
@@ -58,12 +58,12 @@ class DiffusionResult:
 
     @property
     def step(self) -> Seconds:
-        """Seconds per denoising step (the UNet on 2 x batch under guidance)."""
+        """Seconds per denoising step (the UNet on 2 x batch under guidance), or per training step."""
         return Seconds(self._data["time"]["step_seconds"])
 
     @property
     def seconds_per_image(self) -> Seconds:
-        """Seconds of one pipeline call divided by the batch."""
+        """Seconds of one pipeline call (or training step) divided by the batch."""
         return Seconds(self._data["time"]["seconds_per_image"])
 
     @property
@@ -88,11 +88,13 @@ class DiffusionResult:
 
 def diffusion(model: Optional[str] = None, gpu: str = "a100-80gb", batch: int = 1, steps: int = 50,
               resolution: Optional[int] = None, precision: str = "fp16", guidance: bool = True,
-              config: Optional[str] = None) -> DiffusionResult:
+              config: Optional[str] = None, train: Optional[str] = None, lora_rank: int = 4,
+              checkpointing: bool = False) -> DiffusionResult:
     """Memory and time of text-to-image inference with a Stable Diffusion pipeline —
     sd-1.5, sd-2.1, sdxl-base, or a diffusers folder given as ``config`` — on one GPU.
     ``resolution`` defaults to the pipeline's (512, 768, 1024); ``guidance=False`` runs
-    the UNet on the batch instead of 2 x batch."""
+    the UNet on the batch instead of 2 x batch. ``train="full"`` or ``"lora"`` (with
+    ``lora_rank``, ``checkpointing``) estimates one fine-tuning step of the UNet instead."""
     if model is None and config is None:
         raise _error("diffusion.model", "name a pipeline (sd-1.5, sd-2.1, sdxl-base) or give config=DIR (got neither)")
     if model is not None and config is not None:
@@ -104,10 +106,15 @@ def diffusion(model: Optional[str] = None, gpu: str = "a100-80gb", batch: int = 
     for name, v in (("gpu", gpu), ("precision", precision)):
         if not isinstance(v, str):
             raise _error(f"diffusion.{name}", f"must be a string (got {type(v).__name__} {v!r})")
-    if not isinstance(guidance, bool):
-        raise _error("diffusion.guidance", f"must be True or False (got {guidance!r})")
+    for name, flag in (("guidance", guidance), ("checkpointing", checkpointing)):
+        if not isinstance(flag, bool):
+            raise _error(f"diffusion.{name}", f"must be True or False (got {flag!r})")
+    if train is not None and not isinstance(train, str):
+        raise _error("diffusion.train", f"must be 'full' or 'lora' (got {type(train).__name__} {train!r})")
+    rank = _int(lora_rank, "diffusion.lora_rank", 1, 4096)
     b = _int(batch, "diffusion.batch", 1, 4096)
     s = _int(steps, "diffusion.steps", 1, 10000)
     r = 0 if resolution is None else _int(resolution, "diffusion.resolution", 1, 16384)
     folder = None if config is None else os.fspath(config)
-    return DiffusionResult(_core.diffusion(model or "", folder, gpu, b, s, r, precision, guidance))
+    return DiffusionResult(_core.diffusion(model or "", folder, gpu, b, s, r, precision, guidance, train, rank,
+                                           checkpointing))

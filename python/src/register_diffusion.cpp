@@ -15,7 +15,8 @@ void register_diffusion(py::module_& m) {
   m.def(
       "diffusion",
       [](const std::string& model, std::optional<std::string> config, const std::string& gpu, std::int64_t batch,
-         std::int64_t steps, std::int64_t resolution, const std::string& precision, bool guidance) {
+         std::int64_t steps, std::int64_t resolution, const std::string& precision, bool guidance,
+         std::optional<std::string> train, std::int64_t lora_rank, bool checkpointing) {
         io::diffusion_query q;
         q.model = model;
         q.config_dir = std::move(config);
@@ -25,6 +26,9 @@ void register_diffusion(py::module_& m) {
         q.resolution = resolution;
         q.precision = precision;
         q.guidance = guidance;
+        q.train = std::move(train);
+        q.lora_rank = lora_rank;
+        q.checkpointing = checkpointing;
         q.flag_prefix = "diffusion.";
         io::diffusion_report r;
         {
@@ -38,8 +42,10 @@ void register_diffusion(py::module_& m) {
         return d;
       },
       py::arg("model"), py::arg("config"), py::arg("gpu"), py::arg("batch"), py::arg("steps"), py::arg("resolution"),
-      py::arg("precision"), py::arg("guidance"),
-      "diffusion.hpp: parameters, memory, seconds per step and per image of a Stable Diffusion pipeline on one GPU.");
+      py::arg("precision"), py::arg("guidance"), py::arg("train") = py::none(), py::arg("lora_rank") = 4,
+      py::arg("checkpointing") = false,
+      "diffusion.hpp: parameters, memory, seconds per step and per image of a Stable Diffusion pipeline on one GPU "
+      "(or, with train, of fine-tuning its UNet).");
 }
 
 }  // namespace gpuplan::python

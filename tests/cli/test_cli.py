@@ -733,6 +733,24 @@ def case_diffusion_pipelines():
     expect_error(["diffusion", "sd-1.5", "--precision", "fp12"], "--precision", "(got fp12)")
     expect_error(["diffusion", "--gpu", "t4"], "model", "got neither")
     expect_error(["diffusion", "--config", "/nonexistent-folder"], "config", "no such directory")
+    # Fine-tuning the UNet: full (16 B per parameter under fp16 AMP + AdamW) and LoRA rank 4
+    rc, out, err = run("diffusion", "sd-1.5", "--gpu", "a100-80gb", "--train", "full", "--batch", "4", "--json")
+    expect(rc == 0, "train full", rc, out, err)
+    full = json.loads(out)
+    m = full["memory"]
+    expect(full["trainable_params"] == 859520964
+           and math.isclose(m["trainable_weights"] + m["gradients"] + m["optimizer"], 16 * 859520964, rel_tol=1e-12),
+           "full fine-tuning states", rc, out, err)
+    rc, out, err = run("diffusion", "sd-1.5", "--gpu", "a100-80gb", "--train", "lora", "--rank", "4", "--batch", "4",
+                       "--checkpointing", "--json")
+    lora = json.loads(out)
+    expect(rc == 0 and lora["trainable_params"] == 797184 and lora["memory"]["activations"] < m["activations"],
+           "train lora", rc, out, err)
+    rc, out, err = run("diffusion", "sd-1.5", "--gpu", "t4", "--train", "lora")
+    expect(rc == 0 and "trainable parameters" in out and "797,184" in out, "train lora table", rc, out, err)
+    expect_error(["diffusion", "sd-1.5", "--train", "dreambooth"], "--train", "(got dreambooth)")
+    expect_error(["diffusion", "sd-1.5", "--train", "lora", "--rank", "0"], "--rank", "(got 0)")
+    expect_error(["diffusion", "sd-1.5", "--train", "full", "--precision", "fp32"], "--precision")
 
 
 def case_calibrate_round_trip():

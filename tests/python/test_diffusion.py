@@ -50,6 +50,20 @@ def test_sdxl_and_config_folder():
     assert f.to_dict()["time"]["step_seconds"] == pytest.approx(float(x.step), rel=1e-12)
 
 
+def test_finetune():
+    full = gp.diffusion("sd-1.5", gpu="a100-80gb", batch=4, train="full").to_dict()
+    lora = gp.diffusion("sd-1.5", gpu="a100-80gb", batch=4, train="lora", lora_rank=8).to_dict()
+    ck = gp.diffusion("sd-1.5", gpu="a100-80gb", batch=4, train="lora", lora_rank=8, checkpointing=True).to_dict()
+    assert full["trainable_params"] == 859_520_964
+    # rank 8: twice rank 4's 797,184 adapter parameters
+    assert lora["trainable_params"] == 2 * 797_184
+    assert lora["memory"]["peak_allocated"] < full["memory"]["peak_allocated"]
+    assert ck["memory"]["activations"] < lora["memory"]["activations"]
+    assert ck["time"]["step_seconds"] > lora["time"]["step_seconds"]
+    with pytest.raises(gp.UnknownNameError, match="diffusion.train"):
+        gp.diffusion("sd-1.5", train="dreambooth")
+
+
 def test_errors_name_the_field():
     with pytest.raises(gp.UnknownNameError, match="model: unknown diffusion pipeline 'sd-9'"):
         gp.diffusion("sd-9")

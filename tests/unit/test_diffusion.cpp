@@ -192,3 +192,63 @@ TEST_CASE("diffusion: pipeline time is text + steps x UNet step + decode, and sc
   CHECK_THROWS_WITH_AS(df::estimate_pipeline(p, a100, {.steps = -3}), doctest::Contains("steps: must be in [1, 10000] (got -3)"), config_error);
   CHECK_THROWS_WITH_AS(df::estimate_pipeline(p, a100, {.prec = precision::fp8_mixed}), doctest::Contains("precision: must be fp16, bf16 or fp32"), config_error);
 }
+
+TEST_CASE("diffusion: gradient checkpointing keeps segment inputs and the largest segment, by hand") {
+  // Three blocks x -> conv -> relu -> conv -> + x on 4x2x2 (16 elements per tensor). Each block
+  // saves its input (the first conv's) and the ReLU output (the second conv's): 2 x 16.
+  L::graph g;
+  g.input = {4, 1, 2, 2};
+  int x = -2;
+  for (int b = 0; b < 3; ++b) {
+    const int first = g.push(mk::conv2d(4, 3, 1, 1), "conv1", x);
+    g.push(mk::relu(false));
+    g.push(mk::conv2d(4, 3, 1, 1));
+    x = g.push(mk::add(x));
+    g.segments.push_back({first, x});
+  }
+  const auto gc = L::analyze(g);
+  CHECK(gc.saved_elements == doctest::Approx(96).epsilon(1e-12));
+  // checkpointed: the three block inputs (48) + one block's saves rebuilt in backward (32)
+  CHECK(df::checkpointed_saved_bytes(g, gc, 2.0) == doctest::Approx(2.0 * 80).epsilon(1e-12));
+  // without segments it is analyze()'s figure
+  g.segments.clear();
+  CHECK(df::checkpointed_saved_bytes(g, gc, 2.0) == doctest::Approx(gc.saved_bytes(2.0)).epsilon(1e-12));
+}
+
+TEST_CASE("diffusion: fine-tuning SD 1.5's UNet, full and LoRA, derived") {
+  const auto& a100 = io::find_gpu("a100-80gb");
+  const auto p = df::sd15();
+  const df::finetune_options full{.batch = 4};
+  const auto f = df::estimate_finetune(p, a100, full);
+  // train_text_to_image.py under fp16 AMP with AdamW: 16 B per UNet parameter (fp32 weights and
+  // gradients, two fp32 moments; here 2 + 4 master, 2, 8)
+  const double P = 859520964;
+  CHECK(f.trainable_params == 859520964);
+  CHECK(in_bytes(f.trainable_weights + f.gradients + f.optimizer_state) == doctest::Approx(16 * P).epsilon(1e-12));
+  // frozen in fp16: the VAE and the text encoder (the safety checker is not loaded for training)
+  CHECK(in_bytes(f.frozen_weights) == doctest::Approx(2.0 * (83653863 + 123060480)).epsilon(1e-12));
+  // activations: the UNet graph's saved tensors at 64x64 latents, x batch
+  const auto unet = df::unet_graph(p.unet, 64, 64);
+  const auto gc = L::analyze(unet);
+  CHECK(in_bytes(f.activations) == doctest::Approx(4 * gc.saved_bytes(2.0)).epsilon(1e-12));
+  // checkpointing: fewer saved bytes, one more UNet forward per step
+  const auto fc = df::estimate_finetune(p, a100, {.batch = 4, .gradient_checkpointing = true});
+  CHECK(fc.activations < f.activations * 0.5);
+  const auto fwd = vision::estimate_graph(unet, 4, precision::fp16_mixed, optimizer::adamw, a100, false);
+  CHECK(in_seconds(fc.unet - f.unet) == doctest::Approx(in_seconds(fwd.step)).epsilon(1e-9));
+  // LoRA rank 4 on to_q/to_k/to_v/to_out.0 of all 32 attentions: 4 x (8C per self-attention +
+  // 6C + 2·768 per cross-attention) over C = 5·320 + 5·640 + 6·1280 = 12,480 per kind:
+  // 4 x (8·12,480 + 6·12,480 + 16·1,536) = 797,184
+  CHECK(df::unet_lora_params(unet, 4) == 797184);
+  const auto l = df::estimate_finetune(p, a100, {.method = df::finetune_method::lora, .batch = 4});
+  CHECK(l.trainable_params == 797184);
+  CHECK(in_bytes(l.frozen_weights) == doctest::Approx(2.0 * (P + 83653863 + 123060480)).epsilon(1e-12));
+  CHECK(in_bytes(l.trainable_weights + l.gradients + l.optimizer_state) == doctest::Approx(16.0 * 797184).epsilon(1e-12));
+  // the frozen layers' saves are kept (the gradient flows through them to earlier adapters)
+  CHECK(l.activations > f.activations);
+  CHECK(l.activations < f.activations * 1.01);
+  CHECK(l.peak_allocated < f.peak_allocated * 0.5);
+  CHECK(l.unet < f.unet);
+  CHECK_THROWS_WITH_AS(df::estimate_finetune(p, a100, {.method = df::finetune_method::lora, .lora_rank = 0}),
+                       doctest::Contains("lora_rank: must be in [1, 4096] (got 0)"), config_error);
+}

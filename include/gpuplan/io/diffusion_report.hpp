@@ -22,6 +22,10 @@ struct diffusion_query {
   std::int64_t resolution = 0;  // 0: the pipeline's default
   std::string precision = "fp16";  // fp16, bf16 or fp32 (torch_dtype)
   bool guidance = true;            // classifier-free guidance: the UNet runs on 2 x batch
+  // Fine-tuning the UNet instead of inference: "full" or "lora" (diffusion::estimate_finetune).
+  std::optional<std::string> train;
+  std::int64_t lora_rank = 4;
+  bool checkpointing = false;      // unet.enable_gradient_checkpointing()
   std::string flag_prefix;         // "--" in the CLI, so errors name the flag
 };
 
