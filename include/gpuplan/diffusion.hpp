@@ -683,21 +683,28 @@ inline pipeline_estimate estimate_pipeline(const pipeline& p, const gpu_spec& gp
 
 // ---- fine-tuning the UNet on one GPU ------------------------------------------------
 
-// Bytes saved for backward per sample when the graph's segments run under
-// torch.utils.checkpoint: the saves of layers outside every segment as analyze() counts
-// them, each segment's input (what checkpoint keeps), and the largest segment's own saves
-// (rebuilt for that segment alone while backward passes through it).
-inline double checkpointed_saved_bytes(const graph& g, const layers::graph_cost& gc, double act) {
+// Bytes saved for backward per sample. `saves` (one flag per layer, empty: all) says which
+// layers keep what analyze() says they save: under LoRA a frozen linear layer keeps nothing
+// (autograd saves mm's input only for the weight's gradient; measured with
+// torch.autograd.graph.saved_tensors_hooks, torch 1.13: a frozen nn.Linear saves only its
+// weight, a frozen Conv2d and GroupNorm still save their input), and no layer before the
+// first trainable one saves anything. With `checkpointing` the graph's segments run under
+// torch.utils.checkpoint: the saves of layers outside every segment, each segment's input
+// (what checkpoint keeps), and the largest segment's own saves (rebuilt for that segment
+// alone while backward passes through it).
+inline double saved_bytes_of(const graph& g, const layers::graph_cost& gc, double act, bool checkpointing,
+                             const std::vector<char>& saves = {}) {
   const std::size_t n = g.layers.size();
+  auto keeps = [&](std::size_t i) { return saves.empty() || saves[i] != 0; };
   std::vector<int> seg(n, -1);
-  for (std::size_t s = 0; s < g.segments.size(); ++s)
+  for (std::size_t s = 0; checkpointing && s < g.segments.size(); ++s)
     for (int i = std::max(g.segments[s][0], 0); i <= g.segments[s][1] && i < static_cast<int>(n); ++i) seg[static_cast<std::size_t>(i)] = static_cast<int>(s);
   auto elems = [&](int t) { return static_cast<double>(t == -2 ? g.input.elements() : gc.per_layer[static_cast<std::size_t>(t)].out.elements()); };
   std::vector<char> kept(n + 1, 0);  // tensor ids; index n: the graph input
   auto slot = [&](int t) -> char& { return kept[t == -2 ? n : static_cast<std::size_t>(t)]; };
   double outside = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    if (seg[i] >= 0) continue;
+    if (seg[i] >= 0 || !keeps(i)) continue;
     const auto& c = gc.per_layer[i];
     outside += c.saved_extra_elements * act + c.saved_fixed_bytes;
     for (const int t : {c.saves_tensor, c.saves_tensor2})
@@ -705,6 +712,7 @@ inline double checkpointed_saved_bytes(const graph& g, const layers::graph_cost&
   }
   double inputs = 0, largest = 0;
   for (const auto& s : g.segments) {
+    if (!checkpointing) break;
     const auto first = static_cast<std::size_t>(s[0]);
     const int src = g.layers[first].from == -1 ? s[0] - 1 : g.layers[first].from;
     const int in_t = src < 0 ? -2 : gc.per_layer[static_cast<std::size_t>(src)].out_tensor;
@@ -712,6 +720,7 @@ inline double checkpointed_saved_bytes(const graph& g, const layers::graph_cost&
     std::vector<int> mine;
     double own = 0;
     for (int i = s[0]; i <= s[1]; ++i) {
+      if (!keeps(static_cast<std::size_t>(i))) continue;
       const auto& c = gc.per_layer[static_cast<std::size_t>(i)];
       own += c.saved_extra_elements * act + c.saved_fixed_bytes;
       for (const int t : {c.saves_tensor, c.saves_tensor2})
@@ -720,6 +729,28 @@ inline double checkpointed_saved_bytes(const graph& g, const layers::graph_cost&
     largest = std::max(largest, own);
   }
   return outside + inputs + largest;
+}
+inline double checkpointed_saved_bytes(const graph& g, const layers::graph_cost& gc, double act) {
+  return saved_bytes_of(g, gc, act, true);
+}
+
+// LoRA on every attention's projections: which layers save (saved_bytes_of). A layer's
+// output needs a gradient when an input does or it holds adapters (the attentions); a layer
+// whose inputs need none saves nothing, a frozen linear layer saves nothing, the rest as analyze().
+inline std::vector<char> lora_saves(const graph& g) {
+  const std::size_t n = g.layers.size();
+  std::vector<char> grad(n, 0), saves(n, 0);
+  auto needs = [&](int src) { return src >= 0 && grad[static_cast<std::size_t>(src)] != 0; };
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& l = g.layers[i];
+    const int src = l.from == -1 ? static_cast<int>(i) - 1 : l.from;
+    bool in = l.k != layers::kind::input && needs(src);
+    if (l.k == layers::kind::add || l.k == layers::kind::mul || l.k == layers::kind::concat) in = in || needs(l.skip);
+    const bool adapters = l.k == layers::kind::attention;
+    grad[i] = in || adapters ? 1 : 0;
+    saves[i] = adapters || (in && l.k != layers::kind::linear) ? 1 : 0;
+  }
+  return saves;
 }
 
 enum class finetune_method : std::uint8_t { full, lora };
@@ -766,9 +797,9 @@ inline std::int64_t unet_lora_params(const graph& unet, std::int64_t rank) {
 // the frozen VAE encoder and the captions with the frozen text encoder(s) (no grad), then the
 // UNet's forward and backward on the noisy latents (no guidance in training) and the optimizer.
 // Full: estimate_graph(train) of the UNet (fp32 weights and gradients, AdamW: 16 B per
-// parameter). LoRA: the frozen layers' saved tensors are still needed, to carry the gradient
-// back to earlier adapters; they are counted as for full training (an upper bound: autograd
-// may skip inputs that only a frozen weight's gradient would read); backward computes input
+// parameter). LoRA: the frozen convolutions, norms and activations still save what they
+// need to carry the gradient back to earlier adapters; frozen linear layers and the layers
+// before the first adapter save nothing (lora_saves); backward computes input
 // gradients only, one forward's work (Kaplan et al. 2020: backward = 2 x forward, half of it
 // the weight gradients). Gradient checkpointing (unet.enable_gradient_checkpointing(): each
 // ResnetBlock2D and BasicTransformerBlock) keeps segment inputs and recomputes one forward.
@@ -805,7 +836,8 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
   }
   r.encode = enc_e.step + text;
   const auto fwd = vision::estimate_graph(unet, B, prec, o.opt, gpu, false, eff);
-  double saved = o.gradient_checkpointing ? checkpointed_saved_bytes(unet, gc, act) : gc.saved_bytes(act);
+  double saved = saved_bytes_of(unet, gc, act, o.gradient_checkpointing,
+                                o.method == finetune_method::lora ? lora_saves(unet) : std::vector<char>{});
   if (o.method == finetune_method::full) {
     const auto tr = vision::estimate_graph(unet, B, prec, o.opt, gpu, true, eff);
     r.trainable_params = gc.params;
