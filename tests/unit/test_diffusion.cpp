@@ -273,3 +273,30 @@ TEST_CASE("diffusion: fine-tuning SD 1.5's UNet, full and LoRA, derived") {
   CHECK_THROWS_WITH_AS(df::estimate_finetune(p, a100, {.method = df::finetune_method::lora, .lora_rank = 0}),
                        doctest::Contains("lora_rank: must be in [1, 4096] (got 0)"), config_error);
 }
+
+TEST_CASE("diffusion: saved tensors of diffusers' blocks against PyTorch (tests/python/test_diffusion_saved.py)") {
+  // The same blocks re-declared in PyTorch and measured with saved_tensors_hooks (torch 1.13,
+  // CPU, fp32); the byte counts below are the ones that test asserts for PyTorch.
+  {  // ResnetBlock2D(64 -> 128, temb 256, 32 groups) on 64 x 16 x 16: PyTorch 592,392 B, of
+     // which 8 B are the wrapped double scalar of `/ output_scale_factor` (not modelled)
+    L::graph g;
+    g.input = {64, 1, 16, 16};
+    const int emb = g.push(mk::input({256, 1, 1, 1}), "temb");
+    df::detail::resnet(g, -2, 64, 128, 32, emb, "resnet");
+    CHECK(L::analyze(g).saved_bytes(4.0) == doctest::Approx(592384.0).epsilon(1e-12));
+  }
+  {  // LayerNorm + FeedForward(GEGLU) on 16 tokens of 64
+    L::graph g;
+    g.input = {64, 1, 16, 1};
+    g.push(mk::layer_norm());
+    L::push_geglu(g, 256, "ff");
+    g.push(mk::linear(64));
+    CHECK(L::analyze(g).saved_bytes(4.0) == doctest::Approx(18432.0 * 4 + 128).epsilon(1e-12));
+  }
+  {  // Attention (2 heads, eager AttnProcessor) on 16 tokens of 64
+    L::graph g;
+    g.input = {64, 1, 16, 1};
+    g.push(mk::diffusers_attention(2, 0, 0, false, false));
+    CHECK(L::analyze(g).saved_bytes(4.0) == doctest::Approx(5632.0 * 4).epsilon(1e-12));
+  }
+}
