@@ -29,7 +29,9 @@ struct shape {
 
 enum class kind : std::uint8_t {
   linear, conv, norm, pool, activation, attention, upsample, embedding, add, dropout,
-  flatten, class_token, position_embedding, take_token, layer_scale, mul
+  flatten, class_token, position_embedding, take_token, layer_scale, mul,
+  concat,  // torch.cat along channels with `skip` (diffusers UNet up blocks)
+  input    // a second graph input of shape `source` (timestep embedding, conditioning vectors)
 };
 enum class norm_kind : std::uint8_t { batch, group, layer, rms };
 enum class pool_kind : std::uint8_t { max, avg, adaptive_avg, adaptive_max };
@@ -59,6 +61,8 @@ struct layer {
   std::int64_t factor = 2;                         // upsample: integer scale on every spatial dim
   std::int64_t vocab = 0;                          // embedding rows
   double p = 0;                                    // dropout probability
+  bool qkv_bias = true;                            // attention: q/k/v projections have a bias (diffusers Attention: False)
+  shape source{};                                  // input: the shape of the tensor it introduces
 };
 
 // ---- layer constructors -----------------------------------------------------
@@ -114,11 +118,23 @@ inline layer self_attention(std::int64_t heads, bool flash = true) {
 inline layer cross_attention(std::int64_t heads, std::int64_t kv_len, std::int64_t kv_dim, bool flash = true) {
   layer l = self_attention(heads, flash); l.kv_len = kv_len; l.kv_dim = kv_dim; return l;
 }
+// diffusers Attention (attention_processor.py): separate to_q/to_k/to_v Linear(bias=`qkv_bias`),
+// to_out[0] Linear(bias=True); kv_len = 0 for self attention.
+inline layer diffusers_attention(std::int64_t heads, std::int64_t kv_len = 0, std::int64_t kv_dim = 0, bool qkv_bias = false,
+                                 bool flash = true) {
+  layer l = self_attention(heads, flash); l.kv_len = kv_len; l.kv_dim = kv_dim; l.qkv_bias = qkv_bias; return l;
+}
 inline layer upsample(std::int64_t factor, int dims = 2) { layer l; l.k = kind::upsample; l.factor = factor; l.dims = dims; return l; }
 inline layer embedding(std::int64_t vocab, std::int64_t width) {
   layer l; l.k = kind::embedding; l.vocab = vocab; l.out = width; return l;
 }
+// Elementwise sum with `skip`; either side may be one value per channel, broadcast over the
+// positions (diffusers ResnetBlock2D: `hidden_states + temb[:, :, None, None]`).
 inline layer add(int skip, bool inplace = false) { layer l; l.k = kind::add; l.skip = skip; l.inplace = inplace; return l; }
+// torch.cat([input, skip], dim=1): channels add up, positions must match.
+inline layer concat(int skip) { layer l; l.k = kind::concat; l.skip = skip; return l; }
+// A tensor that does not come from another layer (a second model input), of shape `s`.
+inline layer input(shape s) { layer l; l.k = kind::input; l.source = s; return l; }
 // Elementwise product with `skip`; either side may be one value per channel (squeeze-excitation).
 inline layer mul(int skip) { layer l; l.k = kind::mul; l.skip = skip; return l; }
 inline layer dropout(double p) { layer l; l.k = kind::dropout; l.p = p; return l; }
@@ -135,6 +151,9 @@ struct graph {
   std::string name;
   shape input;
   std::vector<layer> layers;
+  // Layer ranges [first, last] that torch.utils.checkpoint wraps under gradient
+  // checkpointing (diffusers: every ResnetBlock2D and BasicTransformerBlock); optional.
+  std::vector<std::array<int, 2>> segments;
   // Appends a layer (optionally named and reading `from`) and returns its index.
   int push(layer l, std::string layer_name = {}, int from = -1) {
     l.name = std::move(layer_name);
@@ -144,6 +163,18 @@ struct graph {
   }
   [[nodiscard]] int last() const noexcept { return static_cast<int>(layers.size()) - 1; }
 };
+
+// GEGLU (diffusers attention.py GEGLU, Shazeer 2020): proj = Linear(dim, 2·inner), chunk into
+// hidden and gate, hidden · gelu(gate). Pushed as two Linear(dim, inner) reading `from`, GELU
+// on the gate and a mul: the same parameters, FLOPs and saved tensors (the 2·inner projection
+// output, which both chunks view, and the GELU output). Returns the mul's index.
+inline int push_geglu(graph& g, std::int64_t inner, const std::string& name, int from = -1) {
+  const int x = from != -1 ? from : g.layers.empty() ? -2 : g.last();  // -2: the graph input
+  const int hidden = g.push(make::linear(inner), name + ".proj[hidden]", x);
+  g.push(make::linear(inner), name + ".proj[gate]", x);
+  g.push(make::gelu(), name + ".gelu");
+  return g.push(make::mul(hidden), name + ".mul");
+}
 
 // ---- costs ------------------------------------------------------------------
 struct layer_cost {
@@ -172,6 +203,7 @@ struct graph_cost {
   double saved_fixed_bytes = 0;
   double peak_live_elements = 0;  // inference: the most activation elements alive at once, per sample
   double elementwise_elements = 0;  // elements read + written by the memory-bound layers, forward, per sample
+  double kernels = 0;  // GPU kernels one forward launches (convention: one per layer, attention 5, views 0)
   shape output;
   [[nodiscard]] double saved_bytes(double activation_bytes) const { return saved_elements * activation_bytes + saved_fixed_bytes; }
 };
@@ -225,13 +257,22 @@ inline graph_cost analyze(const graph& g) {
       fail(dt::where(g, i) + ".from", "must name an earlier layer (got " + std::to_string(l.from) + ")");
     const int in_t = src < 0 ? -2 : gc.per_layer[static_cast<std::size_t>(src)].out_tensor;
     c.in = src < 0 ? g.input : gc.per_layer[static_cast<std::size_t>(src)].out;
-    c.out = c.in;
     c.out_tensor = static_cast<int>(i);
     auto use = [&](int t) {
       if (t == -2) input_last = static_cast<int>(i);
       else consumers_last[static_cast<std::size_t>(t)] = static_cast<int>(i);
     };
-    use(in_t);
+    if (l.k == kind::input) {
+      for (auto [f, v] : {std::pair{".source.c", l.source.c}, {".source.d", l.source.d}, {".source.h", l.source.h},
+                          {".source.w", l.source.w}})
+        dt::check_size(g, i, f + 1, v);
+      c.in = l.source;  // reads nothing
+    } else {
+      use(in_t);
+    }
+    c.out = c.in;
+    // One kernel per layer by convention; attention below; views, inputs and p = 0 dropout none.
+    gc.kernels += 1;
     const shape& x = c.in;
     const double P = static_cast<double>(x.positions());
     const double E = static_cast<double>(x.elements());
@@ -358,8 +399,10 @@ inline graph_cost analyze(const graph& g) {
         const double Lk = cross ? static_cast<double>(l.kv_len) : L;
         const double Dk = cross ? static_cast<double>(l.kv_dim) : D;
         const double H = static_cast<double>(l.heads);
-        // nn.MultiheadAttention: in_proj (q: D·D, k and v: D·kdim each) + 3D bias, out_proj D·D + D.
-        c.params = static_cast<std::int64_t>(D * D + 2 * D * Dk + 3 * D + D * D + D);
+        // nn.MultiheadAttention: in_proj (q: D·D, k and v: D·kdim each) + 3D bias, out_proj D·D + D;
+        // diffusers Attention: the same without the q/k/v bias (attention_processor.py, bias=False).
+        c.params = static_cast<std::int64_t>(D * D + 2 * D * Dk + (l.qkv_bias ? 3 * D : 0) + D * D + D);
+        gc.kernels += 4;  // q, k, v and out projections besides the attention kernel
         const double proj = 2 * L * D * D + 2 * 2 * Lk * Dk * D + 2 * L * D * D;
         const double attn = 2 * 2 * L * Lk * D;  // QK^T and PV, summed over heads
         c.matmul_flops = proj + attn;
@@ -399,15 +442,38 @@ inline graph_cost analyze(const graph& g) {
           fail(dt::where(g, i) + ".skip", "must name an earlier layer (got " + std::to_string(sk) + ")");
         const int sk_t = sk == -2 ? -2 : gc.per_layer[static_cast<std::size_t>(sk)].out_tensor;
         const shape s2 = shape_of_tensor(sk == -2 ? -2 : sk);
-        if (!(s2 == x))
+        // Same shape, or one side one value per channel broadcast over the other's positions.
+        const bool x_per_channel = x.positions() == 1 && s2.positions() > 1, s2_per_channel = s2.positions() == 1;
+        if (s2.c != x.c || !(s2 == x || x_per_channel || s2_per_channel))
           fail(dt::where(g, i) + ".skip", "shape " + std::to_string(s2.c) + "x" + std::to_string(s2.positions()) +
                                                " does not match the input " + std::to_string(x.c) + "x" + std::to_string(x.positions()));
         use(sk_t);
-        if (l.inplace) c.out_tensor = in_t;  // `out += identity` (torchvision BasicBlock/Bottleneck)
-        c.flops = E;  // derivatives.yaml add: nothing saved
-        gc.elementwise_elements += 3 * E;
+        c.out = x_per_channel ? s2 : x;
+        if (l.inplace && !x_per_channel) c.out_tensor = in_t;  // `out += identity` (torchvision BasicBlock/Bottleneck)
+        const double out_e = static_cast<double>(c.out.elements());
+        c.flops = out_e;  // derivatives.yaml add: nothing saved
+        gc.elementwise_elements += E + static_cast<double>(s2.elements()) + out_e;
         break;
       }
+      case kind::concat: {
+        const int sk = l.skip;
+        if (sk < -2 || sk == -1 || sk >= static_cast<int>(i))
+          fail(dt::where(g, i) + ".skip", "must name an earlier layer (got " + std::to_string(sk) + ")");
+        const int sk_t = sk == -2 ? -2 : gc.per_layer[static_cast<std::size_t>(sk)].out_tensor;
+        const shape s2 = shape_of_tensor(sk == -2 ? -2 : sk);
+        if (s2.d != x.d || s2.h != x.h || s2.w != x.w)
+          fail(dt::where(g, i) + ".skip", "positions " + std::to_string(s2.d) + "x" + std::to_string(s2.h) + "x" +
+                                               std::to_string(s2.w) + " do not match the input " + std::to_string(x.d) + "x" +
+                                               std::to_string(x.h) + "x" + std::to_string(x.w));
+        use(sk_t);
+        c.out.c = x.c + s2.c;
+        // derivatives.yaml cat: only the sizes are kept, no tensor. One copy of both operands.
+        gc.elementwise_elements += 2 * static_cast<double>(c.out.elements());
+        break;
+      }
+      case kind::input:
+        gc.kernels -= 1;  // not a kernel: the tensor exists before the forward
+        break;
       case kind::mul: {
         const int sk = l.skip;
         if (sk < -2 || sk == -1 || sk >= static_cast<int>(i))
@@ -437,12 +503,14 @@ inline graph_cost analyze(const graph& g) {
           gc.elementwise_elements += 2 * E;
         } else {
           c.out_tensor = in_t;
+          gc.kernels -= 1;
         }
         break;
       }
       case kind::flatten:
         c.out = {x.elements(), 1, 1, 1};
         c.out_tensor = in_t;  // a view
+        gc.kernels -= 1;
         break;
       case kind::class_token:
         c.out = {x.c, 1, x.positions() + 1, 1};
@@ -457,6 +525,7 @@ inline graph_cost analyze(const graph& g) {
       case kind::take_token:
         c.out = {x.c, 1, 1, 1};
         c.out_tensor = in_t;  // x[:, 0] is a view
+        gc.kernels -= 1;
         break;
       case kind::layer_scale:
         c.params = x.c;  // ConvNeXt's gamma (C, 1, 1)
@@ -494,12 +563,18 @@ inline graph_cost analyze(const graph& g) {
   // Inference working set: at layer i, every tensor produced so far and still to be read, plus i's output.
   if (const int ot = gc.per_layer.back().out_tensor; ot >= 0) consumers_last[static_cast<std::size_t>(ot)] = static_cast<int>(n);
   else input_last = static_cast<int>(n);  // the result outlives the graph
+  // Tensor t is alive over layers [t, max(t, its last reader)]: a sweep over births and deaths.
+  std::vector<double> delta(n + 1, 0.0);
+  for (std::size_t t = 0; t < n; ++t) {
+    if (gc.per_layer[t].out_tensor != static_cast<int>(t)) continue;  // views and in-place results
+    const std::size_t last = std::max(t, static_cast<std::size_t>(std::max(consumers_last[t], 0)));
+    delta[t] += elems(t);
+    delta[std::min(last + 1, n)] -= elems(t);
+  }
+  double alive = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    double live = input_last >= static_cast<int>(i) ? static_cast<double>(g.input.elements()) : 0;
-    for (std::size_t t = 0; t <= i; ++t) {
-      if (gc.per_layer[t].out_tensor != static_cast<int>(t)) continue;  // views and in-place results
-      if (t == i || consumers_last[t] >= static_cast<int>(i)) live += elems(t);
-    }
+    alive += delta[i];
+    const double live = alive + (input_last >= static_cast<int>(i) ? static_cast<double>(g.input.elements()) : 0);
     gc.peak_live_elements = std::max(gc.peak_live_elements, live);
   }
   return gc;

@@ -285,6 +285,9 @@ struct graph_estimate {
   Bytes peak_allocated = bytes(0);  // torch.cuda.max_memory_allocated
   Bytes device = bytes(0);          // + CUDA context (what nvidia-smi shows, before allocator slack)
   Seconds compute = seconds(0), memory_bound = seconds(0), optimizer_step = seconds(0), step = seconds(0);
+  // Host time to launch the step's kernels in eager PyTorch (kernels × launch_seconds): the
+  // GPU idles when compute + memory_bound is shorter (small batches).
+  Seconds launch = seconds(0);
   Seconds gradient_all_reduce = seconds(0);  // data parallel: the whole all-reduce (exposed part is in `step`)
   int num_gpus = 1;
   double samples_per_s = 0;  // all GPUs together
@@ -383,7 +386,10 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
                                   2 * gpuplan::detail::mem::optimizer_bytes_per_param(opt, pb.state));
     e.optimizer_step = seconds(opt_bytes / rates.bwe);
   }
-  e.step = e.compute + e.memory_bound + e.optimizer_step;
+  // Eager PyTorch launches every kernel from the host (timing_params.hpp launch_seconds, the
+  // transformer model's floor in timing_compute.hpp); backward launches about twice the forward's.
+  e.launch = seconds(passes * gc.kernels * eff.launch_seconds);
+  e.step = std::max(e.compute + e.memory_bound, e.launch) + e.optimizer_step;
   e.num_gpus = num_gpus;
   if (train && num_gpus > 1) {
     // DDP all-reduces the parameter gradients in their dtype: fp32 under AMP (reduced_gradient_bytes).

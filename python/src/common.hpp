@@ -74,5 +74,6 @@ void register_plan(py::module_& m);
 void register_serve(py::module_& m);
 void register_calibrate(py::module_& m);
 void register_vision(py::module_& m);
+void register_diffusion(py::module_& m);
 
 }  // namespace gpuplan::python

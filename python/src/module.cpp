@@ -20,4 +20,5 @@ PYBIND11_MODULE(_core, m) {
   register_serve(m);
   register_calibrate(m);
   register_vision(m);
+  register_diffusion(m);
 }

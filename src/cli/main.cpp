@@ -40,6 +40,7 @@
 #include "gpuplan/version.hpp"
 #include "hooks.hpp"
 #include "json_text.hpp"
+#include "diffusion_command.hpp"
 #include "vision_command.hpp"
 
 namespace gpuplan::cli {
@@ -883,6 +884,13 @@ int run(int argc, char** argv) {
   auto* vision_cmd = gpuplan::cli::add_vision_command(app, vision_req);
   add_output_options(vision_cmd, vision_out);
 
+  // gpuplan diffusion: Stable Diffusion pipelines as layer graphs (src/cli/diffusion.cpp).
+  gpuplan::io::diffusion_query diffusion_req;
+  bool diffusion_no_guidance = false;
+  output_args diffusion_out;
+  auto* diffusion_cmd = gpuplan::cli::add_diffusion_command(app, diffusion_req, diffusion_no_guidance);
+  add_output_options(diffusion_cmd, diffusion_out);
+
   // gpuplan serve: the engine's KV pool, concurrency and throughput–latency curve (src/cli/serve.cpp).
   run_args serve_args;
   auto* serve_cmd = app.add_subcommand("serve", "Serving: KV pool, max concurrency, TTFT/ITL curve of an inference engine");
@@ -974,6 +982,8 @@ int run(int argc, char** argv) {
     return gpuplan::cli::run_serve(build_run(serve_args, nullptr), serve_latency, serve_concurrency, make_style(out));
   }
   if (vision_cmd->parsed()) return gpuplan::cli::run_vision(vision_req, make_style(vision_out));
+  if (diffusion_cmd->parsed())
+    return gpuplan::cli::run_diffusion(diffusion_req, diffusion_no_guidance, make_style(diffusion_out));
   if (calibrate_cmd->parsed()) return cmd_calibrate(cal_args, cal_req, out);
   if (completion->parsed()) {
     print(bash_completion(app));

@@ -40,6 +40,7 @@ struct case_result {
   bool verdict_ok = true;
   std::string failure;         // non-empty when the estimator threw (or the row is unexpressible)
   std::optional<io::resolved_run> run;
+  nlohmann::json scenario;     // the row's scenario as written (kept for rows the schema cannot express)
 };
 
 // The source a row belongs to: a repository and its top folder or document, or a
@@ -91,6 +92,7 @@ inline void read_cases(const std::string& file, const std::string& label, std::v
     r.note = row.value("note", "");
     r.is_verdict = r.metric == "memory.fits";
     r.expected = row.at("expected").is_boolean() ? (row["expected"].get<bool>() ? 1.0 : 0.0) : row["expected"].get<double>();
+    r.scenario = row.value("scenario", nlohmann::json::object());
     if (row.contains("unexpressible")) {
       r.unexpressible = true;
       r.failure = "not expressible yet: " + row["unexpressible"].get<std::string>();

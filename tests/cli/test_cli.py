@@ -780,6 +780,61 @@ def case_vision_models():
     expect_error(["vision", "resnet-50", "--images", "1M", "--epochs", "-1"], "epochs", "(got -1)")
 
 
+def case_diffusion_pipelines():
+    """gpuplan diffusion: a Stable Diffusion pipeline on one GPU (docs/diffusion.md)."""
+    rc, out, err = run("diffusion", "sd-1.5", "--gpu", "t4", "--json")
+    expect(rc == 0, "diffusion exit 0", rc, out, err)
+    d = json.loads(out)
+    comps = {c["name"]: c for c in d["components"]}
+    # diffusers: SD 1.5 UNet 859,520,964 parameters, AutoencoderKL 83,653,863, CLIP ViT-L/14 text 123,060,480
+    expect(comps["unet"]["params"] == 859520964 and comps["vae"]["params"] == 83653863
+           and comps["text_encoder"]["params"] == 123060480, "exact parameters", rc, out, err)
+    # guidance: the UNet runs on 2 x batch, 50 times; fp16 weights: 2 B per parameter of every component
+    expect(comps["unet"]["batch"] == 2 and comps["unet"]["calls"] == 50, "unet calls", rc, out, err)
+    expect(d["memory"]["weights"] == 2 * d["params"], "fp16 weights", rc, out, err)
+    expect(d["memory"]["device"] > d["memory"]["peak_allocated"] > d["memory"]["weights"], "memory order", rc, out, err)
+    t = d["time"]
+    expect(math.isclose(t["pipeline_seconds"], t["text_encode_seconds"] + 50 * t["step_seconds"] + t["vae_decode_seconds"]
+                        + t["safety_check_seconds"], rel_tol=1e-9), "pipeline time", rc, out, err)
+    expect(math.isclose(t["images_per_second"], 1 / t["pipeline_seconds"], rel_tol=1e-9), "images/s", rc, out, err)
+    rc, out, err = run("diffusion", "sd-1.5", "--gpu", "t4", "--steps", "25")
+    expect(rc == 0 and "859,520,964" in out and "denoising step" in out and "images/s" in out and "fits" in out,
+           "diffusion table", rc, out, err)
+    # SDXL at batch 64 on a 16 GB card does not fit: exit 1
+    rc, out, err = run("diffusion", "sdxl-base", "--gpu", "t4", "--batch", "64")
+    expect(rc == 1 and "does not fit" in out, "sdxl does not fit", rc, out, err)
+    # A diffusers folder gives the catalog's figures
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "diffusers", "sd-1.5")
+    rc, out2, err = run("diffusion", "--config", data, "--gpu", "t4", "--json")
+    expect(rc == 0 and json.loads(out2)["params"] == d["params"], "diffusion --config", rc, out2, err)
+    expect_error(["diffusion", "sd-9", "--gpu", "t4"], "model", "unknown diffusion pipeline 'sd-9'")
+    expect_error(["diffusion", "sd-1.5", "--gpu", "t5"], "--gpu")
+    expect_error(["diffusion", "sd-1.5", "--batch", "0"], "--batch", "(got 0)")
+    expect_error(["diffusion", "sd-1.5", "--steps", "0"], "--steps", "(got 0)")
+    expect_error(["diffusion", "sd-1.5", "--resolution", "500"], "--resolution", "multiple of 64")
+    expect_error(["diffusion", "sd-1.5", "--precision", "fp12"], "--precision", "(got fp12)")
+    expect_error(["diffusion", "--gpu", "t4"], "model", "got neither")
+    expect_error(["diffusion", "--config", "/nonexistent-folder"], "config", "no such directory")
+    # Fine-tuning the UNet: full (16 B per parameter under fp16 AMP + AdamW) and LoRA rank 4
+    rc, out, err = run("diffusion", "sd-1.5", "--gpu", "a100-80gb", "--train", "full", "--batch", "4", "--json")
+    expect(rc == 0, "train full", rc, out, err)
+    full = json.loads(out)
+    m = full["memory"]
+    expect(full["trainable_params"] == 859520964
+           and math.isclose(m["trainable_weights"] + m["gradients"] + m["optimizer"], 16 * 859520964, rel_tol=1e-12),
+           "full fine-tuning states", rc, out, err)
+    rc, out, err = run("diffusion", "sd-1.5", "--gpu", "a100-80gb", "--train", "lora", "--rank", "4", "--batch", "4",
+                       "--checkpointing", "--json")
+    lora = json.loads(out)
+    expect(rc == 0 and lora["trainable_params"] == 797184 and lora["memory"]["activations"] < m["activations"],
+           "train lora", rc, out, err)
+    rc, out, err = run("diffusion", "sd-1.5", "--gpu", "t4", "--train", "lora")
+    expect(rc == 0 and "trainable parameters" in out and "797,184" in out, "train lora table", rc, out, err)
+    expect_error(["diffusion", "sd-1.5", "--train", "dreambooth"], "--train", "(got dreambooth)")
+    expect_error(["diffusion", "sd-1.5", "--train", "lora", "--rank", "0"], "--rank", "(got 0)")
+    expect_error(["diffusion", "sd-1.5", "--train", "full", "--precision", "fp32"], "--precision")
+
+
 def case_calibrate_round_trip():
     """calibrate from one measured run, save, reuse with --profile: the estimate
     moves toward the measurement, the bands come from the profile, errors name flags."""

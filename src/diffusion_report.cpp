@@ -1,0 +1,145 @@
+// diffusion_report.cpp — io/diffusion_report.hpp: estimate_pipeline (diffusion.hpp) as JSON and a table.
+#include "gpuplan/io/diffusion_report.hpp"
+
+#include "gpuplan/diffusion.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/diffusers_config.hpp"
+
+namespace gpuplan::io {
+
+namespace {
+// --train full|lora: one fine-tuning step of the UNet (diffusion::estimate_finetune).
+diffusion_report finetune_report(const diffusion_query& q, const diffusion::pipeline& p, const gpu_spec& gpu) {
+  const std::string& fp = q.flag_prefix;
+  diffusion::finetune_options o;
+  if (*q.train == "full") o.method = diffusion::finetune_method::full;
+  else if (*q.train == "lora") o.method = diffusion::finetune_method::lora;
+  else gpuplan::detail::fail(fp + "train", "must be full or lora (got " + *q.train + ")", error_kind::unknown_name);
+  if (q.precision != "fp16")
+    gpuplan::detail::fail(fp + "precision", "fine-tuning is modelled with fp16 mixed precision only (got " + q.precision + ")");
+  o.batch = q.batch;
+  o.resolution = q.resolution;
+  o.lora_rank = q.lora_rank;
+  o.gradient_checkpointing = q.checkpointing;
+  diffusion::finetune_estimate e;
+  try {
+    e = diffusion::estimate_finetune(p, gpu, o);
+  } catch (const config_error& err) {
+    const std::string path = err.path();
+    if (path == "batch" || path == "resolution" || path == "lora_rank")
+      gpuplan::detail::fail(fp + (path == "lora_rank" ? std::string("rank") : path), std::string(err.what()).substr(path.size() + 2), err.kind());
+    throw;
+  }
+  const std::int64_t res = q.resolution == 0 ? p.resolution : q.resolution;
+  diffusion_report r;
+  r.fits = e.fits(gpu);
+  r.json = {{"model", p.name}, {"gpu", gpu.id}, {"workload", "fine-tune"}, {"method", *q.train}, {"batch", q.batch},
+            {"resolution", res}, {"precision", "fp16-mixed"}, {"gradient_checkpointing", q.checkpointing},
+            {"params", e.trainable_params + e.frozen_params}, {"trainable_params", e.trainable_params},
+            {"frozen_params", e.frozen_params}, {"components", nlohmann::json::array()},
+            {"memory", {{"frozen_weights", in_bytes(e.frozen_weights)}, {"trainable_weights", in_bytes(e.trainable_weights)},
+                        {"gradients", in_bytes(e.gradients)}, {"optimizer", in_bytes(e.optimizer_state)},
+                        {"activations", in_bytes(e.activations)}, {"transient", in_bytes(e.transient)},
+                        {"peak_allocated", in_bytes(e.peak_allocated)}, {"device", in_bytes(e.device)},
+                        {"usable", in_bytes(gpu.usable_memory)}, {"fits", r.fits}}},
+            {"time", {{"step_seconds", in_seconds(e.step)}, {"unet_seconds", in_seconds(e.unet)},
+                      {"encode_seconds", in_seconds(e.encode)},
+                      {"seconds_per_image", in_seconds(e.step) / static_cast<double>(q.batch)},
+                      {"images_per_second", e.images_per_s}}}};
+  if (*q.train == "lora") r.json["lora_rank"] = q.lora_rank;
+  table& t = r.summary;
+  t.title = p.name + " UNet " + (*q.train == "lora" ? "LoRA (rank " + std::to_string(q.lora_rank) + ")" : std::string("full")) +
+            " fine-tuning on " + gpu.id + ", " + std::to_string(res) + "x" + std::to_string(res) + ", batch " +
+            std::to_string(q.batch) + ", fp16 mixed precision, AdamW" + (q.checkpointing ? ", gradient checkpointing" : "");
+  t.header = {"Term", "Value"};
+  t.rows = {{"trainable parameters", format_count(e.trainable_params)},
+            {"frozen parameters (fp16)", format_count(e.frozen_params)},
+            {"frozen weights", format_bytes(e.frozen_weights)},
+            {"trainable weights (fp32)", format_bytes(e.trainable_weights)},
+            {"gradients", format_bytes(e.gradients)},
+            {"optimizer state", format_bytes(e.optimizer_state)},
+            {"saved activations (UNet)", format_bytes(e.activations)},
+            {"backward transient", format_bytes(e.transient)},
+            {"peak allocated", format_bytes(e.peak_allocated)},
+            {"device (+ CUDA context)", format_bytes(e.device) + " of " + format_bytes_short(gpu.usable_memory)},
+            {"step (VAE + text encoding, UNet forward and backward)", format_seconds(e.step)},
+            {"images/s", format_rate(e.images_per_s, "images")}};
+  t.notes.push_back("memory: peak allocated = torch.cuda.max_memory_allocated; device adds the CUDA context");
+  t.notes.push_back(r.fits ? "fits on one " + gpu.id : "does not fit on one " + gpu.id);
+  return r;
+}
+}  // namespace
+
+diffusion_report diffusion_report_of(const diffusion_query& q) {
+  const std::string& fp = q.flag_prefix;
+  precision prec = precision::fp16_mixed;
+  if (q.precision == "fp16" || q.precision == "float16") prec = precision::fp16_mixed;
+  else if (q.precision == "bf16" || q.precision == "bfloat16") prec = precision::bf16_pure;
+  else if (q.precision == "fp32" || q.precision == "float32") prec = precision::fp32;
+  else gpuplan::detail::fail(fp + "precision", "must be fp16, bf16 or fp32 (got " + q.precision + ")", error_kind::unknown_name);
+  const gpu_spec& gpu = find_gpu(q.gpu, fp + "gpu");
+  const diffusion::pipeline p = q.config_dir ? read_diffusers_pipeline(*q.config_dir) : diffusion::pipeline_by_name(q.model);
+  if (q.train) return finetune_report(q, p, gpu);
+  diffusion::inference_options o;
+  o.batch = q.batch;
+  o.steps = q.steps;
+  o.resolution = q.resolution;
+  o.prec = prec;
+  o.guidance = q.guidance;
+  diffusion::pipeline_estimate e;
+  try {
+    e = diffusion::estimate_pipeline(p, gpu, o);
+  } catch (const config_error& err) {
+    // batch, steps, resolution, precision: name the flag they came from
+    const std::string path = err.path();
+    if (path == "batch" || path == "steps" || path == "resolution" || path == "precision")
+      gpuplan::detail::fail(fp + path, std::string(err.what()).substr(path.size() + 2), err.kind());
+    throw;
+  }
+  diffusion_report r;
+  r.fits = e.fits(gpu);
+  nlohmann::json comps = nlohmann::json::array();
+  std::int64_t params = 0;
+  for (const auto& c : e.components) {
+    params += c.params;
+    comps.push_back({{"name", c.name}, {"params", c.params}, {"weights", in_bytes(c.weights)},
+                     {"working_set", in_bytes(c.working_set)}, {"batch", c.batch}, {"calls", c.calls},
+                     {"seconds_per_call", in_seconds(c.per_call)}, {"forward_macs_per_sample", c.forward_macs_per_sample}});
+  }
+  const double per_image = in_seconds(e.total) / static_cast<double>(e.batch);
+  r.json = {{"model", p.name}, {"gpu", gpu.id}, {"workload", "text-to-image"}, {"batch", e.batch}, {"steps", e.steps},
+            {"resolution", e.resolution}, {"latent", e.latent}, {"precision", q.precision}, {"guidance", q.guidance},
+            {"params", params}, {"components", comps},
+            {"memory", {{"weights", in_bytes(e.weights)}, {"peak_allocated", in_bytes(e.peak_allocated)},
+                        {"device", in_bytes(e.device)}, {"usable", in_bytes(gpu.usable_memory)}, {"fits", r.fits},
+                        {"peak_phase", e.peak_phase}}},
+            {"time", {{"step_seconds", in_seconds(e.unet_step)}, {"text_encode_seconds", in_seconds(e.text_encode)},
+                      {"vae_decode_seconds", in_seconds(e.vae_decode)}, {"safety_check_seconds", in_seconds(e.safety_check)},
+                      {"pipeline_seconds", in_seconds(e.total)}, {"seconds_per_image", per_image},
+                      {"images_per_second", e.images_per_s}}}};
+  table& t = r.summary;
+  t.title = p.name + " on " + gpu.id + ", text-to-image " + std::to_string(e.resolution) + "x" + std::to_string(e.resolution) +
+            ", batch " + std::to_string(e.batch) + ", " + std::to_string(e.steps) + " steps, " + q.precision +
+            (q.guidance ? ", guidance (UNet on 2 x batch)" : ", no guidance");
+  t.header = {"Component", "Parameters", "Weights", "Working set", "Time"};
+  for (const auto& c : e.components) {
+    const std::string runs = c.calls == 1 ? "" : gpuplan::detail::num(c.calls) + " x ";
+    t.rows.push_back({c.name + " (batch " + std::to_string(c.batch) + ")", format_count(c.params), format_bytes(c.weights),
+                      format_bytes(c.working_set), runs + format_seconds(c.per_call)});
+  }
+  t.rows.push_back({"all components", format_count(params), format_bytes(e.weights), "", ""});
+  t.rows.push_back({"peak allocated (" + e.peak_phase + ")", "", format_bytes(e.peak_allocated), "", ""});
+  t.rows.push_back({"device (+ CUDA context)", "", format_bytes(e.device) + " of " + format_bytes_short(gpu.usable_memory), "", ""});
+  t.rows.push_back({"denoising step", "", "", "", format_seconds(e.unet_step)});
+  t.rows.push_back({"pipeline call (" + std::to_string(e.batch) + (e.batch == 1 ? " image)" : " images)"), "", "", "",
+                    format_seconds(e.total)});
+  t.rows.push_back({"seconds per image", "", "", "", format_seconds(seconds(per_image))});
+  t.rows.push_back({"images/s", "", "", "", format_rate(e.images_per_s, "images")});
+  t.notes.push_back("memory: peak allocated = torch.cuda.max_memory_allocated; device adds the CUDA context "
+                    "(no allocator reserve, no cuDNN workspace)");
+  t.notes.push_back(r.fits ? "fits on one " + gpu.id : "does not fit on one " + gpu.id);
+  return r;
+}
+
+}  // namespace gpuplan::io
