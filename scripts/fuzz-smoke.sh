@@ -41,6 +41,7 @@ seeds_of() {
     fuzz_gpu_json) echo tests/fuzz/corpus/gpu ;;
     fuzz_prices) echo tests/fuzz/corpus/prices ;;
     fuzz_profile) echo tests/fuzz/corpus/profile ;;
+    fuzz_graph_json) echo tests/fuzz/corpus/graph ;;
   esac
 }
 
