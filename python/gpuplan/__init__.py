@@ -60,6 +60,7 @@ from ._plan import (
 from ._quantity import GB, TB, Bytes, GiB, KiB, MiB, Seconds
 from ._serve import ServeOption, ServePoint, ServeRecommendation, ServeResult, recommend_serving, serve
 from ._sweep import sweep
+from ._trace import Graph, trace
 from ._vision import VisionResult, vision
 from .plot import plot_memory, plot_memory_sweep, plot_serve_curve, plot_time_cost
 
@@ -103,6 +104,8 @@ __all__ = [
     "serve",
     "vision",
     "VisionResult",
+    "trace",
+    "Graph",
     "recommend_serving",
     "ServeRecommendation",
     "ServeOption",
