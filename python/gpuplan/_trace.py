@@ -66,6 +66,7 @@ class Graph:
 
     @property
     def name(self) -> str:
+        """The graph's name (the module's class name for gp.trace, unless given)."""
         return str(self._data.get("name", ""))
 
     @property
@@ -84,6 +85,7 @@ class Graph:
         return len(self._data["layers"])
 
     def to_dict(self) -> Dict[str, Any]:
+        """The graph file as a dict (a copy)."""
         return json.loads(self._text)
 
     def to_json(self, indent: Optional[int] = 1) -> str:
