@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "fuzz_invariants.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/graph_json.hpp"
