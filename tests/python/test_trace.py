@@ -7,8 +7,8 @@
 - a small transformer (nn.Embedding, nn.LayerNorm, nn.MultiheadAttention(batch_first=True),
   nn.Linear, nn.GELU, residual adds) traced against the same architecture written by hand
   as a graph file;
-- unmapped operations, a data-dependent branch and a wrong parameter mapping are one-line
-  errors naming the node.
+- unmapped operations, a data-dependent branch, a module called twice and parameters no
+  layer counts are one-line errors naming the node or the parameters.
 Skipped cleanly where torch (or torchvision) is missing.
 """
 
@@ -263,3 +263,40 @@ def test_tuple_unpacking_is_followed(gp):
         gp.trace(Unpack(), torch.randn(2, 3, 8, 8))
     # the shape unpacking traced; chunk (unpacked into a, b) is the first node without a layer kind
     assert str(e.value).startswith("trace: node 'chunk' (call_method 'chunk') has no layer kind")
+
+
+class Unused(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.spare = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def test_parameter_total_and_hostile_graphs(gp):
+    # 8·3 + 3 = 27 parameters of a module forward never calls: the totals differ, the error names them.
+    with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(Unused(), torch.randn(2, 8))
+    assert str(e.value) == ("trace: the graph counts 72 parameters but the module has 99 "
+                            "(not in any mapped layer: spare.weight, spare.bias)")
+    with pytest.raises(gp.InvalidInputError, match=r"^trace.module: must be a torch.nn.Module \(got str\)"):
+        gp.trace("resnet50", torch.randn(2, 8))
+    with pytest.raises(gp.InvalidInputError, match=r"^trace.example_inputs: must have a batch dimension"):
+        gp.trace(nn.Linear(8, 8), torch.randn(8))
+    with pytest.raises(gp.ConfigError, match=r"^graph: malformed JSON"):
+        gp.Graph("{")
+    with pytest.raises(gp.ConfigError, match=r"^layers\[0\].kernel: must be in \[1, 16777216\] \(got 0\)"):
+        gp.Graph({"input": {"c": 3, "h": 8, "w": 8}, "layers": [{"kind": "conv", "out": 4, "kernel": 0}]})
+    with pytest.raises(gp.ConfigError, match=r"^layers\[0\].kind: must be one of linear, conv, "):
+        gp.Graph({"input": {"c": 3}, "layers": [{"kind": "tanh"}]})
+    with pytest.raises(gp.ConfigError, match=r"^graph: must be graph JSON text or a dict"):
+        gp.Graph(42)
+    with pytest.raises(gp.ConfigError, match=r"^graph: cannot read file"):
+        gp.Graph.load("/nonexistent/graph.json")
+    g = gp.Graph({"input": {"c": 8}, "layers": [{"kind": "linear", "out": 4}]})
+    with pytest.raises(gp.ConfigError, match=r"^estimate.batch: must be between 1 and 1000000 \(got 0\)"):
+        g.estimate(batch=0)
+    with pytest.raises(gp.UnknownNameError, match=r"^estimate.gpu: unknown GPU .t5."):
+        g.estimate(gpu="t5")
