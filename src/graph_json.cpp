@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -85,11 +86,10 @@ std::string kind_list() {
   return s;
 }
 
-// While reading layer i: where it is, and the names of the layers before it.
+// While reading layer `index`: the layers read so far (for `from`/`skip` by name).
 struct context {
-  const layers::graph& g;  // the layers read so far
+  const layers::graph& g;
   std::size_t index;
-  std::string path;  // "layers[3]" or "layers[3] (conv1)"
 };
 
 constexpr std::int64_t kMax = layers::detail::kMaxDim;
@@ -148,8 +148,9 @@ int read_ref(const json& v, const std::string& path, const context& c, bool allo
   }
   const std::int64_t x = get_int(v, path);
   if (x == -2 || (allow_previous && x == -1) || (x >= 0 && x < here)) return static_cast<int>(x);
-  fail(path, "must be an earlier layer's index in [0, " + std::to_string(here - 1) + "], -2 (the input)" +
-                 (allow_previous ? ", -1 (the previous layer)" : "") + " or a layer name (got " + show(v) + ")");
+  const std::string earlier = here > 0 ? "an earlier layer's index in [0, " + std::to_string(here - 1) + "], " : "";
+  fail(path, "must be " + earlier + "-2 (the input)" + (allow_previous ? ", -1 (the previous layer)" : "") +
+                 (here > 0 ? " or a layer name" : "") + " (got " + show(v) + ")");
 }
 
 struct field_entry {
@@ -258,7 +259,6 @@ layer read_layer(const json& v, const context& c) {
     fail(path + ".kind", "must be one of " + kind_list() + " (got " + show(kv) + ")",
          kv.is_string() ? error_kind::unknown_name : error_kind::invalid_input);
   l.k = ke->k;
-  const context here{c.g, c.index, path};
   for (const auto& [key, value] : v.items()) {
     bool known = false;
     for (auto k : kCommonKeys) known = known || key == k;
@@ -282,10 +282,10 @@ layer read_layer(const json& v, const context& c) {
   for (const auto& f : kFields) {
     if ((ke->fields & f.bit) == 0) continue;
     const std::string p = path + "." + std::string(f.key);
-    if (v.contains(f.key)) f.read(l, v.at(f.key), p, here);
+    if (v.contains(f.key)) f.read(l, v.at(f.key), p, c);
     else if (ke->required & f.bit) fail(p, "is required for a " + std::string(ke->name) + " layer");
   }
-  if (v.contains("from")) l.from = read_ref(v.at("from"), path + ".from", here, true);
+  if (v.contains("from")) l.from = read_ref(v.at("from"), path + ".from", c, true);
   return l;
 }
 
@@ -347,7 +347,7 @@ layers::graph read_graph(const json& j) {
     fail("graph.layers", "more than " + std::to_string(kMaxGraphLayers) + " layers (got " + std::to_string(ls.size()) + ")");
   g.layers.reserve(ls.size());
   for (std::size_t i = 0; i < ls.size(); ++i) {
-    const context c{g, i, ""};
+    const context c{g, i};
     g.layers.push_back(read_layer(ls[i], c));
   }
   (void)layers::analyze(g);  // shapes, groups, skip edges: layers.hpp's checks

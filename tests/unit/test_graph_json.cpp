@@ -145,10 +145,10 @@ TEST_CASE("graph json: hostile files are one-line errors naming the field and th
       {R"({"kind": "activation", "inplace": "yes"})", "layers[0].inplace: must be true or false (got string \"yes\")"},
       {R"({"kind": "dropout", "p": 1})", "layers[0].p: must be in [0, 1) (got 1)"},
       {R"({"kind": "add"})", "layers[0].skip: is required for a add layer"},
-      {R"({"kind": "add", "skip": 0})", "layers[0].skip: must be an earlier layer's index in [0, -1], -2 (the input)"},
-      {R"({"kind": "add", "skip": -1})", "layers[0].skip: must be an earlier layer's index"},
+      {R"({"kind": "add", "skip": 0})", "layers[0].skip: must be -2 (the input) (got 0)"},
+      {R"({"kind": "add", "skip": -1})", "layers[0].skip: must be -2 (the input) (got -1)"},
       {R"({"kind": "add", "skip": "nowhere"})", "layers[0].skip: names no earlier layer (got \"nowhere\")"},
-      {R"({"kind": "linear", "out": 4, "from": 5})", "layers[0].from: must be an earlier layer's index"},
+      {R"({"kind": "linear", "out": 4, "from": 5})", "layers[0].from: must be -2 (the input), -1 (the previous layer) (got 5)"},
       {R"({"kind": "linear", "out": 4, "name": 5})", "layers[0].name: must be a string of at most 256 characters without control characters (got 5)"},
       {R"({"kind": "linear", "out": 4, "name": "a\nb"})", "layers[0].name: must be a string of at most 256 characters without control"},
       {R"({"kind": "embedding", "out": 4})", "layers[0].vocab: is required for a embedding layer"},
@@ -161,6 +161,8 @@ TEST_CASE("graph json: hostile files are one-line errors naming the field and th
     CHECK(msg.rfind(b.starts, 0) == 0);
     CHECK(msg.find('\n') == std::string::npos);
   }
+  CHECK(error_of(one_layer(R"({"kind": "activation"}, {"kind": "add", "skip": 1})"))
+            .rfind("layers[1].skip: must be an earlier layer's index in [0, 0], -2 (the input) or a layer name (got 1)", 0) == 0);
   // Two layers of one name: a name reference must be unique.
   CHECK(error_of(one_layer(R"({"kind": "activation", "name": "a"}, {"kind": "activation", "name": "a"},
                               {"kind": "add", "skip": "a"})"))

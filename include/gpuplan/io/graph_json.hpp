@@ -15,6 +15,7 @@
 // not apply to a layer's kind keep their defaults (every catalog model of vision.hpp).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
