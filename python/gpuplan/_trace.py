@@ -260,7 +260,8 @@ class _Mapper:
                 if isinstance(m.padding, str):
                     if m.padding == "valid":
                         pad = [0] * d
-                    elif all((di * (ki - 1)) % 2 == 0 for di, ki in zip(dil, k)):  # 'same', symmetric
+                    # torch/nn/modules/conv.py, padding='same': dil·(k-1) in total per axis, split evenly when even
+                    elif all((di * (ki - 1)) % 2 == 0 for di, ki in zip(dil, k)):
                         pad = [di * (ki - 1) // 2 for di, ki in zip(dil, k)]
                     else:
                         raise self.fail(node, "has padding='same' with an even kernel (asymmetric padding is not modelled)")
@@ -299,7 +300,7 @@ class _Mapper:
             if kind == "max" and (m.return_indices or _tup(m.dilation, d) != [1] * d):
                 raise self.fail(node, "has return_indices=True or a dilation (not modelled)")
             k = _tup(m.kernel_size, d)
-            s = _tup(m.stride if m.stride is not None else m.kernel_size, d)
+            s = _tup(m.stride if m.stride is not None else m.kernel_size, d)  # nn.MaxPool2d docs: stride defaults to kernel_size
             return self.emit(node, {"kind": "pool", "pool": kind, "dims": d, "kernel": k, "stride": s,
                                     "padding": _tup(m.padding, d)}, x, 1)
         adaptive = {nn.AdaptiveAvgPool1d: ("adaptive_avg", 1), nn.AdaptiveAvgPool2d: ("adaptive_avg", 2),
