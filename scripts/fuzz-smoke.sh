@@ -42,6 +42,7 @@ seeds_of() {
     fuzz_prices) echo tests/fuzz/corpus/prices ;;
     fuzz_profile) echo tests/fuzz/corpus/profile ;;
     fuzz_diffusers_config) echo tests/fuzz/corpus/diffusers_config ;;
+    fuzz_graph_json) echo tests/fuzz/corpus/graph ;;
   esac
 }
 

@@ -4,9 +4,42 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/graph_json.hpp"
 #include "gpuplan/vision.hpp"
 
 namespace gpuplan::io {
+
+namespace {
+// "3x224x224": channels, then the spatial sizes that are not 1.
+std::string shape_text(const layers::shape& s) {
+  std::string t = std::to_string(s.c);
+  for (const auto v : {s.d, s.h, s.w})
+    if (v != 1) t += "x" + std::to_string(v);
+  return t;
+}
+}  // namespace
+
+layers::graph vision_graph_of(const vision_query& q) {
+  const std::string& fp = q.flag_prefix;
+  const int sources = int{!q.model.empty()} + int{!q.graph_file.empty()} + int{q.graph.has_value()};
+  if (sources == 0) {
+    std::string names;
+    for (const auto& n : vision::vision_model_names()) names += (names.empty() ? "" : ", ") + n;
+    gpuplan::detail::fail(fp + "model", "give a model name (" + names + ") or " + fp + "graph FILE.json");
+  }
+  if (sources > 1)
+    gpuplan::detail::fail(fp + "graph", "give either a model name or a graph, not both (got model '" + q.model + "')");
+  if (!q.model.empty()) return vision::vision_model(q.model, q.image.value_or(224), q.classes.value_or(1000));
+  if (q.image)
+    gpuplan::detail::fail(fp + "image", "does not apply to a graph: its input shape is in the graph (got " + std::to_string(*q.image) + ")");
+  if (q.classes)
+    gpuplan::detail::fail(fp + "classes", "does not apply to a graph: its last layer sets the outputs (got " + std::to_string(*q.classes) + ")");
+  if (q.graph) {
+    (void)layers::analyze(*q.graph);
+    return *q.graph;
+  }
+  return read_graph_file(q.graph_file);
+}
 
 vision_report vision_report_of(const vision_query& q) {
   const std::string& fp = q.flag_prefix;
@@ -17,15 +50,17 @@ vision_report vision_report_of(const vision_query& q) {
   std::optional<double> images;
   if (q.images) images = parse_amount(*q.images, fp + "images");
   const gpu_spec& gpu = find_gpu(q.gpu, fp + "gpu");
-  const auto g = vision::vision_model(q.model, q.image, q.classes);
+  const auto g = vision_graph_of(q);
+  const bool catalog = !q.model.empty();
+  const std::string name = g.name.empty() ? "graph" : g.name;
   const auto cost = layers::analyze(g);
   const auto e = vision::estimate_graph(g, q.batch, *prec, *opt, gpu, !q.infer, {}, q.num_gpus);
   std::optional<Seconds> total;
   if (images) total = vision::time_to_train(e, *images, q.epochs);
   vision_report r;
   r.fits = e.fits(gpu);
-  r.json = {{"model", g.name}, {"gpu", gpu.id}, {"workload", q.infer ? "infer" : "train"},
-            {"batch", q.batch}, {"num_gpus", q.num_gpus}, {"image", q.image}, {"precision", q.precision}, {"optimizer", q.optimizer},
+  r.json = {{"model", name}, {"gpu", gpu.id}, {"workload", q.infer ? "infer" : "train"},
+            {"batch", q.batch}, {"num_gpus", q.num_gpus}, {"precision", q.precision}, {"optimizer", q.optimizer},
             {"params", e.params}, {"forward_flops_per_image", cost.flops}, {"forward_macs_per_image", cost.matmul_flops / 2},
             {"flops_per_image", in_flops(e.flops_per_sample)},
             {"memory", {{"weights", in_bytes(e.weights)}, {"gradients", in_bytes(e.gradients)},
@@ -37,9 +72,13 @@ vision_report vision_report_of(const vision_query& q) {
                       {"optimizer_seconds", in_seconds(e.optimizer_step)},
                       {"all_reduce_seconds", in_seconds(e.gradient_all_reduce)}, {"images_per_second", e.samples_per_s}}}};
   if (total) r.json["time"]["to_train_seconds"] = in_seconds(*total);
+  r.json["input"] = {{"c", g.input.c}, {"d", g.input.d}, {"h", g.input.h}, {"w", g.input.w}};
+  if (catalog) r.json["image"] = q.image.value_or(224);
+  r.json["layers"] = g.layers.size();
   table& t = r.summary;
-  t.title = g.name + " on " + (q.num_gpus > 1 ? std::to_string(q.num_gpus) + "x " : "") + gpu.id + ", " + (q.infer ? "inference" : "training") + ", batch " + std::to_string(q.batch) + (q.num_gpus > 1 ? " per GPU" : "") +
-            ", " + std::to_string(q.image) + "x" + std::to_string(q.image) + ", " + q.precision +
+  t.title = name + " on " + (q.num_gpus > 1 ? std::to_string(q.num_gpus) + "x " : "") + gpu.id + ", " + (q.infer ? "inference" : "training") + ", batch " + std::to_string(q.batch) + (q.num_gpus > 1 ? " per GPU" : "") +
+            ", " + (catalog ? std::to_string(q.image.value_or(224)) + "x" + std::to_string(q.image.value_or(224))
+                                                  : "input " + shape_text(g.input)) + ", " + q.precision +
             (q.infer ? "" : ", " + q.optimizer);
   t.header = {"Term", "Value"};
   t.rows = {{"parameters", format_count(e.params)},

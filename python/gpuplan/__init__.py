@@ -61,6 +61,7 @@ from ._quantity import GB, TB, Bytes, GiB, KiB, MiB, Seconds
 from ._serve import ServeOption, ServePoint, ServeRecommendation, ServeResult, recommend_serving, serve
 from ._sweep import sweep
 from ._diffusion import DiffusionResult, diffusion
+from ._trace import Graph, trace
 from ._vision import VisionResult, vision
 from .plot import plot_memory, plot_memory_sweep, plot_serve_curve, plot_time_cost
 
@@ -106,6 +107,8 @@ __all__ = [
     "VisionResult",
     "diffusion",
     "DiffusionResult",
+    "trace",
+    "Graph",
     "recommend_serving",
     "ServeRecommendation",
     "ServeOption",

@@ -1,15 +1,53 @@
 // register_vision.cpp — image models as layer graphs (vision.hpp) on one GPU:
 // {"data": <`gpuplan vision --json`>, "text", "markdown"} through io/vision_report.hpp,
-// the formatter the CLI uses. Python's gp.vision (_vision.py) wraps it.
+// the formatter the CLI uses. Python's gp.vision (_vision.py) wraps it. Layer graphs as
+// JSON text (io/graph_json.hpp): read, analyse, estimate; gp.trace and gp.Graph (_trace.py) wrap them.
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "common.hpp"
+#include "gpuplan/io/graph_json.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/vision_report.hpp"
+#include "gpuplan/layers.hpp"
+#include "gpuplan/vision.hpp"
 
 namespace gpuplan::python {
+namespace {
+
+py::dict report_dict(const io::vision_query& q) {
+  io::vision_report r;
+  {
+    py::gil_scoped_release unlocked;
+    r = io::vision_report_of(q);
+  }
+  py::dict d;
+  d["data"] = from_json(r.json);
+  d["text"] = io::render(r.summary, {.format = io::report_format::text, .color = false});
+  d["markdown"] = io::render(r.summary, {.format = io::report_format::markdown, .color = false});
+  return d;
+}
+
+nlohmann::json shape_json(const layers::shape& s) { return {{"c", s.c}, {"d", s.d}, {"h", s.h}, {"w", s.w}}; }
+
+// layers::analyze as JSON: totals and per layer (shapes, params, FLOPs, saved tensors).
+nlohmann::json analysis_json(const layers::graph& g) {
+  const layers::graph_cost c = layers::analyze(g);
+  nlohmann::json per = nlohmann::json::array();
+  for (const auto& l : c.per_layer)
+    per.push_back({{"in", shape_json(l.in)}, {"out", shape_json(l.out)}, {"params", l.params}, {"flops", l.flops},
+                   {"matmul_flops", l.matmul_flops}, {"saved_extra_elements", l.saved_extra_elements},
+                   {"saved_fixed_bytes", l.saved_fixed_bytes}});
+  return {{"name", g.name}, {"params", c.params}, {"flops", c.flops}, {"matmul_flops", c.matmul_flops},
+          {"saved_elements", c.saved_elements}, {"saved_fixed_bytes", c.saved_fixed_bytes},
+          {"peak_live_elements", c.peak_live_elements}, {"elementwise_elements", c.elementwise_elements},
+          {"input", shape_json(g.input)}, {"output", shape_json(c.output)}, {"layers", per}};
+}
+
+}  // namespace
 
 void register_vision(py::module_& m) {
   m.def(
@@ -17,24 +55,58 @@ void register_vision(py::module_& m) {
       [](const std::string& model, const std::string& gpu, std::int64_t batch, std::int64_t image, std::int64_t classes,
          const std::string& precision, const std::string& optimizer, bool infer, std::optional<std::string> images,
          double epochs, int num_gpus) {
-        io::vision_query q{.model = model, .gpu = gpu, .batch = batch, .image = image, .classes = classes,
-                           .precision = precision, .optimizer = optimizer, .infer = infer,
-                           .images = std::move(images), .epochs = epochs, .flag_prefix = "vision."};
+        io::vision_query q;
+        q.model = model;
+        q.gpu = gpu;
+        q.batch = batch;
+        q.image = image;
+        q.classes = classes;
+        q.precision = precision;
+        q.optimizer = optimizer;
+        q.infer = infer;
+        q.images = std::move(images);
+        q.epochs = epochs;
+        q.flag_prefix = "vision.";
         q.num_gpus = num_gpus;
-        io::vision_report r;
-        {
-          py::gil_scoped_release unlocked;
-          r = io::vision_report_of(q);
-        }
-        py::dict d;
-        d["data"] = from_json(r.json);
-        d["text"] = io::render(r.summary, {.format = io::report_format::text, .color = false});
-        d["markdown"] = io::render(r.summary, {.format = io::report_format::markdown, .color = false});
-        return d;
+        return report_dict(q);
       },
       py::arg("model"), py::arg("gpu"), py::arg("batch"), py::arg("image"), py::arg("classes"), py::arg("precision"),
       py::arg("optimizer"), py::arg("infer"), py::arg("images") = py::none(), py::arg("epochs") = 1.0, py::arg("num_gpus") = 1,
       "vision.hpp: parameters, FLOPs, memory and images/s of a torchvision image model on one GPU.");
+
+  m.def(
+      "vision_graph",
+      [](const std::string& graph_json, const std::string& gpu, std::int64_t batch, const std::string& precision,
+         const std::string& optimizer, bool infer, std::optional<std::string> images, double epochs, int num_gpus) {
+        io::vision_query q;
+        q.graph = io::read_graph_text(graph_json);
+        q.gpu = gpu;
+        q.batch = batch;
+        q.precision = precision;
+        q.optimizer = optimizer;
+        q.infer = infer;
+        q.images = std::move(images);
+        q.epochs = epochs;
+        q.flag_prefix = "estimate.";
+        q.num_gpus = num_gpus;
+        return report_dict(q);
+      },
+      py::arg("graph_json"), py::arg("gpu"), py::arg("batch"), py::arg("precision"), py::arg("optimizer"), py::arg("infer"),
+      py::arg("images") = py::none(), py::arg("epochs") = 1.0, py::arg("num_gpus") = 1,
+      "gp.vision's figures for a layer graph given as graph JSON text (io/graph_json.hpp).");
+  m.def(
+      "graph_analyze", [](const std::string& graph_json) { return from_json(analysis_json(io::read_graph_text(graph_json))); },
+      py::arg("graph_json"), "layers::analyze of graph JSON text: totals and per-layer shapes, params, FLOPs, saved tensors.");
+  m.def(
+      "graph_normalize", [](const std::string& graph_json) { return io::write_graph(io::read_graph_text(graph_json)).dump(1); },
+      py::arg("graph_json"), "Reads and checks graph JSON text and writes it back in the canonical form.");
+  m.def(
+      "vision_model_graph",
+      [](const std::string& model, std::int64_t image, std::int64_t classes) {
+        return io::write_graph(vision::vision_model(model, image, classes)).dump(1);
+      },
+      py::arg("model"), py::arg("image") = 224, py::arg("classes") = 1000, "A catalog model's layer graph as graph JSON text.");
+  m.def("graph_layer_kinds", &io::graph_layer_kinds, "The layer kinds a graph file may name.");
 }
 
 }  // namespace gpuplan::python

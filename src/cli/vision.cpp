@@ -1,8 +1,11 @@
 // vision.cpp — `gpuplan vision`: a torchvision image model (ResNet, VGG, ViT, ConvNeXt)
 // as a layer graph, its exact parameters and FLOPs, and the memory and time of
-// training or inference at a batch and image size on one GPU (docs/vision.md).
+// training or inference at a batch and image size on one GPU (docs/vision.md); or any
+// layer graph from a file (--graph, docs/trace.md), and a catalog graph written as one.
 #include <cstdio>
+#include <string>
 
+#include "gpuplan/io/graph_json.hpp"
 #include "gpuplan/vision.hpp"
 #include "vision_command.hpp"
 
@@ -12,24 +15,38 @@ CLI::App* add_vision_command(CLI::App& app, io::vision_query& q) {
   auto* sub = app.add_subcommand("vision", "Image models (ResNet, VGG, ViT, ConvNeXt): memory, images/s, time to train on one GPU");
   std::string names;
   for (const auto& n : vision::vision_model_names()) names += (names.empty() ? "" : ", ") + n;
-  sub->add_option("model", q.model, "Model: " + names)->required();
+  sub->add_option("model", q.model, "Model: " + names + " (optional with --graph)");
+  sub->add_option("--graph", q.graph_file, "A layer graph file (JSON, docs/trace.md; gp.trace writes one) instead of a model name");
+  sub->add_option("--export-graph", q.export_graph, "Write the model's layer graph as JSON to FILE ('-': stdout) and stop");
   sub->add_option("--gpu,-g", q.gpu, "GPU id (gpuplan gpus)");
   sub->add_option("--batch,-b", q.batch, "Images per step and GPU (default 32)");
   sub->add_option("--gpus", q.num_gpus, "Data-parallel GPUs (DDP; default 1)");
-  sub->add_option("--image", q.image, "Image side in pixels (default 224)");
-  sub->add_option("--classes", q.classes, "Classifier outputs (default 1000)");
+  sub->add_option("--image", q.image, "Image side in pixels (default 224; catalog models only)");
+  sub->add_option("--classes", q.classes, "Classifier outputs (default 1000; catalog models only)");
   sub->add_option("--precision", q.precision, "Precision: " + name_list<precision>() + " (default fp16-mixed)");
   sub->add_option("--optimizer", q.optimizer, "Optimizer: sgd, sgd-momentum (default), adam, adamw, adamw-8bit, lion");
   sub->add_flag("--infer", q.infer, "Inference (forward only) instead of training");
   sub->add_option("--images", q.images, "Dataset size in images (1.28M): prints the time to train");
   sub->add_option("--epochs", q.epochs, "Passes over the dataset (default 1)");
   sub->footer("Examples:\n  gpuplan vision resnet-50 --gpu t4 --batch 64 --image 224\n"
-              "  gpuplan vision vit-b-16 --gpu a100-80gb --gpus 8 --batch 128 --optimizer adamw --images 1.28M --epochs 300\n");
+              "  gpuplan vision vit-b-16 --gpu a100-80gb --gpus 8 --batch 128 --optimizer adamw --images 1.28M --epochs 300\n"
+              "  gpuplan vision resnet-50 --image 128 --export-graph resnet50.json\n"
+              "  gpuplan vision --graph resnet50.json --gpu t4 --batch 64\n");
   return sub;
 }
 
 int run_vision(io::vision_query q, const io::style& st) {
   q.flag_prefix = "--";
+  if (!q.export_graph.empty()) {
+    const layers::graph g = io::vision_graph_of(q);
+    if (q.export_graph == "-") {
+      std::printf("%s\n", io::write_graph(g).dump(1).c_str());
+    } else {
+      io::save_graph_file(g, q.export_graph);
+      std::printf("Wrote the layer graph of %s (%zu layers) to %s\n", g.name.c_str(), g.layers.size(), q.export_graph.c_str());
+    }
+    return 0;
+  }
   const io::vision_report r = io::vision_report_of(q);
   if (st.format == io::report_format::json) std::printf("%s\n", r.json.dump(2).c_str());
   else std::fputs(io::render(r.summary, st).c_str(), stdout);

@@ -835,6 +835,47 @@ def case_diffusion_pipelines():
     expect_error(["diffusion", "sd-1.5", "--train", "full", "--precision", "fp32"], "--precision")
 
 
+def case_vision_graph_file():
+    """gpuplan vision --graph FILE: a layer graph file estimates exactly as the catalog model it was
+    exported from (--export-graph); bad files are one-line errors naming the field (docs/trace.md)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "r50.json")
+        rc, out, err = run("vision", "resnet-50", "--image", "128", "--export-graph", path)
+        expect(rc == 0 and "Wrote the layer graph of resnet-50" in out, "export-graph", rc, out, err)
+        g = json.load(open(path))
+        expect(g["name"] == "resnet-50" and g["input"] == {"c": 3, "h": 128, "w": 128}, "exported input", rc, out, err)
+        # conv1, bn1, relu, maxpool + 16 bottlenecks of 10 layers (3 conv, 3 bn, 3 relu, add; +2 for the 4
+        # downsamples) + avgpool, flatten, fc
+        expect(len(g["layers"]) == 4 + 16 * 10 + 4 * 2 + 3, "exported layer count", rc, out, err)
+        rc, out, err = run("vision", "--graph", path, "--gpu", "a100-80gb", "--batch", "64", "--json")
+        expect(rc == 0, "vision --graph exit 0", rc, out, err)
+        a = json.loads(out)
+        rc, out, err = run("vision", "resnet-50", "--image", "128", "--gpu", "a100-80gb", "--batch", "64", "--json")
+        b = json.loads(out)
+        expect(a["params"] == b["params"] == 25557032, "same params as the catalog", rc, out, err)
+        expect(a["memory"] == b["memory"] and a["time"] == b["time"], "same memory and time as the catalog", rc, out, err)
+        expect(a["input"] == {"c": 3, "d": 1, "h": 128, "w": 128} and "image" not in a, "graph input reported", rc, out, err)
+        rc, out, err = run("vision", "--graph", path, "--gpu", "t4", "--batch", "8")
+        expect(rc == 0 and "input 3x128x128" in out and "25,557,032" in out, "vision --graph table", rc, out, err)
+        # --export-graph - writes the JSON to stdout; it reads back as the same graph.
+        rc, out, err = run("vision", "vit-b-16", "--export-graph", "-")
+        expect(rc == 0 and json.loads(out)["layers"][0] == {"kind": "conv", "out": 768, "kernel": 16, "stride": 16,
+                                                              "name": "conv_proj"}, "export to stdout", rc, out, err)
+        bad = os.path.join(d, "bad.json")
+        with open(bad, "w") as f:
+            json.dump({"input": {"c": 3, "h": 8, "w": 8}, "layers": [{"kind": "conv", "out": 4, "kernel": 0}]}, f)
+        expect_error(["vision", "--graph", bad], "layers[0].kernel", "must be in [1, 16777216] (got 0)")
+        with open(bad, "w") as f:
+            json.dump({"input": {"c": 3}, "layers": [{"kind": "convolution"}]}, f)
+        expect_error(["vision", "--graph", bad], "layers[0].kind", "must be one of linear, conv,", '(got "convolution")')
+        expect_error(["vision", "--graph", os.path.join(d, "missing.json")], "graph", "cannot open file")
+        expect_error(["vision", "resnet-50", "--graph", path], "--graph", "not both")
+        expect_error(["vision", "--graph", path, "--image", "64"], "--image", "does not apply to a graph")
+        expect_error(["vision", "--gpu", "t4"], "--model", "or --graph FILE.json")
+    rc, out, err = run("vision", "--help")
+    expect(rc == 0 and "--graph" in out and "optional with --graph" in out and "--export-graph" in out, "help", rc, out, err)
+
+
 def case_calibrate_round_trip():
     """calibrate from one measured run, save, reuse with --profile: the estimate
     moves toward the measurement, the bands come from the profile, errors name flags."""

@@ -9,21 +9,25 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/io/report.hpp"
+#include "gpuplan/layers.hpp"
 
 namespace gpuplan::io {
 
 struct vision_query {
-  std::string model;
+  std::string model;       // a catalog name (vision.hpp), or
+  std::string graph_file;  // a graph file (io/graph_json.hpp, CLI --graph), or
+  std::optional<layers::graph> graph;  // a graph (Python's gp.trace / gp.Graph)
   std::string gpu = "a100-80gb";
   std::int64_t batch = 32;  // per GPU
   int num_gpus = 1;         // data parallel (DDP)
-  std::int64_t image = 224;
-  std::int64_t classes = 1000;
+  std::optional<std::int64_t> image;    // catalog models only (default 224)
+  std::optional<std::int64_t> classes;  // catalog models only (default 1000)
   std::string precision = "fp16-mixed";
   std::string optimizer = "sgd-momentum";
   bool infer = false;
   std::optional<std::string> images;  // dataset size, an amount: "1.28M"
   double epochs = 1;
+  std::string export_graph;  // CLI --export-graph FILE
   std::string flag_prefix;  // "--" in the CLI, so errors name the flag
 };
 
@@ -32,6 +36,11 @@ struct vision_report {
   table summary;        // the table `gpuplan vision` prints
   bool fits = false;
 };
+
+// The graph the query names: the catalog model at its image size and classes, the
+// graph file, or the graph itself; config_error when none or more than one is given,
+// or when image/classes are given with a graph.
+layers::graph vision_graph_of(const vision_query& q);
 
 // Throws config_error naming the field for an unknown model, GPU, precision or optimizer
 // and for out-of-range numbers.

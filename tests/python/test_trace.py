@@ -1,0 +1,302 @@
+"""gp.trace and gp.Graph (python/gpuplan/_trace.py, docs/trace.md) against real PyTorch (CPU).
+
+- torchvision's resnet50 traced with torch.fx: exactly torchvision's 25,557,032 parameters,
+  the same layer graph as the catalog's resnet-50, and saved-for-backward bytes equal to
+  what autograd's saved-tensor hooks record on the real module (tests/python/torch_saved.py)
+  at batch 2, 64x64, within 2% (the derivation below makes them equal);
+- a small transformer (nn.Embedding, nn.LayerNorm, nn.MultiheadAttention(batch_first=True),
+  nn.Linear, nn.GELU, residual adds) traced against the same architecture written by hand
+  as a graph file;
+- unmapped operations, a data-dependent branch, a module called twice and parameters no
+  layer counts are one-line errors naming the node or the parameters.
+Skipped cleanly where torch (or torchvision) is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import torch_saved as ts  # noqa: E402
+
+nn = torch.nn
+
+
+@pytest.fixture(scope="module")
+def resnet50():
+    tv = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    return tv.models.resnet50()
+
+
+def test_resnet50_params_graph_and_saved_bytes(gp, resnet50):
+    x = torch.randn(2, 3, 64, 64)
+    g = gp.trace(resnet50, x)
+    # torchvision's model table: ResNet-50 has 25,557,032 parameters.
+    assert g.params == 25_557_032 == sum(p.numel() for p in resnet50.parameters())
+    assert g.input == {"c": 3, "d": 1, "h": 64, "w": 64}
+    cat = gp.Graph.from_catalog("resnet-50", image=64)
+    a, b = g.analyze(), cat.analyze()
+    assert len(g) == len(cat) == 175
+    assert a["params"] == b["params"]
+    assert a["matmul_flops"] == b["matmul_flops"]
+    # fx traces `out += identity` as an out-of-place add (the catalog: in place); the saved tensors
+    # are the same ones: relu_ after the add saves the tensor it overwrites either way.
+    assert abs(g.saved_bytes(4) / cat.saved_bytes(4) - 1) < 0.02
+    assert g.saved_bytes(4) == cat.saved_bytes(4)
+    # Every layer kind and shape as in the catalog (names differ: fx qualified names vs catalog names).
+    for la, lb in zip(a["layers"], b["layers"]):
+        assert (la["in"], la["out"], la["params"]) == (lb["in"], lb["out"], lb["params"])
+
+    # Autograd's saved tensors on the real module, fp32 CPU, training mode. The hooks also see
+    # batch norm's per-channel fp32 save_mean and save_invstd (derivatives.yaml native_batch_norm:
+    # result1, result2), 2 x 4 B per channel per BN call, per batch rather than per sample:
+    # layers.hpp leaves them out, so they are taken off the measurement.
+    resnet50.train()
+    measured = ts.saved_bytes(resnet50, lambda: resnet50(x))
+    bn_stats = sum(8 * m.num_features for m in resnet50.modules() if isinstance(m, nn.BatchNorm2d))
+    predicted = 2 * g.saved_bytes(4)
+    assert abs((measured - bn_stats) / predicted - 1) < 0.02
+    assert measured - bn_stats == predicted  # in fact exact: 2 x (per-image elements x 4 B + int64 indices)
+
+
+def test_resnet50_estimate_is_gp_vision(gp, resnet50):
+    g = gp.trace(resnet50, torch.randn(2, 3, 64, 64))
+    r = g.estimate(gpu="a100-80gb", batch=64, precision="fp16-mixed", optimizer="sgd-momentum")
+    v = gp.vision("resnet-50", gpu="a100-80gb", batch=64, image=64)
+    assert isinstance(r, gp.VisionResult)
+    assert r.params == v.params
+    assert r.to_dict()["memory"] == v.to_dict()["memory"]
+    assert r.to_dict()["time"] == v.to_dict()["time"]
+    r8 = g.estimate(gpu="a100-80gb", batch=64, num_gpus=8, infer=False, images="1.28M", epochs=2)
+    assert r8.to_dict()["num_gpus"] == 8
+    assert r8.time_to_train is not None and abs(float(r8.time_to_train) * r8.images_per_second / 2.56e6 - 1) < 1e-9
+    ri = g.estimate(gpu="t4", batch=8, infer=True)
+    assert ri.to_dict()["memory"]["gradients"] == 0
+
+
+class Block(nn.Module):
+    def __init__(self, d: int, heads: int, ff: int) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, ff)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(ff, d)
+
+    def forward(self, x):
+        y = self.ln1(x)
+        a, _ = self.attn(y, y, y, need_weights=False)
+        x = x + a
+        return x + self.fc2(self.act(self.fc1(self.ln2(x))))
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab=100, d=32, heads=4, ff=64, depth=2) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(Block(d, heads, ff) for _ in range(depth))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, tokens):
+        x = self.emb(tokens)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.ln(x))
+
+
+def tiny_lm_by_hand(vocab=100, d=32, heads=4, ff=64, depth=2, seq=16):
+    """The same architecture written as a graph file (docs/trace.md)."""
+    layers = [{"kind": "embedding", "vocab": vocab, "out": d}]
+    for _ in range(depth):
+        x = len(layers) - 1
+        layers += [{"kind": "norm", "norm": "layer"}, {"kind": "attention", "heads": heads}]
+        layers += [{"kind": "add", "skip": x}]
+        y = len(layers) - 1
+        layers += [{"kind": "norm", "norm": "layer"}, {"kind": "linear", "out": ff},
+                   {"kind": "activation", "act": "gelu"}, {"kind": "linear", "out": d}, {"kind": "add", "skip": y}]
+    layers += [{"kind": "norm", "norm": "layer"}, {"kind": "linear", "out": vocab}]
+    return {"name": "tiny-lm", "input": {"c": 1, "h": seq}, "layers": layers}
+
+
+def test_transformer_traced_equals_hand_written_graph(gp):
+    torch.manual_seed(0)
+    m = TinyLM()
+    g = gp.trace(m, torch.randint(0, 100, (2, 16)), name="tiny-lm")
+    hand = gp.Graph(tiny_lm_by_hand())
+    # nn.Embedding 100x32; per block: 2 LayerNorms (2x64), attention (4 x 32x32 + 4 x 32),
+    # Linear 32->64 and 64->32 with biases; final LayerNorm and head 32->100.
+    block = 2 * 64 + (4 * 32 * 32 + 4 * 32) + (32 * 64 + 64) + (64 * 32 + 32)
+    expected = 100 * 32 + 2 * block + 64 + (32 * 100 + 100)
+    assert g.params == hand.params == expected == sum(p.numel() for p in m.parameters())
+    strip = [{k: v for k, v in layer.items() if k != "name"} for layer in g.layers]
+    assert strip == hand.layers
+    assert g.input == hand.input
+    a, b = g.analyze(), hand.analyze()
+    for key in ("flops", "matmul_flops", "saved_elements", "saved_fixed_bytes", "peak_live_elements"):
+        assert a[key] == b[key], key
+    assert g.layers[2]["name"] == "blocks.0.attn"
+    # flash=False: eager attention saves the softmax output (heads x L x L per sample) instead of
+    # the fp32 logsumexp (heads x L x 4 B): 2 blocks x (4·16·16 elements) more, 2 x 4·16·4 B less.
+    eager = gp.trace(m, torch.randint(0, 100, (2, 16)), flash=False).analyze()
+    assert eager["saved_elements"] - a["saved_elements"] == 2 * 4 * 16 * 16
+    assert a["saved_fixed_bytes"] - eager["saved_fixed_bytes"] == 2 * 4 * 16 * 4
+
+
+def test_graph_json_round_trip_and_cli_file(gp, tmp_path):
+    g = gp.Graph(tiny_lm_by_hand())
+    p = tmp_path / "g.json"
+    g.save(str(p))
+    back = gp.Graph.load(str(p))
+    assert back == g and back.to_json() == g.to_json()
+    assert json.loads(g.to_json())["input"] == {"c": 1, "h": 16}
+    assert "tiny-lm" in repr(g)
+
+
+class Chunky(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.fc(x).chunk(2, dim=-1)[0]
+
+
+class Branchy(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return self.fc(x)
+        return x
+
+
+class Tied(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.fc(self.fc(x))
+
+
+def test_unmapped_and_untraceable_are_named_errors(gp):
+    x = torch.randn(2, 8)
+    with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(Chunky(), x)
+    msg = str(e.value)
+    assert msg.startswith("trace: node 'chunk' (call_method 'chunk') has no layer kind; known: modules Conv1d/2d/3d")
+    assert "\n" not in msg
+    with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(Branchy(), x)
+    assert str(e.value).startswith("trace: torch.fx cannot trace Branchy: symbolically traced variables cannot be used")
+    with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(Tied(), x)
+    assert str(e.value).startswith("trace: node 'fc' (call_module 'fc'): the module is called 2 times")
+    with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(nn.Sequential(nn.Linear(8, 8), nn.Tanh()), x)
+    assert str(e.value).startswith("trace: node '_1' (call_module '1') has no layer kind (torch.nn.modules.activation.Tanh)")
+    with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(nn.Linear(8, 8), (x, x))
+    assert str(e.value).startswith("trace.example_inputs: must be one tensor")
+
+
+def test_small_modules_map_exactly(gp):
+    # A lone leaf module is traced as a call; a conv net with pooling, SE-style mul and upsampling.
+    g = gp.trace(nn.Linear(8, 4), torch.randn(2, 8))
+    assert g.layers == [{"kind": "linear", "out": 4, "name": "0"}] and g.params == 36
+
+    class SE(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, padding="same", bias=False)
+            self.gn = nn.GroupNorm(2, 8)
+            self.act = nn.SiLU()
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Conv2d(8, 8, 1)
+            self.gate = nn.Sigmoid()
+            self.up = nn.Upsample(scale_factor=2)
+            self.mp = nn.MaxPool2d(2)
+            self.drop = nn.Dropout(0.1)
+
+        def forward(self, x):
+            y = self.act(self.gn(self.conv(x)))
+            y = y * self.gate(self.fc(self.pool(y)))
+            return self.drop(torch.flatten(self.mp(self.up(y)), 1))
+
+    m = SE()
+    g = gp.trace(m, torch.randn(2, 3, 16, 16))
+    assert g.params == sum(p.numel() for p in m.parameters()) == 8 * 27 + 16 + 72
+    kinds = [layer["kind"] for layer in g.layers]
+    assert kinds == ["conv", "norm", "activation", "pool", "conv", "activation", "mul", "upsample", "pool",
+                     "flatten", "dropout"]
+    assert g.layers[0]["padding"] == 1 and g.layers[6]["skip"] == 2
+    assert g.analyze()["output"] == {"c": 8 * 16 * 16, "d": 1, "h": 1, "w": 1}
+
+
+class Unpack(nn.Module):
+    """`n, c, h, w = x.shape` and `a, b = t.chunk(2)`: tuple unpacking under torch.fx on any Python."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.fc = nn.Linear(4 * 6 * 6, 10)
+
+    def forward(self, x):
+        n, c, h, w = x.shape
+        y = self.conv(x).reshape(n, -1)
+        a, b = y.chunk(2, dim=1)
+        return self.fc(y)
+
+
+def test_tuple_unpacking_is_followed(gp):
+    with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(Unpack(), torch.randn(2, 3, 8, 8))
+    # the shape unpacking traced; chunk (unpacked into a, b) is the first node without a layer kind
+    assert str(e.value).startswith("trace: node 'chunk' (call_method 'chunk') has no layer kind")
+
+
+class Unused(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.spare = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def test_parameter_total_and_hostile_graphs(gp):
+    # 8·3 + 3 = 27 parameters of a module forward never calls: the totals differ, the error names them.
+    with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(Unused(), torch.randn(2, 8))
+    assert str(e.value) == ("trace: the graph counts 72 parameters but the module has 99 "
+                            "(not in any mapped layer: spare.weight, spare.bias)")
+    with pytest.raises(gp.InvalidInputError, match=r"^trace.module: must be a torch.nn.Module \(got str\)"):
+        gp.trace("resnet50", torch.randn(2, 8))
+    with pytest.raises(gp.InvalidInputError, match=r"^trace.example_inputs: must have a batch dimension"):
+        gp.trace(nn.Linear(8, 8), torch.randn(8))
+    with pytest.raises(gp.ConfigError, match=r"^graph: malformed JSON"):
+        gp.Graph("{")
+    with pytest.raises(gp.ConfigError, match=r"^layers\[0\].kernel: must be in \[1, 16777216\] \(got 0\)"):
+        gp.Graph({"input": {"c": 3, "h": 8, "w": 8}, "layers": [{"kind": "conv", "out": 4, "kernel": 0}]})
+    with pytest.raises(gp.ConfigError, match=r"^layers\[0\].kind: must be one of linear, conv, "):
+        gp.Graph({"input": {"c": 3}, "layers": [{"kind": "tanh"}]})
+    with pytest.raises(gp.ConfigError, match=r"^graph: must be graph JSON text or a dict"):
+        gp.Graph(42)
+    with pytest.raises(gp.ConfigError, match=r"^graph: cannot read file"):
+        gp.Graph.load("/nonexistent/graph.json")
+    g = gp.Graph({"input": {"c": 8}, "layers": [{"kind": "linear", "out": 4}]})
+    with pytest.raises(gp.ConfigError, match=r"^estimate.batch: must be between 1 and 1000000 \(got 0\)"):
+        g.estimate(batch=0)
+    with pytest.raises(gp.UnknownNameError, match=r"^estimate.gpu: unknown GPU .t5."):
+        g.estimate(gpu="t5")
