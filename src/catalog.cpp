@@ -26,6 +26,7 @@
 #include "gpuplan/io/hf_config.hpp"
 #include "csv_text.hpp"
 #include "json_text.hpp"
+#include "json_fields.hpp"
 
 namespace gpuplan::io {
 namespace {
@@ -39,8 +40,8 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string show(const json& v) { return detail::quote_json(v); }
-std::string clean(std::string_view s) { return detail::quote_text(s); }
+using json_fields::clean;
+using json_fields::show;
 
 // Levenshtein distance (case-insensitive callers lower-case first).
 std::size_t edit_distance(std::string_view a, std::string_view b) {

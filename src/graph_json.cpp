@@ -33,7 +33,7 @@ enum field : std::uint32_t {
   f_padding = 1u << 5, f_dilation = 1u << 6, f_groups = 1u << 7, f_norm = 1u << 8, f_affine = 1u << 9,
   f_pool = 1u << 10, f_out_size = 1u << 11, f_act = 1u << 12, f_inplace = 1u << 13, f_heads = 1u << 14,
   f_flash = 1u << 15, f_kv_len = 1u << 16, f_kv_dim = 1u << 17, f_factor = 1u << 18, f_vocab = 1u << 19,
-  f_p = 1u << 20, f_skip = 1u << 21,
+  f_p = 1u << 20, f_skip = 1u << 21, f_qkv_bias = 1u << 22, f_source = 1u << 23,
 };
 
 struct kind_entry {
@@ -50,7 +50,7 @@ constexpr kind_entry kKinds[] = {
     {kind::norm, "norm", f_norm | f_groups | f_affine, 0},
     {kind::pool, "pool", f_pool | f_dims | f_kernel | f_stride | f_padding | f_out_size, 0},
     {kind::activation, "activation", f_act | f_inplace, 0},
-    {kind::attention, "attention", f_heads | f_flash | f_kv_len | f_kv_dim, 0},
+    {kind::attention, "attention", f_heads | f_flash | f_kv_len | f_kv_dim | f_qkv_bias, 0},
     {kind::upsample, "upsample", f_factor | f_dims, 0},
     {kind::embedding, "embedding", f_vocab | f_out, f_vocab | f_out},
     {kind::add, "add", f_skip | f_inplace, f_skip},
@@ -61,6 +61,8 @@ constexpr kind_entry kKinds[] = {
     {kind::take_token, "take_token", 0, 0},
     {kind::layer_scale, "layer_scale", 0, 0},
     {kind::mul, "mul", f_skip, f_skip},
+    {kind::concat, "concat", f_skip, f_skip},
+    {kind::input, "input", f_source, f_source},
 };
 
 constexpr std::array<enum_name<layers::norm_kind>, 4> kNormNames{{
@@ -153,6 +155,27 @@ int read_ref(const json& v, const std::string& path, const context& c, bool allo
                  (here > 0 ? " or a layer name" : "") + " (got " + show(v) + ")");
 }
 
+// A shape object {"c": …, "d": …, "h": …, "w": …}; c is required, the others default to 1.
+layers::shape read_shape(const json& v, const std::string& path) {
+  require_object(v, path);
+  check_keys(v, path, {"c", "d", "h", "w"});
+  if (!v.contains("c")) fail(path + ".c", "is required (channels or features per position)");
+  layers::shape s;
+  s.c = read_size(v.at("c"), path + ".c", 1);
+  if (v.contains("d")) s.d = read_size(v.at("d"), path + ".d", 1);
+  if (v.contains("h")) s.h = read_size(v.at("h"), path + ".h", 1);
+  if (v.contains("w")) s.w = read_size(v.at("w"), path + ".w", 1);
+  return s;
+}
+
+json write_shape(const layers::shape& s) {
+  json o = {{"c", s.c}};
+  if (s.d != 1) o["d"] = s.d;
+  if (s.h != 1) o["h"] = s.h;
+  if (s.w != 1) o["w"] = s.w;
+  return o;
+}
+
 struct field_entry {
   std::string_view key;
   std::uint32_t bit;
@@ -221,6 +244,10 @@ const field_entry kFields[] = {
      [](const layer& l) { return json(l.p); }},
     {"skip", f_skip, [](layer& l, const json& v, const std::string& p, const context& c) { l.skip = read_ref(v, p, c, false); },
      [](const layer& l) { return json(l.skip); }},
+    {"qkv_bias", f_qkv_bias, [](layer& l, const json& v, const std::string& p, const context&) { l.qkv_bias = get_bool(v, p); },
+     [](const layer& l) { return json(l.qkv_bias); }},
+    {"source", f_source, [](layer& l, const json& v, const std::string& p, const context&) { l.source = read_shape(v, p); },
+     [](const layer& l) { return write_shape(l.source); }},
 };
 
 // Whether field `f` of `l` differs from a default-constructed layer's (written only then).
@@ -289,28 +316,13 @@ layer read_layer(const json& v, const context& c) {
   return l;
 }
 
-layers::shape read_input(const json& v) {
-  require_object(v, "graph.input");
-  check_keys(v, "graph.input", {"c", "d", "h", "w"});
-  if (!v.contains("c")) fail("graph.input.c", "is required (channels or features per position)");
-  layers::shape s;
-  s.c = read_size(v.at("c"), "graph.input.c", 1);
-  if (v.contains("d")) s.d = read_size(v.at("d"), "graph.input.d", 1);
-  if (v.contains("h")) s.h = read_size(v.at("h"), "graph.input.h", 1);
-  if (v.contains("w")) s.w = read_size(v.at("w"), "graph.input.w", 1);
-  return s;
-}
 
 }  // namespace
 
 json write_graph(const layers::graph& g) {
   json j;
   j["name"] = g.name;
-  json in = {{"c", g.input.c}};
-  if (g.input.d != 1) in["d"] = g.input.d;
-  if (g.input.h != 1) in["h"] = g.input.h;
-  if (g.input.w != 1) in["w"] = g.input.w;
-  j["input"] = in;
+  j["input"] = write_shape(g.input);
   json ls = json::array();
   for (std::size_t i = 0; i < g.layers.size(); ++i) {
     const layer& l = g.layers[i];
@@ -327,18 +339,19 @@ json write_graph(const layers::graph& g) {
     ls.push_back(std::move(o));
   }
   j["layers"] = std::move(ls);
+  if (!g.segments.empty()) j["segments"] = g.segments;
   return j;
 }
 
 layers::graph read_graph(const json& j) {
   require_object(j, "graph");
-  check_keys(j, "graph", {"name", "input", "layers"});
+  check_keys(j, "graph", {"name", "input", "layers", "segments"});
   layers::graph g;
   if (j.contains("name")) {
     g.name = read_name(j.at("name"), "graph.name");
   }
   if (!j.contains("input")) fail("graph.input", "is required, e.g. {\"c\": 3, \"h\": 224, \"w\": 224}");
-  g.input = read_input(j.at("input"));
+  g.input = read_shape(j.at("input"), "graph.input");
   if (!j.contains("layers")) fail("graph.layers", "is required (an array of layers)");
   const json& ls = j.at("layers");
   if (!ls.is_array() || ls.empty())
@@ -349,6 +362,20 @@ layers::graph read_graph(const json& j) {
   for (std::size_t i = 0; i < ls.size(); ++i) {
     const context c{g, i};
     g.layers.push_back(read_layer(ls[i], c));
+  }
+  if (j.contains("segments")) {
+    // Checkpointed layer ranges [first, last] (layers::graph::segments).
+    const json& ss = j.at("segments");
+    if (!ss.is_array()) fail("graph.segments", "must be an array of [first, last] layer ranges (got " + show(ss) + ")");
+    const auto n = static_cast<std::int64_t>(g.layers.size());
+    for (std::size_t i = 0; i < ss.size(); ++i) {
+      const std::string p = "graph.segments[" + std::to_string(i) + "]";
+      if (!ss[i].is_array() || ss[i].size() != 2) fail(p, "must be [first, last] (got " + show(ss[i]) + ")");
+      const std::int64_t a = get_int(ss[i][0], p + "[0]"), b = get_int(ss[i][1], p + "[1]");
+      if (a < 0 || b < a || b >= n)
+        fail(p, "must be layer indices 0 <= first <= last < " + std::to_string(n) + " (got " + show(ss[i]) + ")");
+      g.segments.push_back({static_cast<int>(a), static_cast<int>(b)});
+    }
   }
   (void)layers::analyze(g);  // shapes, groups, skip edges: layers.hpp's checks
   return g;
@@ -373,7 +400,8 @@ std::vector<std::string> graph_layer_kinds() {
 }
 
 bool same_graph(const layers::graph& a, const layers::graph& b) {
-  if (a.name != b.name || !(a.input == b.input) || a.layers.size() != b.layers.size()) return false;
+  if (a.name != b.name || !(a.input == b.input) || a.layers.size() != b.layers.size() || a.segments != b.segments)
+    return false;
   for (std::size_t i = 0; i < a.layers.size(); ++i) {
     const layer &x = a.layers[i], &y = b.layers[i];
     if (x.k != y.k || x.name != y.name || x.from != y.from) return false;

@@ -21,6 +21,7 @@
 #include "gpuplan/io/hf_config.hpp"
 #include "gpuplan/model.hpp"
 #include "json_text.hpp"
+#include "json_fields.hpp"
 
 namespace gpuplan::io {
 namespace {
@@ -28,8 +29,8 @@ namespace {
 using json = nlohmann::json;
 using detail::fail;
 
-std::string show(const json& v) { return detail::quote_json(v); }
-std::string clean(std::string_view s) { return detail::quote_text(s); }
+using json_fields::clean;
+using json_fields::show;
 
 // Field access with aliases; errors name the alias actually present in the file.
 class fields {

@@ -25,6 +25,7 @@ using json = nlohmann::json;
 using gpuplan::detail::fail;
 
 inline std::string show(const json& v) { return detail::quote_json(v); }
+inline std::string clean(std::string_view s) { return detail::quote_text(s); }
 
 inline const char* type_name(const json& v) {
   switch (v.type()) {

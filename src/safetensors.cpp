@@ -24,13 +24,14 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/hf_config.hpp"
 #include "json_text.hpp"
+#include "json_fields.hpp"
 
 namespace gpuplan::io {
 namespace {
 
 using json = nlohmann::json;
 // A rejection here is a malformed checkpoint unless it says a file could not be read.
-[[noreturn]] void fail(const std::string& file, const std::string& reason, error_kind kind = error_kind::parse_error) {
+[[noreturn]] void fail_file(const std::string& file, const std::string& reason, error_kind kind = error_kind::parse_error) {
   detail::fail(file, reason, kind);
 }
 namespace fs = std::filesystem;
@@ -57,7 +58,7 @@ std::string known_dtypes() {
   return s;
 }
 
-std::string show(const json& v) { return detail::quote_json(v); }
+using json_fields::show;
 
 std::string qstr(std::string_view s) { return show(json(std::string(s))); }
 
@@ -68,35 +69,35 @@ struct header {
 
 header read_header(const std::string& file) {
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) fail(file, "not a readable file", error_kind::io_error);
+  if (!fs::is_regular_file(file, ec)) fail_file(file, "not a readable file", error_kind::io_error);
   const std::uintmax_t size = fs::file_size(file, ec);
-  if (ec) fail(file, "cannot determine the file size (" + ec.message() + ")", error_kind::io_error);
+  if (ec) fail_file(file, "cannot determine the file size (" + ec.message() + ")", error_kind::io_error);
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, "cannot open the file", error_kind::io_error);
-  if (size < 8) fail(file, "truncated: " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
+  if (!in) fail_file(file, "cannot open the file", error_kind::io_error);
+  if (size < 8) fail_file(file, "truncated: " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
   unsigned char len_bytes[8];
   in.read(reinterpret_cast<char*>(len_bytes), 8);
-  if (!in) fail(file, "truncated: cannot read the 8-byte header length");
+  if (!in) fail_file(file, "truncated: cannot read the 8-byte header length");
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];  // little-endian
   if (n > kMaxHeader)
-    fail(file, "header length " + std::to_string(n) + " exceeds the safetensors limit of 100000000 bytes");
+    fail_file(file, "header length " + std::to_string(n) + " exceeds the safetensors limit of 100000000 bytes");
   if (n > size - 8)
-    fail(file, "header length " + std::to_string(n) + " exceeds the file size (" + std::to_string(size) + " bytes)");
-  if (n < 2) fail(file, "header length " + std::to_string(n) + " is too short for a JSON object");
+    fail_file(file, "header length " + std::to_string(n) + " exceeds the file size (" + std::to_string(size) + " bytes)");
+  if (n < 2) fail_file(file, "header length " + std::to_string(n) + " is too short for a JSON object");
   std::string text(static_cast<std::size_t>(n), '\0');
   in.read(text.data(), static_cast<std::streamsize>(n));
-  if (static_cast<std::uint64_t>(in.gcount()) != n) fail(file, "truncated: the JSON header ends early");
+  if (static_cast<std::uint64_t>(in.gcount()) != n) fail_file(file, "truncated: the JSON header ends early");
   header h;
   h.j = detail::parse_json_text(text, file, "malformed JSON header");
-  if (!h.j.is_object()) fail(file, "header must be a JSON object (got " + show(h.j) + ")");
+  if (!h.j.is_object()) fail_file(file, "header must be a JSON object (got " + show(h.j) + ")");
   h.data_size = size - 8 - n;
   return h;
 }
 
 std::int64_t checked_add(std::int64_t a, std::int64_t b, const std::string& file) {
   std::int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) fail(file, "parameter count overflows 64-bit arithmetic");
+  if (__builtin_add_overflow(a, b, &r)) fail_file(file, "parameter count overflows 64-bit arithmetic");
   return r;
 }
 
@@ -111,44 +112,44 @@ std::vector<std::string> add_file(const std::string& file, checkpoint_info& info
   std::vector<span> spans;
   for (const auto& [name, t] : h.j.items()) {
     if (name == "__metadata__") {
-      if (!t.is_object() && !t.is_null()) fail(file, "__metadata__ must be an object (got " + show(t) + ")");
+      if (!t.is_object() && !t.is_null()) fail_file(file, "__metadata__ must be an object (got " + show(t) + ")");
       continue;
     }
     const std::string where = "tensor " + qstr(name);
-    if (!t.is_object()) fail(file, where + ": must be an object (got " + show(t) + ")");
+    if (!t.is_object()) fail_file(file, where + ": must be an object (got " + show(t) + ")");
     auto dt = t.find("dtype");
-    if (dt == t.end() || !dt->is_string()) fail(file, where + ": missing or non-string dtype");
+    if (dt == t.end() || !dt->is_string()) fail_file(file, where + ": missing or non-string dtype");
     const std::string dtype = dt->get<std::string>();
     const dtype_bits* d = nullptr;
     for (const auto& k : kDtypes)
       if (k.name == dtype) d = &k;
-    if (!d) fail(file, where + ": unknown dtype " + qstr(dtype) + " (known: " + known_dtypes() + ")");
+    if (!d) fail_file(file, where + ": unknown dtype " + qstr(dtype) + " (known: " + known_dtypes() + ")");
     auto sh = t.find("shape");
-    if (sh == t.end() || !sh->is_array()) fail(file, where + ": shape must be an array of non-negative integers");
+    if (sh == t.end() || !sh->is_array()) fail_file(file, where + ": shape must be an array of non-negative integers");
     std::int64_t numel = 1;
     for (const auto& dim : *sh) {
       if (!dim.is_number_integer() || (dim.is_number_integer() && !dim.is_number_unsigned() && dim.get<std::int64_t>() < 0))
-        fail(file, where + ": shape must be an array of non-negative integers (got " + show(*sh) + ")");
+        fail_file(file, where + ": shape must be an array of non-negative integers (got " + show(*sh) + ")");
       if (dim.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX) ||
           __builtin_mul_overflow(numel, dim.get<std::int64_t>(), &numel))
-        fail(file, where + ": shape " + show(*sh) + " has more elements than a 64-bit count holds");
+        fail_file(file, where + ": shape " + show(*sh) + " has more elements than a 64-bit count holds");
     }
     // Data bytes implied by the shape (sub-byte dtypes pack; round up).
     std::int64_t bits = 0;
     if (__builtin_mul_overflow(numel, static_cast<std::int64_t>(d->bits), &bits))
-      fail(file, where + ": shape " + show(*sh) + " has more bytes than a 64-bit count holds");
+      fail_file(file, where + ": shape " + show(*sh) + " has more bytes than a 64-bit count holds");
     const std::int64_t nbytes = bits / 8 + (bits % 8 ? 1 : 0);
     auto off = t.find("data_offsets");
     if (off == t.end() || !off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() ||
         !(*off)[1].is_number_unsigned())
-      fail(file, where + ": data_offsets must be [begin, end] non-negative integers");
+      fail_file(file, where + ": data_offsets must be [begin, end] non-negative integers");
     const auto begin = (*off)[0].get<std::uint64_t>(), end = (*off)[1].get<std::uint64_t>();
-    if (begin > end) fail(file, where + ": data_offsets begin > end (got " + show(*off) + ")");
+    if (begin > end) fail_file(file, where + ": data_offsets begin > end (got " + show(*off) + ")");
     if (end - begin != static_cast<std::uint64_t>(nbytes))
-      fail(file, where + ": data_offsets span " + std::to_string(end - begin) + " bytes but shape " + show(*sh) + " of " +
+      fail_file(file, where + ": data_offsets span " + std::to_string(end - begin) + " bytes but shape " + show(*sh) + " of " +
                      dtype + " needs " + std::to_string(nbytes));
     if (end > h.data_size)
-      fail(file, "truncated: " + where + " ends at data byte " + std::to_string(end) + " but the file holds " +
+      fail_file(file, "truncated: " + where + " ends at data byte " + std::to_string(end) + " but the file holds " +
                      std::to_string(h.data_size) + " data bytes");
     info.parameters = checked_add(info.parameters, numel, file);
     info.parameters_by_dtype[dtype] = checked_add(info.parameters_by_dtype[dtype], numel, file);
@@ -167,11 +168,11 @@ std::vector<std::string> add_file(const std::string& file, checkpoint_info& info
   const span* prev = nullptr;
   for (const auto& sp : spans) {
     if (sp.begin < at)
-      fail(file, "tensor " + qstr(sp.name) + ": data_offsets [" + std::to_string(sp.begin) + "," + std::to_string(sp.end) +
+      fail_file(file, "tensor " + qstr(sp.name) + ": data_offsets [" + std::to_string(sp.begin) + "," + std::to_string(sp.end) +
                      "] overlap tensor " + qstr(prev->name) + " [" + std::to_string(prev->begin) + "," +
                      std::to_string(prev->end) + "]");
     if (sp.begin > at)
-      fail(file, "tensor " + qstr(sp.name) + ": data_offsets begin at byte " + std::to_string(sp.begin) + " but " +
+      fail_file(file, "tensor " + qstr(sp.name) + ": data_offsets begin at byte " + std::to_string(sp.begin) + " but " +
                      (prev ? "tensor " + qstr(prev->name) + " ends at byte " + std::to_string(at)
                            : std::string("the data buffer starts at byte 0")) +
                      " (tensors must cover the data contiguously)");
@@ -179,14 +180,14 @@ std::vector<std::string> add_file(const std::string& file, checkpoint_info& info
     prev = &sp;
   }
   if (at != h.data_size)
-    fail(file, "tensors cover " + std::to_string(at) + " data bytes but the file holds " + std::to_string(h.data_size) +
+    fail_file(file, "tensors cover " + std::to_string(at) + " data bytes but the file holds " + std::to_string(h.data_size) +
                    " data bytes (the data buffer must be covered exactly)");
   return names;
 }
 
 json read_json_file(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail(file, "cannot open the file", error_kind::io_error);
+  if (!in) fail_file(file, "cannot open the file", error_kind::io_error);
   std::stringstream ss;
   ss << in.rdbuf();
   return detail::parse_json_text(ss.str(), file);
@@ -195,16 +196,16 @@ json read_json_file(const std::string& file) {
 checkpoint_info read_index(const fs::path& index_file) {
   const std::string idx = index_file.string();
   const json j = read_json_file(idx);
-  if (!j.is_object()) fail(idx, "must be a JSON object (got " + show(j) + ")");
+  if (!j.is_object()) fail_file(idx, "must be a JSON object (got " + show(j) + ")");
   auto wm = j.find("weight_map");
-  if (wm == j.end() || !wm->is_object() || wm->empty()) fail(idx, "weight_map must be a non-empty object of tensor -> shard file");
+  if (wm == j.end() || !wm->is_object() || wm->empty()) fail_file(idx, "weight_map must be a non-empty object of tensor -> shard file");
   std::map<std::string, std::set<std::string>> shards;  // shard file -> tensors it must hold
   for (const auto& [tensor, shard] : wm->items()) {
-    if (!shard.is_string()) fail(idx, "weight_map[" + qstr(tensor) + "] must be a file name (got " + show(shard) + ")");
+    if (!shard.is_string()) fail_file(idx, "weight_map[" + qstr(tensor) + "] must be a file name (got " + show(shard) + ")");
     const std::string s = shard.get<std::string>();
     const fs::path sp(s);
     if (s.empty() || sp.is_absolute() || s.find("..") != std::string::npos)
-      fail(idx, "weight_map[" + qstr(tensor) + "]: shard must be a file name inside the checkpoint directory (got " +
+      fail_file(idx, "weight_map[" + qstr(tensor) + "]: shard must be a file name inside the checkpoint directory (got " +
                     qstr(s) + ")");
     shards[s].insert(tensor);
   }
@@ -214,7 +215,7 @@ checkpoint_info read_index(const fs::path& index_file) {
     const auto names = add_file(file, info);
     const std::set<std::string> present(names.begin(), names.end());
     for (const auto& t : tensors)
-      if (!present.count(t)) fail(idx, "weight_map puts tensor " + qstr(t) + " in " + qstr(shard) + ", which does not hold it");
+      if (!present.count(t)) fail_file(idx, "weight_map puts tensor " + qstr(t) + " in " + qstr(shard) + ", which does not hold it");
   }
   return info;
 }
@@ -234,7 +235,7 @@ checkpoint_info read_checkpoint_dir(const std::string& dir) {
     if (p.filename().string().size() > 11 && p.string().ends_with(".index.json")) return read_index(p);
     return read_safetensors_header(dir);
   }
-  if (!fs::is_directory(p, ec)) fail(dir, "no such checkpoint directory", error_kind::io_error);
+  if (!fs::is_directory(p, ec)) fail_file(dir, "no such checkpoint directory", error_kind::io_error);
   const fs::path index = p / "model.safetensors.index.json";
   if (fs::is_regular_file(index, ec)) return read_index(index);
   std::vector<std::string> files;
@@ -243,8 +244,8 @@ checkpoint_info read_checkpoint_dir(const std::string& dir) {
     std::error_code fec;
     if (dit->is_regular_file(fec) && dit->path().extension() == ".safetensors") files.push_back(dit->path().string());
   }
-  if (ec) fail(dir, "cannot list the directory (" + ec.message() + ")", error_kind::io_error);
-  if (files.empty()) fail(dir, "no model.safetensors.index.json and no *.safetensors files", error_kind::io_error);
+  if (ec) fail_file(dir, "cannot list the directory (" + ec.message() + ")", error_kind::io_error);
+  if (files.empty()) fail_file(dir, "no model.safetensors.index.json and no *.safetensors files", error_kind::io_error);
   std::sort(files.begin(), files.end());
   checkpoint_info info;
   std::map<std::string, std::string> seen;  // tensor -> file
@@ -252,7 +253,7 @@ checkpoint_info read_checkpoint_dir(const std::string& dir) {
     for (const auto& name : add_file(f, info)) {
       auto [it, inserted] = seen.emplace(name, f);
       if (!inserted)
-        fail(dir, "tensor " + qstr(name) + " appears in both " + qstr(fs::path(it->second).filename().string()) +
+        fail_file(dir, "tensor " + qstr(name) + " appears in both " + qstr(fs::path(it->second).filename().string()) +
                       " and " + qstr(fs::path(f).filename().string()) + " (add a model.safetensors.index.json)");
     }
   }

@@ -12,6 +12,9 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/diffusers_config.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_diffusers_config {
+
 using namespace gpuplan;
 namespace df = gpuplan::diffusion;
 namespace L = gpuplan::layers;
@@ -106,3 +109,5 @@ TEST_CASE("diffusers config: hostile pipeline folders") {
   CHECK(p.text_encoders[0].hidden_size == 1024);
   CHECK(p.text_encoders[0].num_hidden_layers == 12);  // CLIPTextConfig's default
 }
+
+}  // namespace unit_diffusers_config

@@ -8,6 +8,9 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
 
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_diffusion {
+
 using namespace gpuplan;
 namespace L = gpuplan::layers;
 namespace mk = gpuplan::layers::make;
@@ -300,3 +303,5 @@ TEST_CASE("diffusion: saved tensors of diffusers' blocks against PyTorch (tests/
     CHECK(L::analyze(g).saved_bytes(4.0) == doctest::Approx(5632.0 * 4).epsilon(1e-12));
   }
 }
+
+}  // namespace unit_diffusion

@@ -10,9 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/diffusion.hpp"
 #include "gpuplan/io/graph_json.hpp"
 #include "gpuplan/layers.hpp"
 #include "gpuplan/vision.hpp"
+
+// Each test file in its own namespace: the suite is compiled in batches (unity build).
+namespace unit_graph_json {
 
 using namespace gpuplan;
 namespace L = gpuplan::layers;
@@ -51,6 +55,31 @@ TEST_CASE("graph json: every catalog model survives write -> text -> read unchan
       CHECK(a.peak_live_elements == b.peak_live_elements);
     }
   }
+}
+
+TEST_CASE("graph json: the diffusion graphs (concat, second inputs, q/k/v without bias, checkpoint segments) round-trip") {
+  for (const char* name : {"sd-1.5", "sdxl-base"}) {
+    CAPTURE(name);
+    const auto p = diffusion::pipeline_by_name(name);
+    for (const L::graph& g : {diffusion::unet_graph(p.unet, 64, 64), diffusion::vae_decoder_graph(p.vae, 64, 64),
+                              diffusion::clip_text_graph(p.text_encoders.front())}) {
+      const std::string text = io::write_graph(g).dump();
+      const L::graph back = io::read_graph_text(text);
+      CHECK(io::same_graph(g, back));
+      CHECK(back.segments == g.segments);
+      CHECK(io::write_graph(back).dump() == text);
+      const auto a = L::analyze(g), b = L::analyze(back);
+      CHECK(a.params == b.params);
+      CHECK(a.flops == b.flops);
+      CHECK(a.saved_bytes(2) == b.saved_bytes(2));
+      CHECK(a.peak_live_elements == b.peak_live_elements);
+    }
+  }
+  CHECK(diffusion::unet_graph(diffusion::pipeline_by_name("sd-1.5").unet, 64, 64).segments.size() > 0);
+  CHECK_THROWS_WITH_AS(io::read_graph_text(R"({"input": {"c": 4}, "layers": [{"kind": "linear", "out": 4}], "segments": [[0, 1]]})"),
+                       "graph.segments[0]: must be layer indices 0 <= first <= last < 1 (got [0,1])", config_error);
+  CHECK_THROWS_WITH_AS(io::read_graph_text(R"({"input": {"c": 4}, "layers": [{"kind": "input"}]})"),
+                       doctest::Contains("layers[0].source: is required for a input layer"), config_error);
 }
 
 TEST_CASE("graph json: the written form is the short one (scalar spatial fields, defaults omitted)") {
@@ -193,3 +222,5 @@ TEST_CASE("graph json: files: a missing file is an io_error, a saved file reads 
   CHECK(io::same_graph(io::read_graph_file(file), g));
   std::remove(file.c_str());
 }
+
+}  // namespace unit_graph_json
