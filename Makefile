@@ -1,7 +1,7 @@
 # The two set-up commands of the README. Both install missing Debian packages
 # first (scripts/install-deps.sh, idempotent) and build with CMake presets.
 PY := /usr/bin/python3
-.PHONY: demo test deps build-release build-dev test-cpp test-asan test-python test-fuzz bench accuracy clean
+.PHONY: demo test deps build-release build-dev build-asan test-cpp test-asan test-python test-fuzz bench accuracy clean
 
 # The 13B-on-24GB question: full fine-tuning, LoRA and QLoRA side by side (the hf
 # framework's defaults: PEFT/TRL checkpoint LoRA and QLoRA), then the default run
@@ -30,9 +30,12 @@ build-dev:
 test-cpp: build-dev
 	ctest --preset dev
 
-test-asan:
+# One clang build with ASan + UBSan serves both the sanitized C++ tests and the fuzzers.
+build-asan:
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan
+
+test-asan: build-asan
 	ctest --preset asan
 
 test-python: build-dev
@@ -41,8 +44,9 @@ test-python: build-dev
 # libFuzzer smoke run of every reader (clang, ASan+UBSan): a fixed seed and a fixed
 # number of runs, so CI sees the same inputs every time. Longer, exploratory runs:
 # FUZZ_SECONDS=600 bash scripts/fuzz-smoke.sh (docs/robustness.md).
-test-fuzz:
-	FUZZ_RUNS=$${FUZZ_RUNS:-20000} FUZZ_SEED=$${FUZZ_SEED:-1} bash scripts/fuzz-smoke.sh
+test-fuzz: build-asan
+	FUZZ_BUILD_DIR=build/asan FUZZ_CONFIGURE=0 FUZZ_RUNS=$${FUZZ_RUNS:-20000} FUZZ_SEED=$${FUZZ_SEED:-1} \
+	  bash scripts/fuzz-smoke.sh
 
 # Google Benchmark figures (Release): estimate latency and search throughput.
 bench: build-release

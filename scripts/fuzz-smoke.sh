@@ -27,10 +27,14 @@ if ! command -v clang++ >/dev/null 2>&1; then
   exit 2
 fi
 
-CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DGPUPLAN_BUILD_FUZZ=ON \
-  -DGPUPLAN_BUILD_TESTS=OFF -DGPUPLAN_BUILD_CLI=OFF -DGPUPLAN_BUILD_PYTHON=OFF -DGPUPLAN_BUILD_EXAMPLES=OFF \
-  -DGPUPLAN_BUILD_BENCH=OFF -DGPUPLAN_INSTALL=OFF >"$build.configure.log" 2>&1 \
-  || { cat "$build.configure.log" >&2; exit 1; }
+# FUZZ_CONFIGURE=0: "$build" is configured already (make test uses the asan preset's
+# build, which instruments everything and builds the fuzzers beside the tests).
+if [ "${FUZZ_CONFIGURE:-1}" != 0 ]; then
+  CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DGPUPLAN_BUILD_FUZZ=ON \
+    -DGPUPLAN_BUILD_TESTS=OFF -DGPUPLAN_BUILD_CLI=OFF -DGPUPLAN_BUILD_PYTHON=OFF -DGPUPLAN_BUILD_EXAMPLES=OFF \
+    -DGPUPLAN_BUILD_BENCH=OFF -DGPUPLAN_INSTALL=OFF >"$build.configure.log" 2>&1 \
+    || { cat "$build.configure.log" >&2; exit 1; }
+fi
 cmake --build "$build" --target gpuplan_fuzzers -j "${FUZZ_JOBS_BUILD:-2}"
 
 seeds_of() {
