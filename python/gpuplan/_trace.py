@@ -167,11 +167,26 @@ class _Other:
         self.what, self.tensor = what, tensor
 
 
+class _P:
+    """A parameter or buffer read directly (a get_attr node), possibly expanded: its
+    qualified name, its own shape and whether it is an nn.Parameter."""
+
+    __slots__ = ("target", "shape", "param")
+
+    def __init__(self, target: str, shape: Tuple[int, ...], param: bool) -> None:
+        self.target, self.shape, self.param = target, shape, param
+
+    @property
+    def numel(self) -> int:
+        return _prod(self.shape)
+
+
 _KNOWN = ("modules Conv1d/2d/3d, Linear, BatchNorm1d/2d/3d, GroupNorm, LayerNorm, ReLU, GELU, SiLU, Sigmoid, "
           "MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, Dropout, Embedding, "
           "MultiheadAttention, Upsample (nearest), Flatten, Identity; functions and methods add/iadd/add_, mul/mul_, "
-          "relu/relu_, gelu, silu, sigmoid, dropout, flatten/view/reshape (as flattens), transpose/permute/contiguous, "
-          "size/shape, getitem (attention output, x[:, 0])")
+          "cat, relu/relu_, gelu, silu, sigmoid, dropout, layer_norm, adaptive_avg_pool1d/2d/3d, stochastic_depth, "
+          "flatten/view/reshape (as flattens), transpose/permute/contiguous, size/shape, getitem (attention output, "
+          "x[:, 0]); parameters as class token (cat), position embedding (add), layer scale (mul), layer_norm weights")
 
 
 def _describe(node: Any) -> str:
@@ -202,6 +217,10 @@ class _Mapper:
         self.origin: List[Any] = []        # the fx node of each layer
         self.values: Dict[Any, Any] = {}   # fx node -> _T / _Other
         self.calls: Dict[str, int] = {}    # module path -> times called
+        self.shapes: List[Tuple[int, ...]] = []  # PyTorch's output shape of each layer
+        self.param_layers: Dict[int, List[str]] = {}  # layer -> the parameters it reads directly (get_attr)
+        self.param_uses: Dict[str, int] = {}     # parameter name -> layers that read it
+        self.cats: Dict[Tuple[int, ...], _T] = {}  # torch.cat operands (layer refs) -> the concat layer
 
     # ---- helpers ------------------------------------------------------------------------
     def fail(self, node: Any, reason: str) -> Exception:
@@ -219,17 +238,31 @@ class _Mapper:
     def tensor(self, node: Any, arg: Any) -> _T:
         if hasattr(arg, "op") and arg in self.values and isinstance(self.values[arg], _T):
             return self.values[arg]
+        if hasattr(arg, "op") and isinstance(self.values.get(arg), _P):
+            raise self.unmapped(node, f" for the parameter '{self.values[arg].target}' used directly (mapped: a class "
+                                      "token cat, a position embedding add, a layer scale mul, layer_norm weights)")
         raise self.unmapped(node, f" for the operand {arg!r} (only tensors made by mapped layers are supported)")
 
-    def emit(self, node: Any, layer: Dict[str, Any], src: _T, cdim: Optional[int], name: Optional[str] = None) -> _T:
+    def emit(self, node: Any, layer: Dict[str, Any], src: _T, cdim: Optional[int], name: Optional[str] = None,
+             shape: Optional[Tuple[int, ...]] = None, params: Sequence[_P] = ()) -> _T:
+        """Appends a layer reading `src`; `shape`: its PyTorch shape when not the node's output
+        (one step of a chained cat); `params`: the parameters it reads directly."""
         i = len(self.layers)
         layer = dict(layer)
         if src.ref != (i - 1 if i > 0 else -2):
             layer["from"] = src.ref
         layer["name"] = name if name is not None else (node.target if node.op == "call_module" else node.name)
+        out = shape if shape is not None else self.shape_of(node)
+        for prm in params:
+            if not prm.param:
+                raise self.fail(node, f"reads the buffer '{prm.target}' as a {layer['kind']} (only parameters are modelled)")
+            self.param_uses[prm.target] = self.param_uses.get(prm.target, 0) + 1
+        if params:
+            self.param_layers[i] = [prm.target for prm in params]
         self.layers.append(layer)
         self.origin.append(node)
-        return _T(i, cdim, self.shape_of(node))
+        self.shapes.append(out)
+        return _T(i, cdim, out)
 
     def last_dim(self, node: Any, x: _T, what: str) -> None:
         if x.cdim != len(x.shape) - 1:
@@ -313,8 +346,8 @@ class _Mapper:
                 raise self.fail(node, "has return_indices=True (not modelled)")
             out = list(self.shape_of(node)[-d:])  # output_size None keeps that axis: the shape says which
             return self.emit(node, {"kind": "pool", "pool": kind, "dims": d, "out_size": out}, x, 1)
-        if type(m) is nn.Dropout:
-            return self.emit(node, {"kind": "dropout", "p": float(m.p)}, x, x.cdim)
+        if type(m) is nn.Dropout:  # p = 0 returns its input (ATen Dropout.cpp): nothing
+            return self.emit(node, {"kind": "dropout", "p": float(m.p)}, x, x.cdim) if m.p > 0 else x
         if type(m) is nn.Embedding:
             if x.cdim is not None:
                 raise self.fail(node, f"embeds a tensor of shape {x.shape} that is not the graph's token ids")
@@ -324,6 +357,9 @@ class _Mapper:
             return self.upsample(node, x, m.mode)
         if type(m) is nn.Flatten:
             return self.reshape(node, x)
+        if type(m) is nn.ReLU6:
+            raise self.unmapped(node, f" ({type(m).__module__}.ReLU6: the layer graph's activations are relu, gelu, silu "
+                                      "and sigmoid, none of which clamps at 6)")
         raise self.unmapped(node, f" ({type(m).__module__}.{type(m).__name__})")
 
     def upsample(self, node: Any, x: _T, mode: str) -> _T:
@@ -367,9 +403,10 @@ class _Mapper:
         if q.ref != (i - 1 if i > 0 else -2):
             layer["from"] = q.ref
         layer["name"] = node.target
+        out = tuple(int(s) for s in meta[0].shape)
         self.layers.append(layer)
         self.origin.append(node)
-        out = tuple(int(s) for s in meta[0].shape)
+        self.shapes.append(out)
         return _Other("attention", _T(i, len(out) - 1, out))
 
     # ---- functions and methods ----------------------------------------------------------
@@ -388,8 +425,54 @@ class _Mapper:
                 return _T(x.ref, j, out)  # the channel stays whole: a view of the same layer
         raise self.unmapped(node, f" (reshapes {x.shape} to {out}, which is not a flatten)")
 
+    def param_binary(self, node: Any, kind: str) -> _T:
+        """A tensor and a parameter: a learned position embedding (add, the tensor's per-sample
+        shape) or a layer scale (mul, one value per channel), as torchvision's ViT and ConvNeXt."""
+        args = list(node.args)
+        if len(args) != 2 or node.kwargs:
+            raise self.unmapped(node, " (only the sum or product of a tensor and a parameter is mapped)")
+        vals = [self.values.get(a) if hasattr(a, "op") else None for a in args]
+        prm = next((v for v in vals if isinstance(v, _P)), None)
+        x = next((v for v in vals if isinstance(v, _T)), None)
+        if prm is None or x is None:
+            raise self.unmapped(node, " (only the sum or product of a tensor and a parameter is mapped)")
+        out = self.shape_of(node)
+        per_sample = x.shape[1:]
+        if kind == "add":
+            if out != x.shape or tuple(prm.shape) not in (per_sample, (1,) + per_sample):
+                raise self.fail(node, f"adds the parameter '{prm.target}' {prm.shape} to {x.shape}: only a position "
+                                      "embedding of the tensor's per-sample shape is modelled")
+            return self.emit(node, {"kind": "position_embedding"}, x, x.cdim, params=[prm])
+        n = len(x.shape)
+        aligned = [1] * (n - len(prm.shape)) + list(prm.shape)
+        if (out != x.shape or x.cdim is None or len(prm.shape) > n or aligned[x.cdim] != x.shape[x.cdim]
+                or _prod(aligned) != x.shape[x.cdim]):
+            raise self.fail(node, f"multiplies {x.shape} by the parameter '{prm.target}' {prm.shape}: only a layer "
+                                  f"scale of one value per channel (dimension {x.cdim}) is modelled")
+        return self.emit(node, {"kind": "layer_scale"}, x, x.cdim, params=[prm])
+
+    def layer_norm(self, node: Any, x: _T) -> _T:
+        """F.layer_norm(x, (C,), weight, bias) over the channel, the last dimension (torchvision's LayerNorm2d)."""
+        names = ["input", "normalized_shape", "weight", "bias", "eps"]
+        a = dict(zip(names, node.args))
+        a.update(node.kwargs)
+        shape = a.get("normalized_shape")
+        if not isinstance(shape, (tuple, list)) or len(shape) != 1 or int(shape[0]) != x.shape[-1]:
+            raise self.fail(node, f"normalizes over {shape!r}: only the last dimension is modelled")
+        self.last_dim(node, x, "layer_norm")
+        w, b = (a.get(k) for k in ("weight", "bias"))
+        pw, pb = (self.values.get(v) if hasattr(v, "op") else v for v in (w, b))
+        if pw is None and pb is None:
+            return self.emit(node, {"kind": "norm", "norm": "layer", "affine": False}, x, x.cdim)
+        if not (isinstance(pw, _P) and isinstance(pb, _P) and pw.numel == pb.numel == x.shape[-1]):
+            raise self.fail(node, "has weight and bias other than two parameters of the normalized width "
+                                  "(only both or neither are modelled)")
+        return self.emit(node, {"kind": "norm", "norm": "layer", "affine": True}, x, x.cdim, params=[pw, pb])
+
     def binary(self, node: Any, kind: str) -> _T:
         args = list(node.args)
+        if any(hasattr(a, "op") and isinstance(self.values.get(a), _P) for a in args):
+            return self.param_binary(node, kind)
         if len(args) != 2 or any(not (hasattr(a, "op") and isinstance(self.values.get(a), _T)) for a in args):
             raise self.unmapped(node, " (only the sum or product of two tensors is mapped)")
         if node.kwargs.get("alpha", 1) != 1:
@@ -433,6 +516,8 @@ class _Mapper:
             raise self.unmapped(node, f" (indexing {x.shape} with {idx!r})")
         if (node.op == "call_function" and t is getattr) or (node.op == "call_method" and t in ("size", "dim")):
             return _Other("size")
+        if node.op == "call_method" and t == "expand" and isinstance(self.values.get(args[0]), _P):
+            return self.values[args[0]]  # `self.class_token.expand(n, -1, -1)`: the same parameter, per sample
         inputs: List[Any] = []
         self.torch.fx.node.map_arg((node.args, node.kwargs), inputs.append)
         if "tensor_meta" not in node.meta and not any(isinstance(self.values.get(a), _T) for a in inputs):
@@ -441,13 +526,27 @@ class _Mapper:
             return self.binary(node, "add")
         if t in (operator.mul, operator.imul, torch.mul, "mul", "mul_"):
             return self.binary(node, "mul")
-        if t is torch.cat and "concat" in self.kinds:
-            return self.concat(node)
         if t is torch.cat:
-            raise self.unmapped(node, " (the layer graph has no concat kind)")
+            return self.concat(node)
         x = self.tensor(node, args[0]) if args else None
         if x is None:
             raise self.unmapped(node)
+        if t is F.layer_norm:
+            return self.layer_norm(node, x)
+        pools = {F.adaptive_avg_pool1d: 1, F.adaptive_avg_pool2d: 2, F.adaptive_avg_pool3d: 3}
+        if t in pools:
+            d = pools[t]
+            self.channel_first(node, x, "pooling")
+            return self.emit(node, {"kind": "pool", "pool": "adaptive_avg", "dims": d,
+                                    "out_size": list(self.shape_of(node)[-d:])}, x, 1)
+        if name == "stochastic_depth" and getattr(t, "__module__", "").startswith("torchvision.ops"):
+            # torchvision.ops.stochastic_depth: the input times a (N, 1, ..., 1) Bernoulli noise in
+            # training ("row"; "batch": one value), the input itself otherwise. Only the noise is
+            # saved (derivatives.yaml mul: `other` for the input's gradient), one element per sample.
+            mode = node.kwargs.get("mode", args[2] if len(args) > 2 else None)
+            if mode not in ("row", "batch"):
+                raise self.fail(node, f"has mode {mode!r} (a traced or unknown mode)")
+            return _T(x.ref, x.cdim, self.shape_of(node))
         acts = {F.relu: "relu", torch.relu: "relu", "relu": "relu", F.relu_: "relu", torch.relu_: "relu", "relu_": "relu",
                 F.gelu: "gelu", "gelu": "gelu", F.silu: "silu", torch.sigmoid: "sigmoid", "sigmoid": "sigmoid",
                 "sigmoid_": "sigmoid"}
@@ -463,13 +562,16 @@ class _Mapper:
             training = node.kwargs.get("training", args[2] if len(args) > 2 else True)
             if training is not True and training is not False:
                 raise self.fail(node, "has a traced training flag (not a constant)")
-            return self.emit(node, {"kind": "dropout", "p": float(p)}, x, x.cdim) if training else x
+            return self.emit(node, {"kind": "dropout", "p": float(p)}, x, x.cdim) if training and float(p) > 0 else x
         if t in (torch.flatten, "flatten", "view", "reshape", torch.reshape):
             return self.reshape(node, x)
         if t == "contiguous":
             return x
         if t in ("transpose", torch.transpose, "permute", torch.permute):
             return self.permute(node, x)
+        for a in inputs:
+            if isinstance(self.values.get(a), _P):
+                self.tensor(node, a)  # the error naming the parameter read directly
         raise self.unmapped(node)
 
     def permute(self, node: Any, x: _T) -> _T:
@@ -489,12 +591,47 @@ class _Mapper:
     def concat(self, node: Any) -> _T:
         tensors = node.args[0] if node.args else node.kwargs.get("tensors")
         dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
-        if not isinstance(tensors, (list, tuple)) or len(tensors) != 2:
-            raise self.fail(node, "concatenates other than two tensors (not modelled)")
-        a, b = self.tensor(node, tensors[0]), self.tensor(node, tensors[1])
-        if a.cdim is None or int(dim) % len(a.shape) != a.cdim:
+        if not isinstance(tensors, (list, tuple)) or not tensors or not isinstance(dim, int):
+            raise self.fail(node, "concatenates other than a list of tensors along a constant dimension (not modelled)")
+        if any(hasattr(a, "op") and isinstance(self.values.get(a), _P) for a in tensors):
+            return self.class_token(node, tensors, dim)
+        ts = [self.tensor(node, a) for a in tensors]
+        a = ts[0]
+        if a.cdim is None or any(t.cdim != a.cdim or len(t.shape) != len(a.shape) for t in ts) or dim % len(a.shape) != a.cdim:
             raise self.fail(node, f"concatenates along dimension {dim}, not the channel {a.cdim}")
-        return self.emit(node, {"kind": "concat", "skip": b.ref}, a, a.cdim)
+        if len(ts) == 1:
+            return _T(a.ref, a.cdim, self.shape_of(node))  # a copy of the one tensor: its values, nothing saved
+        if "concat" not in self.kinds:
+            raise self.unmapped(node, " (the layer graph has no concat kind)")
+        refs = tuple(t.ref for t in ts)
+        # A cat whose operands but the last are an earlier cat's (DenseNet's growing feature list)
+        # extends that cat's output; otherwise the operands are joined two at a time, left to right.
+        k = len(refs) - 1
+        while k > 1 and refs[:k] not in self.cats:
+            k -= 1
+        cur = self.cats[refs[:k]] if k > 1 else a
+        for j in range(k, len(ts)):
+            shape = list(cur.shape)
+            shape[a.cdim] += ts[j].shape[a.cdim]
+            last = j == len(ts) - 1
+            cur = self.emit(node, {"kind": "concat", "skip": ts[j].ref}, cur, a.cdim,
+                            name=None if last else f"{node.name}[{j}]", shape=None if last else tuple(shape))
+            self.cats[refs[:j + 1]] = cur
+        return cur
+
+    def class_token(self, node: Any, tensors: Sequence[Any], dim: int) -> _T:
+        """torch.cat([token.expand(N, -1, -1), x], dim=1) of a (N, L, D) sequence: a learned
+        token of width D prepended (or appended) to the sequence (torchvision's VisionTransformer)."""
+        vals = [self.values.get(a) if hasattr(a, "op") else None for a in tensors]
+        prm = [v for v in vals if isinstance(v, _P)]
+        xs = [v for v in vals if isinstance(v, _T)]
+        if len(vals) != 2 or len(prm) != 1 or len(xs) != 1:
+            raise self.fail(node, "concatenates a parameter other than with one tensor (only a class token is modelled)")
+        p, x = prm[0], xs[0]
+        if not (len(x.shape) == 3 and x.cdim == 2 and dim % 3 == 1 and p.shape == (1, 1, x.shape[2])):
+            raise self.fail(node, f"concatenates the parameter '{p.target}' {p.shape} with {x.shape} along dimension "
+                                  f"{dim}: only a (1, 1, D) class token on a (N, L, D) sequence is modelled")
+        return self.emit(node, {"kind": "class_token"}, x, 2, params=[p])
 
 
 def _input_layout(torch: Any, gm: Any, x: Any) -> Tuple[Dict[str, int], Optional[int]]:
@@ -627,8 +764,12 @@ def trace(module: Any, example_inputs: Any, *, flash: bool = True, name: Optiona
             out_value = mapper.values[res]
             continue
         if node.op == "get_attr":
-            if node.users:
-                raise mapper.unmapped(node, " (a parameter or buffer used directly)")
+            value = _attribute(root, node.target)
+            if not torch.is_tensor(value):
+                if node.users:
+                    raise mapper.unmapped(node, f" (the attribute is a {type(value).__name__}, not a tensor)")
+                continue
+            mapper.values[node] = _P(node.target, tuple(int(s) for s in value.shape), isinstance(value, nn.Parameter))
             continue
         if node.op == "call_module":
             value = mapper.module(node)
@@ -648,13 +789,18 @@ def trace(module: Any, example_inputs: Any, *, flash: bool = True, name: Optiona
     return graph
 
 
+def _attribute(root: Any, target: str) -> Any:
+    """The module attribute a get_attr node reads (`encoder.pos_embedding`)."""
+    obj = root
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def _check(module: Any, gm: Any, mapper: _Mapper, graph: Graph, batch: int) -> None:
     """Per-sample shapes of every layer against PyTorch's, and the parameter count."""
     a = graph.analyze()
-    for i, (layer, node) in enumerate(zip(a["layers"], mapper.origin)):
-        meta = node.meta.get("tensor_meta")
-        meta = meta if hasattr(meta, "shape") else meta[0]  # nn.MultiheadAttention: (output, weights)
-        shape = tuple(int(s) for s in meta.shape)
+    for i, (layer, node, shape) in enumerate(zip(a["layers"], mapper.origin, mapper.shapes)):
         out = layer["out"]
         elems = out["c"] * out["d"] * out["h"] * out["w"]
         value = mapper.values.get(node)
@@ -667,6 +813,15 @@ def _check(module: Any, gm: Any, mapper: _Mapper, graph: Graph, batch: int) -> N
         if bad:
             raise _error("trace", f"{_describe(node)}: PyTorch's output {shape} does not match layers[{i}]'s "
                                   f"{{c={out['c']}, d={out['d']}, h={out['h']}, w={out['w']}}} per sample (a mapping error)")
+    for i, names in mapper.param_layers.items():
+        node = mapper.origin[i]
+        n = sum(_attribute(module, nm).numel() for nm in names)
+        if a["layers"][i]["params"] != n:
+            raise _error("trace", f"{_describe(node)}: the parameters {', '.join(names)} hold {n:,} values but "
+                                  f"layers[{i}] counts {a['layers'][i]['params']:,} (a mapping error)")
+    for nm, uses in mapper.param_uses.items():
+        if uses > 1:
+            raise _error("trace", f"the parameter '{nm}' is read by {uses} layers; it would be counted once per layer")
     for i, node in enumerate(mapper.origin):
         if node.op != "call_module":
             continue
@@ -681,6 +836,7 @@ def _check(module: Any, gm: Any, mapper: _Mapper, graph: Graph, batch: int) -> N
     total = sum(p.numel() for p in module.parameters())
     if a["params"] != total:
         called = set(mapper.calls)
-        missing = [nm for nm, _ in module.named_parameters() if not any(nm.startswith(c + ".") for c in called)]
+        missing = [nm for nm, _ in module.named_parameters()
+                   if nm not in mapper.param_uses and not any(nm.startswith(c + ".") for c in called)]
         raise _error("trace", f"the graph counts {a['params']:,} parameters but the module has {total:,} "
                               f"(not in any mapped layer: {', '.join(missing[:5]) or 'shared or tied parameters'})")

@@ -7,13 +7,21 @@
 - a small transformer (nn.Embedding, nn.LayerNorm, nn.MultiheadAttention(batch_first=True),
   nn.Linear, nn.GELU, residual adds) traced against the same architecture written by hand
   as a graph file;
+- every catalog model of gp.vision traced from its torchvision counterpart (resnet18/34/50/101/152,
+  vgg16, vit_b_16/l_16/h_14, convnext_tiny/small/base/large, efficientnet_b0) at batch 1 and a
+  small image: torchvision's parameter count exactly, the catalog graph's layers, parameters and
+  saved-for-backward bytes (within 2%; in fact equal);
+- densenet121 (no catalog graph; torch.cat of growing feature lists) and vit_b_16, convnext_tiny,
+  efficientnet_b0: saved-for-backward bytes against autograd's saved-tensor hooks, the remaining
+  difference derived tensor by tensor;
 - unmapped operations, a data-dependent branch, a module called twice and parameters no
-  layer counts are one-line errors naming the node or the parameters.
+  layer counts are one-line errors naming the node or the parameters (MobileNetV2's ReLU6 too).
 Skipped cleanly where torch (or torchvision) is missing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -78,6 +86,146 @@ def test_resnet50_estimate_is_gp_vision(gp, resnet50):
     assert r8.time_to_train is not None and abs(float(r8.time_to_train) * r8.images_per_second / 2.56e6 - 1) < 1e-9
     ri = g.estimate(gpu="t4", batch=8, infer=True)
     assert ri.to_dict()["memory"]["gradients"] == 0
+
+
+# torchvision's model table (parameters at 224x224), the traced image size and the catalog name. ViT's
+# position embedding is (1, tokens, D): at a smaller image it has (197 - tokens) x D fewer parameters
+# (patch 16: 197 tokens at 224; patch 14: 257), checked below.
+CATALOG = [
+    ("resnet18", 11_689_512, 64, "resnet-18"),
+    ("resnet34", 21_797_672, 64, "resnet-34"),
+    ("resnet50", 25_557_032, 64, "resnet-50"),
+    ("resnet101", 44_549_160, 64, "resnet-101"),
+    ("resnet152", 60_192_808, 64, "resnet-152"),
+    ("vgg16", 138_357_544, 32, "vgg-16"),
+    ("vit_b_16", 86_567_656, 64, "vit-b-16"),
+    ("vit_l_16", 304_326_632, 32, "vit-l-16"),
+    ("vit_h_14", 632_045_800, 42, "vit-h-14"),
+    ("convnext_tiny", 28_589_128, 32, "convnext-tiny"),
+    ("convnext_small", 50_223_688, 32, "convnext-small"),
+    ("convnext_base", 88_591_464, 32, "convnext-base"),
+    ("convnext_large", 197_767_336, 32, "convnext-large"),
+    ("efficientnet_b0", 5_288_548, 64, "efficientnet-b0"),
+]
+
+
+@contextlib.contextmanager
+def zero_init():
+    """Builds models without their random initialisation (torch.nn.init fills zeros): gp.trace needs
+    shapes only, and ViT-H's 632M parameters then cost an allocation, not seconds of sampling."""
+    saved = {k: v for k, v in vars(nn.init).items() if k.endswith("_") and not k.startswith("_") and callable(v)}
+
+    def zero(t, *args, **kwargs):
+        with torch.no_grad():
+            return t.zero_()
+
+    for k in saved:
+        setattr(nn.init, k, zero)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(nn.init, k, v)
+
+
+@pytest.mark.parametrize("fn,table_params,image,name", CATALOG, ids=[c[3] for c in CATALOG])
+def test_catalog_model_traced_from_torchvision(gp, fn, table_params, image, name):
+    tv = pytest.importorskip("torchvision")
+    kwargs = {"image_size": image} if fn.startswith("vit") else {}
+    with zero_init():
+        m = getattr(tv.models, fn)(**kwargs)
+    g = gp.trace(m, torch.randn(1, 3, image, image))
+    cat = gp.Graph.from_catalog(name, image=image)
+    if fn.startswith("vit"):
+        patch = 14 if fn.endswith("14") else 16
+        tokens, tokens_224 = (image // patch) ** 2 + 1, (224 // patch) ** 2 + 1
+        table_params -= (tokens_224 - tokens) * m.hidden_dim
+    assert g.params == sum(p.numel() for p in m.parameters()) == cat.params == table_params
+    assert g.input == {"c": 3, "d": 1, "h": image, "w": image}
+    assert abs(g.saved_bytes(4) / cat.saved_bytes(4) - 1) < 0.02
+    assert g.saved_bytes(4) == cat.saved_bytes(4)  # in fact the same tensors
+    a, b = g.analyze(), cat.analyze()
+    assert a["matmul_flops"] == b["matmul_flops"]
+    # The same layers: kind, shapes and parameters one by one (class token, position embedding,
+    # take_token, layer scale, squeeze-excitation mul included; p = 0 dropouts are no layers).
+    assert [layer["kind"] for layer in g.layers] == [layer["kind"] for layer in cat.layers]
+    for la, lb in zip(a["layers"], b["layers"]):
+        assert (la["in"], la["out"], la["params"]) == (lb["in"], lb["out"], lb["params"])
+
+
+def test_vit_convnext_efficientnet_map_parameters_and_stochastic_depth(gp):
+    tv = pytest.importorskip("torchvision")
+    with zero_init():
+        vit = tv.models.vit_b_16(image_size=64)
+        cnx = tv.models.convnext_tiny()
+    g = gp.trace(vit, torch.randn(1, 3, 64, 64))
+    by_kind = {layer["kind"]: layer for layer in g.layers}
+    assert by_kind["class_token"]["name"] == "cat"
+    assert by_kind["position_embedding"]["name"] == "add"
+    # 16 patches + the class token, width 768: the position embedding holds 17 x 768 parameters.
+    per_layer = g.analyze()["layers"]
+    assert [la["params"] for la, layer in zip(per_layer, g.layers)
+            if layer["kind"] in ("class_token", "position_embedding")] == [768, 17 * 768]
+    g = gp.trace(cnx, torch.randn(1, 3, 32, 32))
+    kinds = [layer["kind"] for layer in g.layers]
+    # 18 CNBlocks: one layer scale each (gamma of C values); LayerNorm2d (F.layer_norm with the
+    # module's weight and bias, between permutes) as a layer norm over the channel: stem, 3
+    # downsamplings, the head; stochastic depth is no layer.
+    assert kinds.count("layer_scale") == 18 and kinds.count("norm") == 18 + 1 + 3 + 1
+    assert not any("stochastic" in layer["name"] for layer in g.layers)
+
+
+def test_torchvision_saved_bytes_against_autograd(gp):
+    """Saved-for-backward bytes of the traced graphs against autograd's saved-tensor hooks on the real
+    modules (fp32, CPU, torch 1.13, training mode, batch 2, 64x64), differences derived tensor by tensor."""
+    tv = pytest.importorskip("torchvision")
+    x = torch.randn(2, 3, 64, 64)
+
+    def measure(m):
+        m.train()
+        bn_stats = sum(8 * mod.num_features for mod in m.modules() if isinstance(mod, nn.BatchNorm2d))
+        return ts.saved_bytes(m, lambda: m(x)) - bn_stats  # batch norm's per-channel save_mean/save_invstd
+
+    # DenseNet-121 (torchvision's table: 7,978,856 parameters): every dense layer reads torch.cat of
+    # the block's features so far, a concat extending the previous layer's; the cats save nothing and
+    # the graph saves exactly what autograd does.
+    with zero_init():  # the values do not change which tensors autograd saves
+        m = tv.models.densenet121()
+    g = gp.trace(m, x)
+    assert g.params == 7_978_856 == sum(p.numel() for p in m.parameters())
+    kinds = [layer["kind"] for layer in g.layers]
+    # 58 dense layers in blocks of 6, 12, 24, 16: a block's first layer reads a cat of one tensor (a
+    # copy, no layer), the others and the block's output one concat each.
+    assert kinds.count("concat") == 58 and len(kinds) == 427
+    assert measure(m) == 2 * g.saved_bytes(4)
+
+    # ConvNeXt-T: stochastic depth multiplies by a (N, 1, 1, 1) noise, saved for the input's gradient
+    # (4 B per sample) in the 17 blocks whose drop probability is above 0 (the first block's is 0).
+    with zero_init():
+        m = tv.models.convnext_tiny()
+    g = gp.trace(m, x)
+    measured, predicted = measure(m), 2 * g.saved_bytes(4)
+    assert abs(measured / predicted - 1) < 0.02
+    assert measured - predicted == 2 * 17 * 4
+
+    # EfficientNet-B0: the same noise in its 9 residual blocks, and on the CPU torch 1.13's dropout
+    # saves a float noise (4 B per element) where the graph counts CUDA's bool mask (1 B): 3 B x 1280.
+    with zero_init():
+        m = tv.models.efficientnet_b0()
+    g = gp.trace(m, x)
+    measured, predicted = measure(m), 2 * g.saved_bytes(4)
+    assert abs(measured / predicted - 1) < 0.02
+    assert measured - predicted == 2 * (9 * 4 + 3 * 1280)
+
+    # ViT-B/16: torch 1.13 runs attention eagerly on the CPU (flash=False: the softmax output, no
+    # logsumexp); each of the 12 attentions also saves the 0-dim float64 sqrt(head dim) that q is
+    # divided by (a Python number wrapped as a tensor): 12 x 8 B per batch.
+    with zero_init():
+        m = tv.models.vit_b_16(image_size=64)
+    g = gp.trace(m, x, flash=False)
+    measured, predicted = measure(m), 2 * g.saved_bytes(4)
+    assert abs(measured / predicted - 1) < 0.02
+    assert measured - predicted == 12 * 8
 
 
 class Block(nn.Module):
@@ -206,6 +354,11 @@ def test_unmapped_and_untraceable_are_named_errors(gp):
         gp.trace(nn.Sequential(nn.Linear(8, 8), nn.Tanh()), x)
     assert str(e.value).startswith("trace: node '_1' (call_module '1') has no layer kind (torch.nn.modules.activation.Tanh)")
     with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU6()), torch.randn(2, 3, 8, 8))
+    assert str(e.value).startswith("trace: node '_1' (call_module '1') has no layer kind (torch.nn.modules.activation."
+                                   "ReLU6: the layer graph's activations are relu, gelu, silu and sigmoid, none of which "
+                                   "clamps at 6)")
+    with pytest.raises(gp.InvalidInputError) as e:
         gp.trace(nn.Linear(8, 8), (x, x))
     assert str(e.value).startswith("trace.example_inputs: must be one tensor")
 
@@ -300,3 +453,64 @@ def test_parameter_total_and_hostile_graphs(gp):
         g.estimate(batch=0)
     with pytest.raises(gp.UnknownNameError, match=r"^estimate.gpu: unknown GPU .t5."):
         g.estimate(gpu="t5")
+
+
+class PosEmb(nn.Module):
+    def __init__(self, buffer: bool = False, twice: bool = False) -> None:
+        super().__init__()
+        pos = torch.zeros(1, 5, 8)
+        if buffer:
+            self.register_buffer("pos", pos)
+        else:
+            self.pos = nn.Parameter(pos)
+        self.twice = twice
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = x + self.pos
+        return self.fc(x + self.pos if self.twice else x)
+
+
+class RawLinear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(4, 8))
+
+    def forward(self, x):
+        return nn.functional.linear(x, self.weight)
+
+
+class Cat3(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b, self.c = nn.Conv2d(3, 2, 1), nn.Conv2d(3, 3, 1), nn.Conv2d(3, 4, 1)
+
+    def forward(self, x):
+        return torch.cat([self.a(x), self.b(x), self.c(x)], 1)
+
+
+def test_parameters_read_directly_and_multi_way_cat(gp):
+    seq = torch.randn(2, 5, 8)
+    m = PosEmb()
+    g = gp.trace(m, seq)
+    # a (1, 5, 8) parameter added to (N, 5, 8): a position embedding of 40 values, then Linear 8 -> 8
+    assert [layer["kind"] for layer in g.layers] == ["position_embedding", "linear"]
+    assert g.params == 40 + 72 == sum(p.numel() for p in m.parameters())
+    with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(PosEmb(twice=True), seq)
+    assert str(e.value) == "trace: the parameter 'pos' is read by 2 layers; it would be counted once per layer"
+    with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(PosEmb(buffer=True), seq)
+    assert str(e.value) == ("trace: node 'add' (call_function 'add') reads the buffer 'pos' as a position_embedding "
+                            "(only parameters are modelled)")
+    with pytest.raises(gp.InvalidInputError) as e:
+        gp.trace(RawLinear(), torch.randn(2, 8))
+    assert str(e.value).startswith("trace: node 'linear' (call_function 'linear') has no layer kind for the parameter "
+                                   "'weight' used directly")
+    # torch.cat of three tensors along the channel: two concats, left to right (2 + 3, then + 4 channels).
+    g = gp.trace(Cat3(), torch.randn(2, 3, 4, 4))
+    concats = [la for la in g.analyze()["layers"] if la["out"]["c"] in (5, 9)][-2:]
+    assert [layer["kind"] for layer in g.layers][-2:] == ["concat", "concat"]
+    assert [la["out"]["c"] for la in concats] == [5, 9]
+    assert g.layers[-2]["name"] == "cat[1]" and g.layers[-1]["name"] == "cat"
+    assert g.analyze()["saved_elements"] == 3 * 16  # the three 1x1 convs save the input; cat saves nothing
