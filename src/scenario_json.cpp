@@ -179,7 +179,8 @@ resolved_run read_scenario(const json& j) {
     if (n.contains("latency_us")) {
       const double us = get_number(n["latency_us"], "scenario.network.latency_us");
       detail::require_finite(us, 0, 1e6, "scenario.network.latency_us");
-      s.cluster.internode_latency = seconds(us / 1e6);
+      // Kept at nanosecond resolution, as the writer prints it: a read run writes and reads back unchanged.
+      s.cluster.internode_latency = seconds(std::round(us * 1e3) / 1e9);
     }
     if (n.contains("host_memory_gib")) {
       const double g = get_number(n["host_memory_gib"], "scenario.network.host_memory_gib");

@@ -18,23 +18,16 @@ from typing import Any, Dict, List, Optional
 from . import _core
 from ._api import _error
 from ._plan import _int
-from ._quantity import Bytes, Seconds
+from ._quantity import Seconds
+from ._vision import _GraphModelResult
 
 __all__ = ["DiffusionResult", "diffusion"]
 
 
-class DiffusionResult:
-    """One diffusion pipeline on one GPU: the figures of ``gpuplan diffusion``."""
-
-    def __init__(self, raw: Dict[str, Any]) -> None:
-        self._data: Dict[str, Any] = raw["data"]
-        self._text: str = raw["text"]
-        self._markdown: str = raw["markdown"]
-
-    @property
-    def params(self) -> int:
-        """Exact parameter count of every component together."""
-        return int(self._data["params"])
+class DiffusionResult(_GraphModelResult):
+    """One diffusion pipeline on one GPU: the figures of ``gpuplan diffusion``.
+    ``step`` is the seconds of one denoising step (the UNet on 2 x batch under guidance),
+    or of one training step."""
 
     @property
     def components(self) -> List[Dict[str, Any]]:
@@ -42,48 +35,13 @@ class DiffusionResult:
         return copy.deepcopy(self._data.get("components", []))
 
     @property
-    def peak_allocated(self) -> Bytes:
-        """Peak allocated bytes (torch.cuda.max_memory_allocated) of one pipeline call."""
-        return Bytes(self._data["memory"]["peak_allocated"])
-
-    @property
-    def device(self) -> Bytes:
-        """Peak allocated plus the CUDA context, bytes."""
-        return Bytes(self._data["memory"]["device"])
-
-    @property
-    def fits(self) -> bool:
-        """Whether the device figure fits the GPU's usable memory."""
-        return bool(self._data["memory"]["fits"])
-
-    @property
-    def step(self) -> Seconds:
-        """Seconds per denoising step (the UNet on 2 x batch under guidance), or per training step."""
-        return Seconds(self._data["time"]["step_seconds"])
-
-    @property
     def seconds_per_image(self) -> Seconds:
         """Seconds of one pipeline call (or training step) divided by the batch."""
         return Seconds(self._data["time"]["seconds_per_image"])
 
-    @property
-    def images_per_second(self) -> float:
-        """Images per second."""
-        return float(self._data["time"]["images_per_second"])
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The figures as `gpuplan diffusion --json` prints them."""
-        return copy.deepcopy(self._data)
-
-    def __str__(self) -> str:
-        return self._text
-
     def __repr__(self) -> str:
         return (f"DiffusionResult({self._data['model']} on {self._data['gpu']}: {self.params:,} params, "
                 f"{self._data['time']['step_seconds']:.4g} s/step, fits={self.fits})")
-
-    def _repr_markdown_(self) -> str:
-        return self._markdown
 
 
 def diffusion(model: Optional[str] = None, gpu: str = "a100-80gb", batch: int = 1, steps: int = 50,

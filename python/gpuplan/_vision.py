@@ -22,8 +22,8 @@ from ._quantity import Bytes, Seconds
 __all__ = ["VisionResult", "vision"]
 
 
-class VisionResult:
-    """One image model on one GPU: the figures of ``gpuplan vision``."""
+class _GraphModelResult:
+    """What every layer-graph result holds: the CLI's --json data, its text and markdown."""
 
     def __init__(self, raw: Dict[str, Any]) -> None:
         self._data: Dict[str, Any] = raw["data"]
@@ -36,19 +36,9 @@ class VisionResult:
         return int(self._data["params"])
 
     @property
-    def forward_macs_per_image(self) -> float:
-        """Multiply-adds of convolutions, linear layers and attention per image (torchvision's GFLOPS column)."""
-        return float(self._data["forward_macs_per_image"])
-
-    @property
     def peak_allocated(self) -> Bytes:
-        """Peak allocated bytes (torch.cuda.max_memory_allocated) of one step."""
+        """Peak allocated bytes (torch.cuda.max_memory_allocated) of one step or call."""
         return Bytes(self._data["memory"]["peak_allocated"])
-
-    @property
-    def activations(self) -> Bytes:
-        """Saved activations (training) or the live working set (inference), bytes."""
-        return Bytes(self._data["memory"]["activations"])
 
     @property
     def device(self) -> Bytes:
@@ -62,13 +52,37 @@ class VisionResult:
 
     @property
     def step(self) -> Seconds:
-        """Seconds per step of `batch` images."""
+        """Seconds per step."""
         return Seconds(self._data["time"]["step_seconds"])
 
     @property
     def images_per_second(self) -> float:
-        """Images per second on the one GPU."""
+        """Images per second."""
         return float(self._data["time"]["images_per_second"])
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The figures as the CLI's --json prints them."""
+        return copy.deepcopy(self._data)
+
+    def __str__(self) -> str:
+        return self._text
+
+    def _repr_markdown_(self) -> str:
+        return self._markdown
+
+
+class VisionResult(_GraphModelResult):
+    """One image model on one GPU: the figures of ``gpuplan vision``."""
+
+    @property
+    def forward_macs_per_image(self) -> float:
+        """Multiply-adds of convolutions, linear layers and attention per image (torchvision's GFLOPS column)."""
+        return float(self._data["forward_macs_per_image"])
+
+    @property
+    def activations(self) -> Bytes:
+        """Saved activations (training) or the live working set (inference), bytes."""
+        return Bytes(self._data["memory"]["activations"])
 
     @property
     def time_to_train(self) -> Optional[Seconds]:
@@ -76,19 +90,9 @@ class VisionResult:
         t = self._data["time"].get("to_train_seconds")
         return None if t is None else Seconds(t)
 
-    def to_dict(self) -> Dict[str, Any]:
-        """The figures as `gpuplan vision --json` prints them."""
-        return copy.deepcopy(self._data)
-
-    def __str__(self) -> str:
-        return self._text
-
     def __repr__(self) -> str:
         return (f"VisionResult({self._data['model']} on {self._data['gpu']}: {self.params:,} params, "
                 f"{self.images_per_second:.4g} images/s, fits={self.fits})")
-
-    def _repr_markdown_(self) -> str:
-        return self._markdown
 
 
 def vision(model: str, gpu: str = "a100-80gb", batch: int = 32, image: int = 224, classes: int = 1000,

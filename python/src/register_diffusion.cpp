@@ -35,11 +35,7 @@ void register_diffusion(py::module_& m) {
           py::gil_scoped_release unlocked;
           r = io::diffusion_report_of(q);
         }
-        py::dict d;
-        d["data"] = from_json(r.json);
-        d["text"] = io::render(r.summary, {.format = io::report_format::text, .color = false});
-        d["markdown"] = io::render(r.summary, {.format = io::report_format::markdown, .color = false});
-        return d;
+        return result_dict(r.json, r.summary);
       },
       py::arg("model"), py::arg("config"), py::arg("gpu"), py::arg("batch"), py::arg("steps"), py::arg("resolution"),
       py::arg("precision"), py::arg("guidance"), py::arg("train") = py::none(), py::arg("lora_rank") = 4,

@@ -24,11 +24,20 @@ py::dict report_dict(const io::vision_query& q) {
     py::gil_scoped_release unlocked;
     r = io::vision_report_of(q);
   }
-  py::dict d;
-  d["data"] = from_json(r.json);
-  d["text"] = io::render(r.summary, {.format = io::report_format::text, .color = false});
-  d["markdown"] = io::render(r.summary, {.format = io::report_format::markdown, .color = false});
-  return d;
+  return result_dict(r.json, r.summary);
+}
+
+// The run settings gp.vision and Graph.estimate share.
+void set_run(io::vision_query& q, const std::string& gpu, std::int64_t batch, const std::string& precision,
+             const std::string& optimizer, bool infer, std::optional<std::string> images, double epochs, int num_gpus) {
+  q.gpu = gpu;
+  q.batch = batch;
+  q.precision = precision;
+  q.optimizer = optimizer;
+  q.infer = infer;
+  q.images = std::move(images);
+  q.epochs = epochs;
+  q.num_gpus = num_gpus;
 }
 
 nlohmann::json shape_json(const layers::shape& s) { return {{"c", s.c}, {"d", s.d}, {"h", s.h}, {"w", s.w}}; }
@@ -57,17 +66,10 @@ void register_vision(py::module_& m) {
          double epochs, int num_gpus) {
         io::vision_query q;
         q.model = model;
-        q.gpu = gpu;
-        q.batch = batch;
         q.image = image;
         q.classes = classes;
-        q.precision = precision;
-        q.optimizer = optimizer;
-        q.infer = infer;
-        q.images = std::move(images);
-        q.epochs = epochs;
         q.flag_prefix = "vision.";
-        q.num_gpus = num_gpus;
+        set_run(q, gpu, batch, precision, optimizer, infer, std::move(images), epochs, num_gpus);
         return report_dict(q);
       },
       py::arg("model"), py::arg("gpu"), py::arg("batch"), py::arg("image"), py::arg("classes"), py::arg("precision"),
@@ -80,15 +82,8 @@ void register_vision(py::module_& m) {
          const std::string& optimizer, bool infer, std::optional<std::string> images, double epochs, int num_gpus) {
         io::vision_query q;
         q.graph = io::read_graph_text(graph_json);
-        q.gpu = gpu;
-        q.batch = batch;
-        q.precision = precision;
-        q.optimizer = optimizer;
-        q.infer = infer;
-        q.images = std::move(images);
-        q.epochs = epochs;
         q.flag_prefix = "estimate.";
-        q.num_gpus = num_gpus;
+        set_run(q, gpu, batch, precision, optimizer, infer, std::move(images), epochs, num_gpus);
         return report_dict(q);
       },
       py::arg("graph_json"), py::arg("gpu"), py::arg("batch"), py::arg("precision"), py::arg("optimizer"), py::arg("infer"),

@@ -36,6 +36,20 @@ std::string error_of(const std::string& text) {
 std::string one_layer(const std::string& layer, const std::string& input = R"({"c": 3, "h": 8, "w": 8})") {
   return R"({"name": "t", "input": )" + input + R"(, "layers": [)" + layer + "]}";
 }
+
+// write -> text -> read gives the same graph (segments included), the same text, the same analysis.
+void check_round_trip(const L::graph& g) {
+  const std::string text = io::write_graph(g).dump();
+  const L::graph back = io::read_graph_text(text);
+  CHECK(io::same_graph(g, back));
+  CHECK(back.segments == g.segments);
+  CHECK(io::write_graph(back).dump() == text);
+  const auto a = L::analyze(g), b = L::analyze(back);
+  CHECK(a.params == b.params);
+  CHECK(a.flops == b.flops);
+  CHECK(a.saved_bytes(2) == b.saved_bytes(2));
+  CHECK(a.peak_live_elements == b.peak_live_elements);
+}
 }  // namespace
 
 TEST_CASE("graph json: every catalog model survives write -> text -> read unchanged, analysis included") {
@@ -43,16 +57,7 @@ TEST_CASE("graph json: every catalog model survives write -> text -> read unchan
     CAPTURE(name);
     for (std::int64_t image : {224, 64}) {
       if (name.rfind("vit", 0) == 0 && image == 64) image = 112;  // a multiple of the patch (16, 14)
-      const L::graph g = vision::vision_model(name, image, 1000);
-      const std::string text = io::write_graph(g).dump();
-      const L::graph back = io::read_graph_text(text);
-      CHECK(io::same_graph(g, back));
-      CHECK(io::write_graph(back).dump() == text);
-      const auto a = L::analyze(g), b = L::analyze(back);
-      CHECK(a.params == b.params);
-      CHECK(a.flops == b.flops);
-      CHECK(a.saved_bytes(2) == b.saved_bytes(2));
-      CHECK(a.peak_live_elements == b.peak_live_elements);
+      check_round_trip(vision::vision_model(name, image, 1000));
     }
   }
 }
@@ -62,18 +67,8 @@ TEST_CASE("graph json: the diffusion graphs (concat, second inputs, q/k/v withou
     CAPTURE(name);
     const auto p = diffusion::pipeline_by_name(name);
     for (const L::graph& g : {diffusion::unet_graph(p.unet, 64, 64), diffusion::vae_decoder_graph(p.vae, 64, 64),
-                              diffusion::clip_text_graph(p.text_encoders.front())}) {
-      const std::string text = io::write_graph(g).dump();
-      const L::graph back = io::read_graph_text(text);
-      CHECK(io::same_graph(g, back));
-      CHECK(back.segments == g.segments);
-      CHECK(io::write_graph(back).dump() == text);
-      const auto a = L::analyze(g), b = L::analyze(back);
-      CHECK(a.params == b.params);
-      CHECK(a.flops == b.flops);
-      CHECK(a.saved_bytes(2) == b.saved_bytes(2));
-      CHECK(a.peak_live_elements == b.peak_live_elements);
-    }
+                              diffusion::clip_text_graph(p.text_encoders.front())})
+      check_round_trip(g);
   }
   CHECK(diffusion::unet_graph(diffusion::pipeline_by_name("sd-1.5").unet, 64, 64).segments.size() > 0);
   CHECK_THROWS_WITH_AS(io::read_graph_text(R"({"input": {"c": 4}, "layers": [{"kind": "linear", "out": 4}], "segments": [[0, 1]]})"),

@@ -1,6 +1,7 @@
 // Scenario file: parsing, defaults, round trip, and one rejection per rule.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -174,6 +175,17 @@ TEST_CASE("scenario: a custom or overridden GPU round-trips in full") {
   CHECK(a.settings() == b.settings());
   // Catalog GPUs stay ids.
   CHECK(io::write_scenario(io::read_scenario(json{{"model", "gpt2"}, {"seq_len", 1024}, {"gpu", "h100-sxm"}}))["gpu"] == "h100-sxm");
+}
+
+TEST_CASE("scenario: network latency is kept at the nanosecond resolution the writer prints") {
+  // Found by fuzz_scenario_fields: 1e-308 us was read as such and written as 0.
+  for (const double us : {1e-308, 0.0004, 0.0006, 2.5, 1234.5678}) {
+    CAPTURE(us);
+    const auto a = io::read_scenario(json{{"model", "gpt2"}, {"seq_len", 128}, {"network", {{"latency_us", us}}}});
+    CHECK(in_seconds(a.settings().cluster.internode_latency) == doctest::Approx(std::round(us * 1e3) / 1e9).epsilon(1e-12));
+    const auto b = io::read_scenario(io::write_scenario(a));
+    CHECK(a.settings() == b.settings());
+  }
 }
 
 TEST_CASE("gpu: write_gpu is the exact inverse of read_gpu for every catalog GPU") {
