@@ -71,9 +71,9 @@ constexpr std::array<enum_name<layers::norm_kind>, 4> kNormNames{{
 constexpr std::array<enum_name<layers::pool_kind>, 4> kPoolNames{{
     {layers::pool_kind::max, "max"}, {layers::pool_kind::avg, "avg"},
     {layers::pool_kind::adaptive_avg, "adaptive_avg"}, {layers::pool_kind::adaptive_max, "adaptive_max"}}};
-constexpr std::array<enum_name<layers::act_kind>, 4> kActNames{{
+constexpr std::array<enum_name<layers::act_kind>, 5> kActNames{{
     {layers::act_kind::relu, "relu"}, {layers::act_kind::gelu, "gelu"},
-    {layers::act_kind::silu, "silu"}, {layers::act_kind::sigmoid, "sigmoid"}}};
+    {layers::act_kind::silu, "silu"}, {layers::act_kind::sigmoid, "sigmoid"}, {layers::act_kind::relu6, "relu6"}}};
 static_assert(names_are_unique(kNormNames) && names_are_unique(kPoolNames) && names_are_unique(kActNames));
 
 const kind_entry* entry_of(kind k) {

@@ -35,7 +35,7 @@ enum class kind : std::uint8_t {
 };
 enum class norm_kind : std::uint8_t { batch, group, layer, rms };
 enum class pool_kind : std::uint8_t { max, avg, adaptive_avg, adaptive_max };
-enum class act_kind : std::uint8_t { relu, gelu, silu, sigmoid };
+enum class act_kind : std::uint8_t { relu, gelu, silu, sigmoid, relu6 };  // relu6: hardtanh(0, 6) (MobileNetV2)
 
 // One layer. Fields that do not apply to its kind are ignored. Spatial arrays are
 // ordered {d, h, w}; conv1d uses w, conv2d h and w, conv3d all three.
@@ -103,6 +103,7 @@ inline layer relu(bool inplace = true) { return activation(act_kind::relu, inpla
 inline layer gelu() { return activation(act_kind::gelu); }
 inline layer silu() { return activation(act_kind::silu); }
 inline layer sigmoid() { return activation(act_kind::sigmoid); }
+inline layer relu6(bool inplace = true) { return activation(act_kind::relu6, inplace); }
 inline layer pool(pool_kind p, int dims, std::int64_t k, std::int64_t stride, std::int64_t pad = 0) {
   layer l; l.k = kind::pool; l.pool = p; l.dims = dims; l.kernel = sq(dims, k); l.stride = sq(dims, stride);
   l.padding = zero_pad(dims, pad); return l;
@@ -381,7 +382,9 @@ inline graph_cost analyze(const graph& g) {
         } else if (l.act == act_kind::relu || l.act == act_kind::sigmoid) {
           c.saves_tensor = static_cast<int>(i);  // derivatives.yaml relu / sigmoid: result
         } else {
-          c.saves_tensor = in_t;  // derivatives.yaml gelu / silu: self
+          // derivatives.yaml gelu / silu / hardtanh: self; silu_ and hardtanh_ (ReLU6 in place) save a
+          // copy of their input, which costs the same (measured with torch 1.13, tests/python/test_trace.py).
+          c.saves_tensor = in_t;
         }
         gc.elementwise_elements += 2 * E;
         break;

@@ -181,10 +181,10 @@ class _P:
         return _prod(self.shape)
 
 
-_KNOWN = ("modules Conv1d/2d/3d, Linear, BatchNorm1d/2d/3d, GroupNorm, LayerNorm, ReLU, GELU, SiLU, Sigmoid, "
+_KNOWN = ("modules Conv1d/2d/3d, Linear, BatchNorm1d/2d/3d, GroupNorm, LayerNorm, ReLU, ReLU6, GELU, SiLU, Sigmoid, "
           "MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, Dropout, Embedding, "
           "MultiheadAttention, Upsample (nearest), Flatten, Identity; functions and methods add/iadd/add_, mul/mul_, "
-          "cat, relu/relu_, gelu, silu, sigmoid, dropout, layer_norm, adaptive_avg_pool1d/2d/3d, stochastic_depth, "
+          "cat, relu/relu_, relu6, gelu, silu, sigmoid, dropout, layer_norm, adaptive_avg_pool1d/2d/3d, stochastic_depth, "
           "flatten/view/reshape (as flattens), transpose/permute/contiguous, size/shape, getitem (attention output, "
           "x[:, 0]); parameters as class token (cat), position embedding (add), layer scale (mul), layer_norm weights")
 
@@ -317,10 +317,10 @@ class _Mapper:
                 raise self.fail(node, f"normalizes over {tuple(m.normalized_shape)}: only the last dimension is modelled")
             self.last_dim(node, x, "nn.LayerNorm")
             return self.emit(node, {"kind": "norm", "norm": "layer", "affine": bool(m.elementwise_affine)}, x, x.cdim)
-        acts = {nn.ReLU: "relu", nn.GELU: "gelu", nn.SiLU: "silu", nn.Sigmoid: "sigmoid"}
+        acts = {nn.ReLU: "relu", nn.GELU: "gelu", nn.SiLU: "silu", nn.Sigmoid: "sigmoid", nn.ReLU6: "relu6"}
         if type(m) in acts:
             layer: Dict[str, Any] = {"kind": "activation", "act": acts[type(m)]}
-            if type(m) is nn.ReLU and m.inplace:
+            if type(m) in (nn.ReLU, nn.ReLU6) and m.inplace:
                 layer["inplace"] = True
             return self.emit(node, layer, x, x.cdim)
         pools = {nn.MaxPool1d: ("max", 1), nn.MaxPool2d: ("max", 2), nn.MaxPool3d: ("max", 3),
@@ -357,9 +357,6 @@ class _Mapper:
             return self.upsample(node, x, m.mode)
         if type(m) is nn.Flatten:
             return self.reshape(node, x)
-        if type(m) is nn.ReLU6:
-            raise self.unmapped(node, f" ({type(m).__module__}.ReLU6: the layer graph's activations are relu, gelu, silu "
-                                      "and sigmoid, none of which clamps at 6)")
         raise self.unmapped(node, f" ({type(m).__module__}.{type(m).__name__})")
 
     def upsample(self, node: Any, x: _T, mode: str) -> _T:
@@ -549,12 +546,12 @@ class _Mapper:
             return _T(x.ref, x.cdim, self.shape_of(node))
         acts = {F.relu: "relu", torch.relu: "relu", "relu": "relu", F.relu_: "relu", torch.relu_: "relu", "relu_": "relu",
                 F.gelu: "gelu", "gelu": "gelu", F.silu: "silu", torch.sigmoid: "sigmoid", "sigmoid": "sigmoid",
-                "sigmoid_": "sigmoid"}
+                "sigmoid_": "sigmoid", F.relu6: "relu6"}
         act = acts.get(t)
         if act is not None:
             layer: Dict[str, Any] = {"kind": "activation", "act": act}
-            if act == "relu" and (t in (F.relu_, torch.relu_, "relu_") or node.kwargs.get("inplace") or
-                                  (t is F.relu and len(args) > 1 and args[1] is True)):
+            if act in ("relu", "relu6") and (t in (F.relu_, torch.relu_, "relu_") or node.kwargs.get("inplace") or
+                                             (t in (F.relu, F.relu6) and len(args) > 1 and args[1] is True)):
                 layer["inplace"] = True
             return self.emit(node, layer, x, x.cdim)
         if t is F.dropout:

@@ -165,7 +165,7 @@ TEST_CASE("graph json: hostile files are one-line errors naming the field and th
       {R"({"kind": "conv", "out": 4, "name": "c", "kernel": 9})", "layers[0] (c).kernel: larger than the padded input 8 (got 9)"},
       {R"({"kind": "conv", "out": 4, "groups": 2})", "layers[0].groups: must divide in_channels=3"},
       {R"({"kind": "norm", "norm": "instance"})", "layers[0].norm: must be one of batch, group, layer, rms (got \"instance\")"},
-      {R"({"kind": "activation", "act": 3})", "layers[0].act: must be one of relu, gelu, silu, sigmoid (got 3)"},
+      {R"({"kind": "activation", "act": 3})", "layers[0].act: must be one of relu, gelu, silu, sigmoid, relu6 (got 3)"},
       {R"({"kind": "activation", "inplace": "yes"})", "layers[0].inplace: must be true or false (got string \"yes\")"},
       {R"({"kind": "dropout", "p": 1})", "layers[0].p: must be in [0, 1) (got 1)"},
       {R"({"kind": "add"})", "layers[0].skip: is required for a add layer"},

@@ -345,4 +345,23 @@ TEST_CASE("vision: estimator inputs are checked") {
   CHECK_THROWS_WITH_AS(vision::time_to_train(e, 100, std::nan("")), doctest::Contains("epochs: must be in (0, 1e6] (got nan)"), config_error);
 }
 
+TEST_CASE("layers: ReLU6 saves its input, in place a copy of it, unlike relu_ (torch 1.13 measurement)") {
+  // conv(3->4, k3) on 3x16x16 -> 4x14x14; then the activation; then conv(4->4, k3). Per sample:
+  // relu_ (in place): the input 768 + the conv output, overwritten and shared with the next conv, 784.
+  // ReLU6 in place or not: 768 + the conv output 784 + the activation's output 784 (tests/python/test_trace.py
+  // measures the same with autograd's saved-tensor hooks).
+  auto net = [](L::layer act) {
+    L::graph g;
+    g.input = {.c = 3, .h = 16, .w = 16};
+    g.push(mk::conv2d(4, 3));
+    g.push(act);
+    g.push(mk::conv2d(4, 3));
+    return L::analyze(g).saved_elements;
+  };
+  CHECK(net(mk::relu(true)) == 768 + 784);
+  CHECK(net(mk::relu6(true)) == 768 + 784 + 784);
+  CHECK(net(mk::relu6(false)) == 768 + 784 + 784);
+  CHECK(net(mk::relu(false)) == 768 + 784);  // relu saves its output, the tensor the next conv saves (counted once)
+}
+
 }  // namespace unit_layers
