@@ -190,7 +190,7 @@ TEST_CASE("vision: efficientnet-b0..b4 scaled as torchvision's _efficientnet_con
     double p = -1;
     for (std::size_t i = 0; i < g.layers.size(); ++i) {
       const auto& l = g.layers[i];
-      if (l.name.size() > 10 && l.name.substr(l.name.size() - 10) == ".depthwise") ++blocks;
+      if (l.name.ends_with(".depthwise")) ++blocks;
       if (l.name == "features.8") last_conv = static_cast<int>(i);
       if (l.k == L::kind::dropout) p = l.p;
     }
