@@ -29,7 +29,7 @@ layers::graph vision_graph_of(const vision_query& q) {
   }
   if (sources > 1)
     gpuplan::detail::fail(fp + "graph", "give either a model name or a graph, not both (got model '" + q.model + "')");
-  if (!q.model.empty()) return vision::vision_model(q.model, q.image.value_or(224), q.classes.value_or(1000));
+  if (!q.model.empty()) return vision::vision_model(q.model, q.image, q.classes.value_or(1000));
   if (q.image)
     gpuplan::detail::fail(fp + "image", "does not apply to a graph: its input shape is in the graph (got " + std::to_string(*q.image) + ")");
   if (q.classes)
@@ -52,6 +52,7 @@ vision_report vision_report_of(const vision_query& q) {
   const gpu_spec& gpu = find_gpu(q.gpu, fp + "gpu");
   const auto g = vision_graph_of(q);
   const bool catalog = !q.model.empty();
+  const std::int64_t image = q.image.value_or(vision::default_image(q.model));  // catalog models
   const std::string name = g.name.empty() ? "graph" : g.name;
   const auto cost = layers::analyze(g);
   const auto e = vision::estimate_graph(g, q.batch, *prec, *opt, gpu, !q.infer, {}, q.num_gpus);
@@ -73,11 +74,11 @@ vision_report vision_report_of(const vision_query& q) {
                       {"all_reduce_seconds", in_seconds(e.gradient_all_reduce)}, {"images_per_second", e.samples_per_s}}}};
   if (total) r.json["time"]["to_train_seconds"] = in_seconds(*total);
   r.json["input"] = {{"c", g.input.c}, {"d", g.input.d}, {"h", g.input.h}, {"w", g.input.w}};
-  if (catalog) r.json["image"] = q.image.value_or(224);
+  if (catalog) r.json["image"] = image;
   r.json["layers"] = g.layers.size();
   table& t = r.summary;
   t.title = name + " on " + (q.num_gpus > 1 ? std::to_string(q.num_gpus) + "x " : "") + gpu.id + ", " + (q.infer ? "inference" : "training") + ", batch " + std::to_string(q.batch) + (q.num_gpus > 1 ? " per GPU" : "") +
-            ", " + (catalog ? std::to_string(q.image.value_or(224)) + "x" + std::to_string(q.image.value_or(224))
+            ", " + (catalog ? std::to_string(image) + "x" + std::to_string(image)
                                                   : "input " + shape_text(g.input)) + ", " + q.precision +
             (q.infer ? "" : ", " + q.optimizer);
   t.header = {"Term", "Value"};

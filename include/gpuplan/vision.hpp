@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -202,30 +203,77 @@ inline graph convnext(std::string_view variant, std::int64_t image = 224, std::i
   return g;
 }
 
-// torchvision/models/efficientnet.py, efficientnet_b0: Conv2dNormActivation (conv without
+namespace detail {
+// torchvision/models/_utils.py _make_divisible: the nearest multiple of `divisor` (at least
+// `divisor`), one multiple more when rounding lost more than 10%.
+inline std::int64_t make_divisible(double v, std::int64_t divisor = 8) {
+  const auto d = static_cast<double>(divisor);
+  std::int64_t r = std::max(divisor, static_cast<std::int64_t>(v + d / 2) / divisor * divisor);
+  if (static_cast<double>(r) < 0.9 * v) r += divisor;
+  return r;
+}
+
+// torchvision/models/efficientnet.py efficientnet_b0..b4: _efficientnet_conf(width_mult,
+// depth_mult), the classifier's Dropout p, and the crop size of the ImageNet weights'
+// transforms (EfficientNet_B*_Weights.IMAGENET1K_V1: 224, 240, 288, 300, 380).
+struct efficientnet_variant {
+  std::string_view name;
+  double width_mult, depth_mult, dropout;
+  std::int64_t image;
+};
+inline constexpr std::array<efficientnet_variant, 5> kEfficientNet{{{"b0", 1.0, 1.0, 0.2, 224},
+                                                                    {"b1", 1.0, 1.1, 0.2, 240},
+                                                                    {"b2", 1.1, 1.2, 0.3, 288},
+                                                                    {"b3", 1.2, 1.4, 0.3, 300},
+                                                                    {"b4", 1.4, 1.8, 0.4, 380}}};
+
+// A catalog name in its canonical spelling: lower case, '-' for '_'.
+inline std::string catalog_key(std::string_view name) {
+  std::string n;
+  for (char ch : name) {
+    if (ch == '_') ch = '-';
+    n.push_back(static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch));
+  }
+  return n;
+}
+}  // namespace detail
+
+// torchvision/models/efficientnet.py, efficientnet_b0..b4: Conv2dNormActivation (conv without
 // bias, BatchNorm, SiLU), MBConv blocks (1x1 expansion, depthwise kxk, squeeze-excitation
 // with squeeze = max(1, in/4) and a sigmoid gate, 1x1 projection, `result += input` when
-// the shape is kept), a 1x1 conv to 1280, average pooling, Dropout(0.2) and Linear.
-inline graph efficientnet_b0(std::int64_t image = 224, std::int64_t classes = 1000) {
+// the shape is kept), a 1x1 conv to 4 x the last stage's channels, average pooling,
+// Dropout and Linear. B0's stages scaled by MBConvConfig.adjust_channels
+// (_make_divisible(channels · width_mult, 8)) and adjust_depth (ceil(layers · depth_mult)).
+// Stochastic depth (a per-sample noise tensor of a few bytes) is left out. `image` defaults
+// to the variant's weights' crop size.
+inline graph efficientnet(std::string_view variant, std::optional<std::int64_t> image_side = std::nullopt, std::int64_t classes = 1000) {
+  const auto v = std::find_if(detail::kEfficientNet.begin(), detail::kEfficientNet.end(),
+                              [&](const detail::efficientnet_variant& e) { return e.name == variant; });
+  if (v == detail::kEfficientNet.end())
+    gpuplan::detail::fail("efficientnet.variant", "must be b0, b1, b2, b3 or b4 (got " + std::string(variant) + ")", error_kind::unknown_name);
+  const std::int64_t image = image_side.value_or(v->image);
   detail::check_image(image, classes);
   struct stage { std::int64_t expand, kernel, stride, in, out; int layers; };
-  constexpr std::array<stage, 7> cfg{{{1, 3, 1, 32, 16, 1}, {6, 3, 2, 16, 24, 2}, {6, 5, 2, 24, 40, 2},
-                                      {6, 3, 2, 40, 80, 3}, {6, 5, 1, 80, 112, 3}, {6, 5, 2, 112, 192, 4},
-                                      {6, 3, 1, 192, 320, 1}}};
+  constexpr std::array<stage, 7> b0{{{1, 3, 1, 32, 16, 1}, {6, 3, 2, 16, 24, 2}, {6, 5, 2, 24, 40, 2},
+                                     {6, 3, 2, 40, 80, 3}, {6, 5, 1, 80, 112, 3}, {6, 5, 2, 112, 192, 4},
+                                     {6, 3, 1, 192, 320, 1}}};
+  auto channels = [v](std::int64_t c) { return detail::make_divisible(static_cast<double>(c) * v->width_mult); };
   graph g;
-  g.name = "efficientnet-b0";
+  g.name = "efficientnet-" + std::string(variant);
   g.input = {3, 1, image, image};
   auto cna = [&g](std::int64_t out, std::int64_t k, std::int64_t stride, std::int64_t groups, bool act, const std::string& nm) {
     g.push(make::conv2d(out, k, stride, (k - 1) / 2, groups, false), nm);
     g.push(make::batch_norm());
     if (act) g.push(make::silu());
   };
-  cna(32, 3, 2, 1, true, "features.0");
+  cna(channels(b0[0].in), 3, 2, 1, true, "features.0");
   int n = 1;
-  for (const auto& st : cfg) {
-    for (int b = 0; b < st.layers; ++b) {
-      const std::int64_t in = b == 0 ? st.in : st.out, stride = b == 0 ? st.stride : 1;
-      const std::int64_t expanded = in * st.expand;
+  for (const auto& st : b0) {
+    const std::int64_t out = channels(st.out);
+    const int repeats = static_cast<int>(std::ceil(st.layers * v->depth_mult));
+    for (int b = 0; b < repeats; ++b) {
+      const std::int64_t in = b == 0 ? channels(st.in) : out, stride = b == 0 ? st.stride : 1;
+      const std::int64_t expanded = detail::make_divisible(static_cast<double>(in * st.expand));
       const std::string nm = "block" + std::to_string(n++);
       const int x = g.last();
       if (expanded != in) cna(expanded, 1, 1, 1, true, nm + ".expand");
@@ -237,40 +285,52 @@ inline graph efficientnet_b0(std::int64_t image = 224, std::int64_t classes = 10
       g.push(make::conv2d(expanded, 1), nm + ".se.fc2");
       g.push(make::sigmoid());
       g.push(make::mul(features), nm + ".se.scale");
-      cna(st.out, 1, 1, 1, false, nm + ".project");
-      if (stride == 1 && in == st.out) g.push(make::add(x, true), nm + ".add");
+      cna(out, 1, 1, 1, false, nm + ".project");
+      if (stride == 1 && in == out) g.push(make::add(x, true), nm + ".add");
     }
   }
-  cna(1280, 1, 1, 1, true, "features.8");
+  cna(4 * channels(b0.back().out), 1, 1, 1, true, "features.8");
   g.push(make::adaptive_avg_pool2d(1, 1), "avgpool");
   g.push(make::flatten());
-  g.push(make::dropout(0.2));
+  g.push(make::dropout(v->dropout));
   g.push(make::linear(classes), "classifier");
   return g;
 }
 
+inline graph efficientnet_b0(std::int64_t image = 224, std::int64_t classes = 1000) { return efficientnet("b0", image, classes); }
+
 // The catalog names: resnet-18/34/50/101/152, vgg-16, vit-b-16, vit-l-16, vit-h-14,
-// convnext-tiny/small/base/large, efficientnet-b0 (torchvision spellings resnet50, vit_b_16, convnext_tiny accepted).
+// convnext-tiny/small/base/large, efficientnet-b0..b4 (torchvision spellings resnet50,
+// vit_b_16, convnext_tiny, efficientnet_b3 accepted).
 inline std::vector<std::string> vision_model_names() {
-  return {"resnet-18", "resnet-34", "resnet-50", "resnet-101", "resnet-152", "vgg-16", "vit-b-16",
-          "vit-l-16", "vit-h-14", "convnext-tiny", "convnext-small", "convnext-base", "convnext-large",
-          "efficientnet-b0"};
+  std::vector<std::string> names{"resnet-18", "resnet-34", "resnet-50", "resnet-101", "resnet-152", "vgg-16", "vit-b-16",
+                                 "vit-l-16", "vit-h-14", "convnext-tiny", "convnext-small", "convnext-base", "convnext-large"};
+  for (const auto& v : detail::kEfficientNet) names.push_back("efficientnet-" + std::string(v.name));
+  return names;
 }
 
-inline graph vision_model(std::string_view name, std::int64_t image = 224, std::int64_t classes = 1000) {
-  std::string n;
-  for (char ch : name) {
-    if (ch == '_') ch = '-';
-    n.push_back(static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch));
-  }
+// The image side a catalog model takes when none is given: the crop size of its torchvision
+// ImageNet weights (EfficientNet-B1..B4: 240, 288, 300, 380), 224 for the others.
+inline std::int64_t default_image(std::string_view name) {
+  const std::string n = detail::catalog_key(name);
+  for (const auto& v : detail::kEfficientNet)
+    if (n == "efficientnet-" + std::string(v.name)) return v.image;
+  return 224;
+}
+
+// A catalog model at `image` pixels (default: default_image(name)) and `classes` outputs.
+inline graph vision_model(std::string_view name, std::optional<std::int64_t> image = std::nullopt, std::int64_t classes = 1000) {
+  const std::string n = detail::catalog_key(name);
+  const std::int64_t im = image.value_or(default_image(n));
   for (int d : {18, 34, 50, 101, 152})
-    if (n == "resnet-" + std::to_string(d) || n == "resnet" + std::to_string(d)) return resnet(d, image, classes);
-  if (n == "vgg-16" || n == "vgg16") return vgg16(image, classes);
+    if (n == "resnet-" + std::to_string(d) || n == "resnet" + std::to_string(d)) return resnet(d, im, classes);
+  if (n == "vgg-16" || n == "vgg16") return vgg16(im, classes);
   for (std::string_view v : {"b-16", "l-16", "h-14"})
-    if (n == "vit-" + std::string(v)) return vit(std::string{v[0]} + std::string(v.substr(2)), image, classes);
+    if (n == "vit-" + std::string(v)) return vit(std::string{v[0]} + std::string(v.substr(2)), im, classes);
   for (std::string_view v : {"tiny", "small", "base", "large"})
-    if (n == "convnext-" + std::string(v)) return convnext(v, image, classes);
-  if (n == "efficientnet-b0") return efficientnet_b0(image, classes);
+    if (n == "convnext-" + std::string(v)) return convnext(v, im, classes);
+  for (const auto& v : detail::kEfficientNet)
+    if (n == "efficientnet-" + std::string(v.name)) return efficientnet(v.name, im, classes);
   std::string list;
   for (const auto& m : vision_model_names()) list += (list.empty() ? "" : ", ") + m;
   gpuplan::detail::fail("model", "unknown vision model '" + std::string(name) + "'; known: " + list, error_kind::unknown_name);

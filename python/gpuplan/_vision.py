@@ -95,12 +95,14 @@ class VisionResult(_GraphModelResult):
                 f"{self.images_per_second:.4g} images/s, fits={self.fits})")
 
 
-def vision(model: str, gpu: str = "a100-80gb", batch: int = 32, image: int = 224, classes: int = 1000,
+def vision(model: str, gpu: str = "a100-80gb", batch: int = 32, image: Optional[int] = None, classes: int = 1000,
            precision: str = "fp16-mixed", optimizer: str = "sgd-momentum", infer: bool = False,
            images: Union[None, int, float, str] = None, epochs: float = 1, num_gpus: int = 1) -> VisionResult:
     """Memory and time of training (or, with ``infer=True``, running) a torchvision image
     model — resnet-18/34/50/101/152, vgg-16, vit-b-16, vit-l-16, vit-h-14,
-    convnext-tiny/small/base/large — on one GPU. ``images`` (a count or an amount such
+    convnext-tiny/small/base/large, efficientnet-b0..b4 — on one GPU. ``image`` (pixels)
+    defaults to the crop size of the model's torchvision weights: 224, EfficientNet-B1..B4
+    240, 288, 300, 380. ``images`` (a count or an amount such
     as "1.28M") and ``epochs`` give the time to train; ``num_gpus`` > 1 trains data-parallel
     (DDP) with ``batch`` images per GPU."""
     for name, v in (("model", model), ("gpu", gpu), ("precision", precision), ("optimizer", optimizer)):
@@ -109,7 +111,7 @@ def vision(model: str, gpu: str = "a100-80gb", batch: int = 32, image: int = 224
     if not isinstance(infer, bool):
         raise _error("vision.infer", f"must be True or False (got {infer!r})")
     b = _int(batch, "vision.batch", 1, 1_000_000)
-    im = _int(image, "vision.image", 1, 1 << 20)
+    im = None if image is None else _int(image, "vision.image", 1, 1 << 20)
     c = _int(classes, "vision.classes", 1, 1 << 30)
     ep = _number(epochs, "vision.epochs")
     n = _int(num_gpus, "vision.num_gpus", 1, 65536)

@@ -61,7 +61,7 @@ nlohmann::json analysis_json(const layers::graph& g) {
 void register_vision(py::module_& m) {
   m.def(
       "vision",
-      [](const std::string& model, const std::string& gpu, std::int64_t batch, std::int64_t image, std::int64_t classes,
+      [](const std::string& model, const std::string& gpu, std::int64_t batch, std::optional<std::int64_t> image, std::int64_t classes,
          const std::string& precision, const std::string& optimizer, bool infer, std::optional<std::string> images,
          double epochs, int num_gpus) {
         io::vision_query q;
@@ -97,10 +97,11 @@ void register_vision(py::module_& m) {
       py::arg("graph_json"), "Reads and checks graph JSON text and writes it back in the canonical form.");
   m.def(
       "vision_model_graph",
-      [](const std::string& model, std::int64_t image, std::int64_t classes) {
+      [](const std::string& model, std::optional<std::int64_t> image, std::int64_t classes) {
         return io::write_graph(vision::vision_model(model, image, classes)).dump(1);
       },
-      py::arg("model"), py::arg("image") = 224, py::arg("classes") = 1000, "A catalog model's layer graph as graph JSON text.");
+      py::arg("model"), py::arg("image") = py::none(), py::arg("classes") = 1000,
+      "A catalog model's layer graph as graph JSON text (image None: the model's default, vision::default_image).");
   m.def("graph_layer_kinds", &io::graph_layer_kinds, "The layer kinds a graph file may name.");
 }
 

@@ -1,4 +1,4 @@
-// vision.cpp — `gpuplan vision`: a torchvision image model (ResNet, VGG, ViT, ConvNeXt)
+// vision.cpp — `gpuplan vision`: a torchvision image model (ResNet, VGG, ViT, ConvNeXt, EfficientNet)
 // as a layer graph, its exact parameters and FLOPs, and the memory and time of
 // training or inference at a batch and image size on one GPU (docs/vision.md); or any
 // layer graph from a file (--graph, docs/trace.md), and a catalog graph written as one.
@@ -12,7 +12,7 @@
 namespace gpuplan::cli {
 
 CLI::App* add_vision_command(CLI::App& app, io::vision_query& q) {
-  auto* sub = app.add_subcommand("vision", "Image models (ResNet, VGG, ViT, ConvNeXt): memory, images/s, time to train on one GPU");
+  auto* sub = app.add_subcommand("vision", "Image models (ResNet, VGG, ViT, ConvNeXt, EfficientNet): memory, images/s, time to train on one GPU");
   std::string names;
   for (const auto& n : vision::vision_model_names()) names += (names.empty() ? "" : ", ") + n;
   sub->add_option("model", q.model, "Model: " + names + " (optional with --graph)");
@@ -21,7 +21,7 @@ CLI::App* add_vision_command(CLI::App& app, io::vision_query& q) {
   sub->add_option("--gpu,-g", q.gpu, "GPU id (gpuplan gpus)");
   sub->add_option("--batch,-b", q.batch, "Images per step and GPU (default 32)");
   sub->add_option("--gpus", q.num_gpus, "Data-parallel GPUs (DDP; default 1)");
-  sub->add_option("--image", q.image, "Image side in pixels (default 224; catalog models only)");
+  sub->add_option("--image", q.image, "Image side in pixels (default: the crop of the model's torchvision weights, 224; EfficientNet-B1..B4 240, 288, 300, 380; catalog models only)");
   sub->add_option("--classes", q.classes, "Classifier outputs (default 1000; catalog models only)");
   sub->add_option("--precision", q.precision, "Precision: " + name_list<precision>() + " (default fp16-mixed)");
   sub->add_option("--optimizer", q.optimizer, "Optimizer: sgd, sgd-momentum (default), adam, adamw, adamw-8bit, lion");

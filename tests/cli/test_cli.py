@@ -778,6 +778,19 @@ def case_vision_models():
     expect_error(["vision", "resnet-50", "--precision", "fp12"], "--precision", "(got fp12)")
     expect_error(["vision", "resnet-50", "--images", "lots"], "--images")
     expect_error(["vision", "resnet-50", "--images", "1M", "--epochs", "-1"], "epochs", "(got -1)")
+    # EfficientNet-B3 without --image: the 300x300 crop of its torchvision weights; torchvision 0.14.1
+    # efficientnet_b3: 12,233,232 parameters, 1.83 GMACs at 300x300 (its table's GFLOPS column).
+    rc, out, err = run("vision", "efficientnet-b3", "--gpu", "a100-80gb", "--json")
+    expect(rc == 0, "efficientnet-b3 exit 0", rc, out, err)
+    j = json.loads(out)
+    expect(j["image"] == 300 and j["input"]["h"] == 300, "efficientnet-b3 default image", rc, out, err)
+    expect(j["params"] == 12233232 and abs(j["forward_macs_per_image"] / 1.83e9 - 1) < 0.02, "efficientnet-b3 figures",
+           rc, out, err)
+    rc, out, err = run("vision", "efficientnet_b3", "--gpu", "a100-80gb", "--image", "224", "--json")
+    expect(rc == 0 and json.loads(out)["image"] == 224, "efficientnet-b3 --image 224", rc, out, err)
+    rc, out, err = run("vision", "efficientnet-b4", "--gpu", "a100-80gb")
+    expect(rc == 0 and "380x380" in out and "19,341,616" in out, "efficientnet-b4 table", rc, out, err)
+    expect_error(["vision", "efficientnet-b7"], "model", "unknown vision model 'efficientnet-b7'")
 
 
 def case_diffusion_pipelines():

@@ -76,3 +76,24 @@ def test_resnet18_saved_activations_match_pytorch():
     # 0.09%), which the hook counts and the estimate leaves out.
     assert float(est) == pytest.approx(measured, rel=2e-3)
     assert measured - float(est) == pytest.approx(19_200, abs=1)
+
+
+@pytest.mark.parametrize("variant, image, params, gmacs",
+                         [("b1", 240, 7_794_184, 0.69), ("b2", 288, 9_109_994, 1.09),
+                          ("b3", 300, 12_233_232, 1.83), ("b4", 380, 19_341_616, 4.39)])
+def test_efficientnet_default_image_and_figures(variant, image, params, gmacs):
+    # torchvision 0.14.1 efficientnet_b*: parameters (sum of numel) and its table's GFLOPS
+    # (multiply-adds) at the crop size of the ImageNet weights, the default image.
+    r = gp.vision(f"efficientnet-{variant}", batch=8)
+    assert r.to_dict()["image"] == image and r.params == params
+    assert r.forward_macs_per_image == pytest.approx(gmacs * 1e9, rel=0.02)
+    small = gp.vision(f"efficientnet_{variant}", batch=8, image=224)
+    assert small.to_dict()["image"] == 224 and small.params == params
+    assert small.forward_macs_per_image < r.forward_macs_per_image
+
+
+def test_efficientnet_parameters_equal_torchvision():
+    torchvision = pytest.importorskip("torchvision")
+    for v in range(5):
+        model = getattr(torchvision.models, f"efficientnet_b{v}")()
+        assert gp.vision(f"efficientnet-b{v}").params == sum(p.numel() for p in model.parameters())

@@ -149,6 +149,9 @@ constexpr published kTorchvision[] = {
     {"vit-b-16", 86567656, 17.56},   {"vit-l-16", 304326632, 61.55},  {"vit-h-14", 632045800, 167.29},
     {"convnext-tiny", 28589128, 4.46}, {"convnext-small", 50223688, 8.68}, {"convnext-base", 88591464, 15.36},
     {"convnext-large", 197767336, 34.36}, {"efficientnet-b0", 5288548, 0.39},
+    // B1..B4 at their weights' crop sizes (240, 288, 300, 380), the catalog's default image.
+    {"efficientnet-b1", 7794184, 0.69}, {"efficientnet-b2", 9109994, 1.09}, {"efficientnet-b3", 12233232, 1.83},
+    {"efficientnet-b4", 19341616, 4.39},
 };
 }  // namespace
 
@@ -162,6 +165,60 @@ TEST_CASE("vision: parameters exact and multiply-adds within 2% of torchvision's
     CHECK(c.matmul_flops / 2 / 1e9 == doctest::Approx(m.gmacs).epsilon(0.02));
     CHECK(c.output == L::shape{1000, 1, 1, 1});
   }
+}
+
+TEST_CASE("vision: efficientnet-b0..b4 scaled as torchvision's _efficientnet_conf") {
+  // torchvision 0.14.1: efficientnet_b*() built in PyTorch, multiply-adds of every Conv2d and
+  // Linear summed by forward hooks (out.numel() x in/groups x kernel area; in_features), the
+  // stem's and the last conv's out_channels and the number of MBConv modules.
+  struct row { const char* variant; std::int64_t image; double macs; std::int64_t stem, last; int blocks; double dropout; };
+  constexpr row rows[] = {{"b0", 224, 385814752.0, 32, 1280, 16, 0.2}, {"b1", 240, 686802832.0, 32, 1280, 23, 0.2},
+                          {"b2", 288, 1087529456.0, 32, 1408, 23, 0.3}, {"b3", 300, 1827141392.0, 40, 1536, 26, 0.3},
+                          {"b4", 380, 4393771024.0, 48, 1792, 32, 0.4}};
+  for (const auto& r : rows) {
+    CAPTURE(r.variant);
+    const std::string name = std::string("efficientnet-") + r.variant;
+    CHECK(vision::default_image(name) == r.image);
+    CHECK(vision::default_image("EfficientNet_" + std::string(r.variant)) == r.image);  // torchvision spelling
+    const L::graph g = vision::efficientnet(r.variant);
+    CHECK(g.name == name);
+    CHECK(g.input == L::shape{3, 1, r.image, r.image});
+    const auto c = L::analyze(g);
+    CHECK(c.matmul_flops / 2 == doctest::Approx(r.macs).epsilon(1e-12));
+    CHECK(g.layers.front().out == r.stem);
+    int blocks = 0, last_conv = -1;
+    double p = -1;
+    for (std::size_t i = 0; i < g.layers.size(); ++i) {
+      const auto& l = g.layers[i];
+      if (l.name.ends_with(".depthwise")) ++blocks;
+      if (l.name == "features.8") last_conv = static_cast<int>(i);
+      if (l.k == L::kind::dropout) p = l.p;
+    }
+    CHECK(blocks == r.blocks);
+    REQUIRE(last_conv >= 0);
+    CHECK(g.layers[static_cast<std::size_t>(last_conv)].out == r.last);
+    CHECK(p == r.dropout);
+    // vision_model without an image: the crop size; with one: that size.
+    CHECK(L::analyze(vision::vision_model(name)).matmul_flops == c.matmul_flops);
+    CHECK(vision::vision_model(name, 224).input == L::shape{3, 1, 224, 224});
+  }
+  // torchvision efficientnet_b3(num_classes=10) on a 224x224 image, counted the same way.
+  const auto b3 = L::analyze(vision::vision_model("efficientnet_b3", 224, 10));
+  CHECK(b3.params == 10711602);
+  CHECK(b3.matmul_flops / 2 == doctest::Approx(961187600.0).epsilon(1e-12));
+  CHECK(b3.output == L::shape{10, 1, 1, 1});
+  // _make_divisible(v, 8): nearest multiple of 8, at least 8, +8 when rounding lost over 10%.
+  CHECK(vision::detail::make_divisible(32 * 1.4) == 48);   // 44.8 -> 48
+  CHECK(vision::detail::make_divisible(16 * 1.1) == 16);   // 17.6 -> 16 (within 10%)
+  CHECK(vision::detail::make_divisible(320 * 1.2) == 384);
+  CHECK(vision::detail::make_divisible(3.0) == 8);         // the minimum
+  CHECK(vision::detail::make_divisible(19.0, 16) == 32);   // 16 < 0.9 x 19 -> 32
+  CHECK(vision::default_image("resnet-50") == 224);
+  CHECK_THROWS_WITH_AS(vision::efficientnet("b5"), doctest::Contains("efficientnet.variant: must be b0, b1, b2, b3 or b4 (got b5)"),
+                       config_error);
+  CHECK_THROWS_WITH_AS(vision::vision_model("efficientnet-b7"), doctest::Contains("unknown vision model 'efficientnet-b7'"), config_error);
+  CHECK_THROWS_WITH_AS(vision::vision_model("efficientnet-b4", 16), doctest::Contains("image: must be in [32, 8192] pixels (got 16)"),
+                       config_error);
 }
 
 TEST_CASE("vision: unknown names and impossible layouts are one-line errors") {

@@ -20,7 +20,7 @@ struct vision_query {
   std::string gpu = "a100-80gb";
   std::int64_t batch = 32;  // per GPU
   int num_gpus = 1;         // data parallel (DDP)
-  std::optional<std::int64_t> image;    // catalog models only (default 224)
+  std::optional<std::int64_t> image;    // catalog models only (default vision::default_image: 224, EfficientNet-B1..B4 larger)
   std::optional<std::int64_t> classes;  // catalog models only (default 1000)
   std::string precision = "fp16-mixed";
   std::string optimizer = "sgd-momentum";
