@@ -57,12 +57,13 @@ class Graph:
         return cls(text)
 
     @classmethod
-    def from_catalog(cls, model: str, image: int = 224, classes: int = 1000) -> "Graph":
-        """A catalog model of gp.vision (resnet-50, vit-b-16, ...) as a graph."""
+    def from_catalog(cls, model: str, image: Optional[int] = None, classes: int = 1000) -> "Graph":
+        """A catalog model of gp.vision (resnet-50, vit-b-16, ...) as a graph; ``image`` defaults to the
+        crop size of the model's torchvision weights (224; EfficientNet-B1..B4 240 to 380), as gp.vision's."""
         if not isinstance(model, str):
             raise _error("graph.model", f"must be a string (got {type(model).__name__} {model!r})")
-        return cls(_core.vision_model_graph(model, _int(image, "graph.image", 1, 1 << 20),
-                                            _int(classes, "graph.classes", 1, 1 << 30)))
+        size = None if image is None else _int(image, "graph.image", 1, 1 << 20)
+        return cls(_core.vision_model_graph(model, size, _int(classes, "graph.classes", 1, 1 << 30)))
 
     @property
     def name(self) -> str:
