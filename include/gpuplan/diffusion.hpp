@@ -168,24 +168,32 @@ inline void check_latent(std::int64_t h, std::int64_t w, std::int64_t multiple, 
 }
 }  // namespace detail
 
+namespace detail {
+// The fields UNet and VAE configs share: in/out channels, 1 to 6 blocks, each a multiple of the groups.
+inline void check_channels(const std::string& prefix, std::int64_t in, std::int64_t out,
+                           const std::vector<std::int64_t>& blocks, std::int64_t groups) {
+  check_range(prefix + "in_channels", in, 1, kMaxChannels);
+  check_range(prefix + "out_channels", out, 1, kMaxChannels);
+  const std::size_t n = blocks.size();
+  if (n < 1 || n > 6) fail(prefix + "block_out_channels", "must have 1 to 6 entries (got " + std::to_string(n) + ")");
+  check_range(prefix + "norm_num_groups", groups, 1, 1024);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string f = prefix + "block_out_channels[" + std::to_string(i) + "]";
+    check_range(f, blocks[i], 1, kMaxChannels);
+    if (blocks[i] % groups != 0)
+      fail(f, "must be a multiple of norm_num_groups=" + std::to_string(groups) + " (got " + std::to_string(blocks[i]) + ")");
+  }
+}
+}  // namespace detail
+
 // Checks every field a graph is built from; errors name `prefix`.field (e.g. "unet.block_out_channels[2]").
 inline void validate(const unet_config& c, const std::string& prefix = "unet.") {
   using detail::check_range;
   using detail::fail;
-  check_range(prefix + "in_channels", c.in_channels, 1, detail::kMaxChannels);
-  check_range(prefix + "out_channels", c.out_channels, 1, detail::kMaxChannels);
   // Bounds well above every published UNet (SDXL: 3 blocks, 2 resnets, 10 transformer
   // layers) that keep a graph below a few hundred thousand layers.
+  detail::check_channels(prefix, c.in_channels, c.out_channels, c.block_out_channels, c.norm_num_groups);
   const std::size_t n = c.block_out_channels.size();
-  if (n < 1 || n > 6) fail(prefix + "block_out_channels", "must have 1 to 6 entries (got " + std::to_string(n) + ")");
-  check_range(prefix + "norm_num_groups", c.norm_num_groups, 1, 1024);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string f = prefix + "block_out_channels[" + std::to_string(i) + "]";
-    check_range(f, c.block_out_channels[i], 1, detail::kMaxChannels);
-    if (c.block_out_channels[i] % c.norm_num_groups != 0)
-      fail(f, "must be a multiple of norm_num_groups=" + std::to_string(c.norm_num_groups) + " (got " +
-                  std::to_string(c.block_out_channels[i]) + ")");
-  }
   if (c.down_block_types.size() != n)
     fail(prefix + "down_block_types", "must have one entry per block_out_channels (" + std::to_string(n) + ", got " +
                                           std::to_string(c.down_block_types.size()) + ")");
@@ -223,20 +231,8 @@ inline void validate(const unet_config& c, const std::string& prefix = "unet.") 
 
 inline void validate(const vae_config& c, const std::string& prefix = "vae.") {
   using detail::check_range;
-  using detail::fail;
-  check_range(prefix + "in_channels", c.in_channels, 1, detail::kMaxChannels);
-  check_range(prefix + "out_channels", c.out_channels, 1, detail::kMaxChannels);
+  detail::check_channels(prefix, c.in_channels, c.out_channels, c.block_out_channels, c.norm_num_groups);
   check_range(prefix + "latent_channels", c.latent_channels, 1, detail::kMaxChannels);
-  const std::size_t n = c.block_out_channels.size();
-  if (n < 1 || n > 6) fail(prefix + "block_out_channels", "must have 1 to 6 entries (got " + std::to_string(n) + ")");
-  check_range(prefix + "norm_num_groups", c.norm_num_groups, 1, 1024);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string f = prefix + "block_out_channels[" + std::to_string(i) + "]";
-    check_range(f, c.block_out_channels[i], 1, detail::kMaxChannels);
-    if (c.block_out_channels[i] % c.norm_num_groups != 0)
-      fail(f, "must be a multiple of norm_num_groups=" + std::to_string(c.norm_num_groups) + " (got " +
-                  std::to_string(c.block_out_channels[i]) + ")");
-  }
   check_range(prefix + "layers_per_block", c.layers_per_block, 1, 16);
   check_range(prefix + "sample_size", c.sample_size, 1, 65536);
 }
