@@ -23,8 +23,12 @@ build-release:
 	cmake --preset release >/dev/null
 	cmake --build --preset release
 
+# Under CI the Debug build keeps line tables only (-g1: about a fifth less compile time on
+# the test files); developers get full debug information (-g).
+DEV_DEBUG_FLAGS := $(if $(CI),-g1,-g)
+
 build-dev:
-	cmake --preset dev >/dev/null
+	cmake --preset dev -DCMAKE_CXX_FLAGS_DEBUG="$(DEV_DEBUG_FLAGS)" >/dev/null
 	cmake --build --preset dev
 
 test-cpp: build-dev
