@@ -263,6 +263,14 @@ inline graph_cost analyze(const graph& g) {
       if (t == -2) input_last = static_cast<int>(i);
       else consumers_last[static_cast<std::size_t>(t)] = static_cast<int>(i);
     };
+    // add / mul / concat: `skip` names an earlier layer or -2 (the graph input); its tensor id and shape.
+    auto skip_operand = [&] {
+      const int sk = l.skip;
+      if (sk < -2 || sk == -1 || sk >= static_cast<int>(i))
+        fail(dt::where(g, i) + ".skip", "must name an earlier layer (got " + std::to_string(sk) + ")");
+      const int tensor = sk == -2 ? -2 : gc.per_layer[static_cast<std::size_t>(sk)].out_tensor;
+      return std::pair{tensor, shape_of_tensor(sk)};
+    };
     if (l.k == kind::input) {
       for (auto [f, v] : {std::pair{".source.c", l.source.c}, {".source.d", l.source.d}, {".source.h", l.source.h},
                           {".source.w", l.source.w}})
@@ -440,11 +448,7 @@ inline graph_cost analyze(const graph& g) {
         break;
       }
       case kind::add: {
-        const int sk = l.skip;
-        if (sk < -2 || sk == -1 || sk >= static_cast<int>(i))
-          fail(dt::where(g, i) + ".skip", "must name an earlier layer (got " + std::to_string(sk) + ")");
-        const int sk_t = sk == -2 ? -2 : gc.per_layer[static_cast<std::size_t>(sk)].out_tensor;
-        const shape s2 = shape_of_tensor(sk == -2 ? -2 : sk);
+        const auto [sk_t, s2] = skip_operand();
         // Same shape, or one side one value per channel broadcast over the other's positions.
         const bool x_per_channel = x.positions() == 1 && s2.positions() > 1, s2_per_channel = s2.positions() == 1;
         if (s2.c != x.c || !(s2 == x || x_per_channel || s2_per_channel))
@@ -459,11 +463,7 @@ inline graph_cost analyze(const graph& g) {
         break;
       }
       case kind::concat: {
-        const int sk = l.skip;
-        if (sk < -2 || sk == -1 || sk >= static_cast<int>(i))
-          fail(dt::where(g, i) + ".skip", "must name an earlier layer (got " + std::to_string(sk) + ")");
-        const int sk_t = sk == -2 ? -2 : gc.per_layer[static_cast<std::size_t>(sk)].out_tensor;
-        const shape s2 = shape_of_tensor(sk == -2 ? -2 : sk);
+        const auto [sk_t, s2] = skip_operand();
         if (s2.d != x.d || s2.h != x.h || s2.w != x.w)
           fail(dt::where(g, i) + ".skip", "positions " + std::to_string(s2.d) + "x" + std::to_string(s2.h) + "x" +
                                                std::to_string(s2.w) + " do not match the input " + std::to_string(x.d) + "x" +
@@ -478,11 +478,7 @@ inline graph_cost analyze(const graph& g) {
         gc.kernels -= 1;  // not a kernel: the tensor exists before the forward
         break;
       case kind::mul: {
-        const int sk = l.skip;
-        if (sk < -2 || sk == -1 || sk >= static_cast<int>(i))
-          fail(dt::where(g, i) + ".skip", "must name an earlier layer (got " + std::to_string(sk) + ")");
-        const int sk_t = sk == -2 ? -2 : gc.per_layer[static_cast<std::size_t>(sk)].out_tensor;
-        const shape s2 = shape_of_tensor(sk == -2 ? -2 : sk);
+        const auto [sk_t, s2] = skip_operand();
         const bool x_per_channel = x.positions() == 1, s2_per_channel = s2.positions() == 1;
         if (s2.c != x.c || !(s2 == x || x_per_channel || s2_per_channel))
           fail(dt::where(g, i) + ".skip", "shape " + std::to_string(s2.c) + "x" + std::to_string(s2.positions()) +
