@@ -150,6 +150,19 @@ inline int transformer(graph& g, int x, std::int64_t C, std::int64_t heads, std:
   return g.push(make::add(x), nm + ".add");
 }
 
+// Upsample2D (resnet.py / upsampling.py): nearest x2, then a 3x3 convolution keeping the channels.
+inline int upsample2d(graph& g, std::int64_t channels, const std::string& nm) {
+  g.push(make::upsample(2), nm + ".upsamplers.0.interpolate");
+  return g.push(make::conv2d(channels, 3, 1, 1), nm + ".upsamplers.0.conv");
+}
+
+// The output head of the UNet, the VAE encoder and decoder: GroupNorm, SiLU, 3x3 conv_out.
+inline void conv_out(graph& g, std::int64_t groups, std::int64_t out_channels, const std::string& prefix) {
+  g.push(make::group_norm(groups), prefix + "conv_norm_out");
+  g.push(make::silu());
+  g.push(make::conv2d(out_channels, 3, 1, 1), prefix + "conv_out");
+}
+
 // The VAE's mid-block attention (vae.py UNetMidBlock2D, attention_head_dim = channels: one
 // head): Attention with group_norm, q/k/v/out with bias, residual connection.
 inline int vae_attention(graph& g, int x, std::int64_t groups, const std::string& nm) {
@@ -325,14 +338,9 @@ inline graph unet_graph(const unet_config& c, std::int64_t h, std::int64_t w, st
         x = detail::transformer(g, x, ch, heads[r], tl[r], G, c.use_linear_projection, ctx_len, c.cross_attention_dim,
                                 nm + ".attentions." + std::to_string(j));
     }
-    if (i + 1 < n) {
-      g.push(make::upsample(2), nm + ".upsamplers.0.interpolate");
-      x = g.push(make::conv2d(ch, 3, 1, 1), nm + ".upsamplers.0.conv");
-    }
+    if (i + 1 < n) x = detail::upsample2d(g, ch, nm);
   }
-  g.push(make::group_norm(G), "conv_norm_out");
-  g.push(make::silu());
-  g.push(make::conv2d(c.out_channels, 3, 1, 1), "conv_out");
+  detail::conv_out(g, G, c.out_channels, "");
   return g;
 }
 
@@ -362,9 +370,7 @@ inline graph vae_encoder_graph(const vae_config& c, std::int64_t h, std::int64_t
   x = detail::resnet(g, x, ch, ch, G, -1, "encoder.mid_block.resnets.0");
   if (c.mid_block_add_attention) x = detail::vae_attention(g, x, G, "encoder.mid_block.attentions.0");
   detail::resnet(g, x, ch, ch, G, -1, "encoder.mid_block.resnets.1");
-  g.push(make::group_norm(G), "encoder.conv_norm_out");
-  g.push(make::silu());
-  g.push(make::conv2d(2 * c.latent_channels, 3, 1, 1), "encoder.conv_out");
+  detail::conv_out(g, G, 2 * c.latent_channels, "encoder.");
   if (c.use_quant_conv) g.push(make::conv2d(2 * c.latent_channels, 1), "quant_conv");
   return g;
 }
@@ -395,14 +401,9 @@ inline graph vae_decoder_graph(const vae_config& c, std::int64_t h, std::int64_t
       x = detail::resnet(g, x, ch, out, G, -1, nm + ".resnets." + std::to_string(j));
       ch = out;
     }
-    if (i + 1 < n) {
-      g.push(make::upsample(2), nm + ".upsamplers.0.interpolate");
-      x = g.push(make::conv2d(ch, 3, 1, 1), nm + ".upsamplers.0.conv");
-    }
+    if (i + 1 < n) x = detail::upsample2d(g, ch, nm);
   }
-  g.push(make::group_norm(G), "decoder.conv_norm_out");
-  g.push(make::silu());
-  g.push(make::conv2d(c.out_channels, 3, 1, 1), "decoder.conv_out");
+  detail::conv_out(g, G, c.out_channels, "decoder.");
   return g;
 }
 
