@@ -18,14 +18,13 @@ from __future__ import annotations
 import dis
 import inspect
 import json
-import numbers
 import operator
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
 from ._api import _error
 from ._plan import _int, _number
-from ._vision import VisionResult
+from ._vision import VisionResult, _run_args
 
 __all__ = ["Graph", "trace"]
 
@@ -121,23 +120,8 @@ class Graph:
                  images: Union[None, int, float, str] = None, epochs: float = 1) -> VisionResult:
         """Memory and time of training (or, with infer=True, running) the graph with `batch`
         samples per GPU on `num_gpus` GPUs: the figures of gp.vision (to_dict() is the same dict)."""
-        for name, v in (("gpu", gpu), ("precision", precision), ("optimizer", optimizer)):
-            if not isinstance(v, str):
-                raise _error(f"estimate.{name}", f"must be a string (got {type(v).__name__} {v!r})")
-        if not isinstance(infer, bool):
-            raise _error("estimate.infer", f"must be True or False (got {infer!r})")
-        b = _int(batch, "estimate.batch", 1, 1_000_000)
-        n = _int(num_gpus, "estimate.num_gpus", 1, 65536)
-        ep = _number(epochs, "estimate.epochs")
-        dataset: Optional[str] = None
-        if images is not None:
-            if isinstance(images, str):
-                dataset = images
-            elif isinstance(images, numbers.Real) and not isinstance(images, bool):
-                dataset = repr(float(_number(images, "estimate.images")))
-            else:
-                raise _error("estimate.images", f"must be a number or an amount such as '1.28M' (got {images!r})")
-        return VisionResult(_core.vision_graph(self._text, gpu, b, precision, optimizer, infer, dataset, ep, n))
+        run = _run_args("estimate", gpu, batch, precision, optimizer, infer, images, epochs, num_gpus)
+        return VisionResult(_core.vision_graph(self._text, *run))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Graph) and other._text == self._text

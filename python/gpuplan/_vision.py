@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import numbers
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 from . import _core
 from ._api import _error
@@ -105,22 +105,32 @@ def vision(model: str, gpu: str = "a100-80gb", batch: int = 32, image: Optional[
     240, 288, 300, 380. ``images`` (a count or an amount such
     as "1.28M") and ``epochs`` give the time to train; ``num_gpus`` > 1 trains data-parallel
     (DDP) with ``batch`` images per GPU."""
-    for name, v in (("model", model), ("gpu", gpu), ("precision", precision), ("optimizer", optimizer)):
-        if not isinstance(v, str):
-            raise _error(f"vision.{name}", f"must be a string (got {type(v).__name__} {v!r})")
-    if not isinstance(infer, bool):
-        raise _error("vision.infer", f"must be True or False (got {infer!r})")
-    b = _int(batch, "vision.batch", 1, 1_000_000)
+    if not isinstance(model, str):
+        raise _error("vision.model", f"must be a string (got {type(model).__name__} {model!r})")
     im = None if image is None else _int(image, "vision.image", 1, 1 << 20)
     c = _int(classes, "vision.classes", 1, 1 << 30)
-    ep = _number(epochs, "vision.epochs")
-    n = _int(num_gpus, "vision.num_gpus", 1, 65536)
+    run = _run_args("vision", gpu, batch, precision, optimizer, infer, images, epochs, num_gpus)
+    return VisionResult(_core.vision(model, run[0], run[1], im, c, *run[2:]))
+
+
+def _run_args(prefix: str, gpu: Any, batch: Any, precision: Any, optimizer: Any, infer: Any,
+              images: Any, epochs: Any, num_gpus: Any) -> Tuple[str, int, str, str, bool, Optional[str], float, int]:
+    """The checked run settings gp.vision and Graph.estimate share, in the bindings' order:
+    (gpu, batch, precision, optimizer, infer, images as the CLI's text, epochs, num_gpus)."""
+    for name, v in (("gpu", gpu), ("precision", precision), ("optimizer", optimizer)):
+        if not isinstance(v, str):
+            raise _error(f"{prefix}.{name}", f"must be a string (got {type(v).__name__} {v!r})")
+    if not isinstance(infer, bool):
+        raise _error(f"{prefix}.infer", f"must be True or False (got {infer!r})")
+    b = _int(batch, f"{prefix}.batch", 1, 1_000_000)
+    ep = _number(epochs, f"{prefix}.epochs")
+    n = _int(num_gpus, f"{prefix}.num_gpus", 1, 65536)
     dataset: Optional[str] = None
     if images is not None:
         if isinstance(images, str):
             dataset = images
         elif isinstance(images, numbers.Real) and not isinstance(images, bool):
-            dataset = repr(float(_number(images, "vision.images")))
+            dataset = repr(float(_number(images, f"{prefix}.images")))
         else:
-            raise _error("vision.images", f"must be a number or an amount such as '1.28M' (got {images!r})")
-    return VisionResult(_core.vision(model, gpu, b, im, c, precision, optimizer, infer, dataset, ep, n))
+            raise _error(f"{prefix}.images", f"must be a number or an amount such as '1.28M' (got {images!r})")
+    return gpu, b, precision, optimizer, infer, dataset, ep, n
