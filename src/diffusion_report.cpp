@@ -41,7 +41,7 @@ diffusion_report finetune_report(const diffusion_query& q, const diffusion::pipe
             {"memory", {{"frozen_weights", in_bytes(e.frozen_weights)}, {"trainable_weights", in_bytes(e.trainable_weights)},
                         {"gradients", in_bytes(e.gradients)}, {"optimizer", in_bytes(e.optimizer_state)},
                         {"activations", in_bytes(e.activations)}, {"transient", in_bytes(e.transient)},
-                        {"peak_allocated", in_bytes(e.peak_allocated)}, {"device", in_bytes(e.device)},
+                        {"peak_allocated", in_bytes(e.peak_allocated)}, {"reserved", in_bytes(e.reserved)}, {"device", in_bytes(e.device)},
                         {"usable", in_bytes(gpu.usable_memory)}, {"fits", r.fits}}},
             {"time", {{"step_seconds", in_seconds(e.step)}, {"unet_seconds", in_seconds(e.unet)},
                       {"encode_seconds", in_seconds(e.encode)},
@@ -62,10 +62,12 @@ diffusion_report finetune_report(const diffusion_query& q, const diffusion::pipe
             {"saved activations (UNet)", format_bytes(e.activations)},
             {"backward transient", format_bytes(e.transient)},
             {"peak allocated", format_bytes(e.peak_allocated)},
-            {"device (+ CUDA context)", format_bytes(e.device) + " of " + format_bytes_short(gpu.usable_memory)},
+            {"reserved (caching allocator)", format_bytes(e.reserved)},
+            {"device (reserved + CUDA context)", format_bytes(e.device) + " of " + format_bytes_short(gpu.usable_memory)},
             {"step (VAE + text encoding, UNet forward and backward)", format_seconds(e.step)},
             {"images/s", format_rate(e.images_per_s, "images")}};
-  t.notes.push_back("memory: peak allocated = torch.cuda.max_memory_allocated; device adds the CUDA context");
+  t.notes.push_back("memory: peak allocated = torch.cuda.max_memory_allocated; reserved = the caching allocator's pool "
+                    "(x 1.10 + cuBLAS workspace); device adds the CUDA context");
   t.notes.push_back(r.fits ? "fits on one " + gpu.id : "does not fit on one " + gpu.id);
   return r;
 }
@@ -111,7 +113,7 @@ diffusion_report diffusion_report_of(const diffusion_query& q) {
   r.json = {{"model", p.name}, {"gpu", gpu.id}, {"workload", "text-to-image"}, {"batch", e.batch}, {"steps", e.steps},
             {"resolution", e.resolution}, {"latent", e.latent}, {"precision", q.precision}, {"guidance", q.guidance},
             {"params", params}, {"components", comps},
-            {"memory", {{"weights", in_bytes(e.weights)}, {"peak_allocated", in_bytes(e.peak_allocated)},
+            {"memory", {{"weights", in_bytes(e.weights)}, {"peak_allocated", in_bytes(e.peak_allocated)}, {"reserved", in_bytes(e.reserved)},
                         {"device", in_bytes(e.device)}, {"usable", in_bytes(gpu.usable_memory)}, {"fits", r.fits},
                         {"peak_phase", e.peak_phase}}},
             {"time", {{"step_seconds", in_seconds(e.unet_step)}, {"text_encode_seconds", in_seconds(e.text_encode)},
@@ -130,14 +132,15 @@ diffusion_report diffusion_report_of(const diffusion_query& q) {
   }
   t.rows.push_back({"all components", format_count(params), format_bytes(e.weights), "", ""});
   t.rows.push_back({"peak allocated (" + e.peak_phase + ")", "", format_bytes(e.peak_allocated), "", ""});
-  t.rows.push_back({"device (+ CUDA context)", "", format_bytes(e.device) + " of " + format_bytes_short(gpu.usable_memory), "", ""});
+  t.rows.push_back({"reserved (caching allocator)", "", format_bytes(e.reserved), "", ""});
+  t.rows.push_back({"device (reserved + CUDA context)", "", format_bytes(e.device) + " of " + format_bytes_short(gpu.usable_memory), "", ""});
   t.rows.push_back({"denoising step", "", "", "", format_seconds(e.unet_step)});
   t.rows.push_back({"pipeline call (" + std::to_string(e.batch) + (e.batch == 1 ? " image)" : " images)"), "", "", "",
                     format_seconds(e.total)});
   t.rows.push_back({"seconds per image", "", "", "", format_seconds(seconds(per_image))});
   t.rows.push_back({"images/s", "", "", "", format_rate(e.images_per_s, "images")});
-  t.notes.push_back("memory: peak allocated = torch.cuda.max_memory_allocated; device adds the CUDA context "
-                    "(no allocator reserve, no cuDNN workspace)");
+  t.notes.push_back("memory: peak allocated = torch.cuda.max_memory_allocated; reserved = the caching allocator's pool "
+                    "(x 1.10 + cuBLAS workspace); device adds the CUDA context (cuDNN workspaces are not modelled)");
   t.notes.push_back(r.fits ? "fits on one " + gpu.id : "does not fit on one " + gpu.id);
   return r;
 }

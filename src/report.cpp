@@ -12,6 +12,7 @@
 #include "gpuplan/dtype.hpp"
 #include "gpuplan/framework.hpp"
 #include "gpuplan/framework_rules.hpp"
+#include "gpuplan/io/graph_plan.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/profile.hpp"
 #include "gpuplan/model_names.hpp"
@@ -939,9 +940,9 @@ std::string human_hours(double h) {
   return three_digits(h) + " h";
 }
 
-json rent_json(const recommendation& x) {
-  if (!x.rent) return nullptr;
-  const rental_choice& c = *x.rent;
+json rent_json(const std::optional<rental_choice>& rent) {
+  if (!rent) return nullptr;
+  const rental_choice& c = *rent;
   return {{"provider", c.offer.provider},
           {"instance", c.offer.instance},
           {"gpus_per_instance", c.offer.gpus_per_instance},
@@ -952,9 +953,9 @@ json rent_json(const recommendation& x) {
           {"date", c.offer.date}};
 }
 
-std::string rent_text(const recommendation& x) {
-  if (!x.rent) return "-";
-  const rental_choice& c = *x.rent;
+std::string rent_text(const std::optional<rental_choice>& rent) {
+  if (!rent) return "-";
+  const rental_choice& c = *rent;
   if (c.offer.instance == "per-gpu") return c.offer.provider + " (per GPU)";
   return c.offer.provider + " " + c.offer.instance + (c.instances > 1 ? " × " + std::to_string(c.instances) : "");
 }
@@ -975,7 +976,7 @@ json recommend_json(const std::vector<recommendation>& r) {
                    {"wall_seconds", in_seconds(x.wall)},
                    {"gpu_hours", x.gpu_hours},
                    {"cost", x.cost ? json(*x.cost) : json(nullptr)},
-                   {"rent", rent_json(x)},
+                   {"rent", rent_json(x.rent)},
                    {"purchase", opt(x.purchase)},
                    // null with a purchase price: renting costs no more than the electricity (never pays off).
                    {"break_even_hours", opt(x.break_even_hours)},
@@ -1033,7 +1034,7 @@ table recommend_table(const std::vector<recommendation>& r, Seconds deadline) {
                       x.cost ? human_money(*x.cost) : std::string("-"),
                       x.rent ? human_money(x.rent->price_per_hour) : std::string("-"),
                       std::string(x.meets_deadline ? "met" : "late") + (x.within_budget ? "" : ", over budget"),
-                      rent_text(x), buy, layout_text(x.run), machine,
+                      rent_text(x.rent), buy, layout_text(x.run), machine,
                       format_cuda(z.cuda_min) + (z.driver_min.empty() ? "" : " / " + z.driver_min)});
     for (const auto& n : z.notes) t.notes.push_back("#" + id + " " + x.gpu.id + " × " + std::to_string(x.count) + ": " + n);
     ++rank;
@@ -1044,6 +1045,64 @@ table recommend_table(const std::vector<recommendation>& r, Seconds deadline) {
     t.notes.insert(t.notes.begin(),
                    "Buy: the cards' purchase price and the hours of use after which owning one costs less than "
                    "renting it, its electricity included (--kwh-price).");
+  t.notes.insert(t.notes.begin(),
+                 "Ranked: meets the deadline, within budget, cheapest run (priced rows first), fastest, fewer GPUs, id. "
+                 "Cost = wall-clock × the rented instances' $/h.");
+  return t;
+}
+
+// The link DDP all-reduces over inside a node (detail/timing_comm.hpp collective_link).
+std::string gpu_link_text(const gpu_spec& g) { return g.has_nvlink() ? g.link : g.p2p ? "PCIe" : "PCIe, no P2P"; }
+
+json graph_recommend_json(const std::vector<graph_recommendation>& r) {
+  json arr = json::array();
+  int rank = 1;
+  for (const auto& x : r)
+    arr.push_back({{"rank", rank++},
+                   {"gpu", x.gpu.id},
+                   {"count", x.count},
+                   {"link", gpu_link_text(x.gpu)},
+                   {"micro_batch", x.micro_batch},
+                   {"grad_accum", x.grad_accum},
+                   {"device_bytes", in_bytes(x.step.device)},
+                   {"usable_bytes", in_bytes(x.gpu.usable_memory)},
+                   {"micro_step_seconds", in_seconds(x.step.micro)},
+                   {"optimizer_step_seconds", in_seconds(x.optimizer_step)},
+                   {"exposed_all_reduce_seconds", in_seconds(x.step.exposed_all_reduce)},
+                   {"samples_per_second", x.samples_per_s},
+                   {"scaling", x.scaling ? json(*x.scaling) : json(nullptr)},
+                   {"wall_seconds", in_seconds(x.wall)},
+                   {"gpu_hours", x.gpu_hours},
+                   {"cost", x.cost ? json(*x.cost) : json(nullptr)},
+                   {"rent", rent_json(x.rent)},
+                   {"meets_deadline", x.meets_deadline},
+                   {"within_budget", x.within_budget}});
+  return arr;
+}
+
+table graph_recommend_table(const std::vector<graph_recommendation>& r, Seconds deadline) {
+  table t;
+  t.title = "GPU recommendation (deadline " + format_seconds(deadline) + ")";
+  t.header = {"#", "GPU", "Count", "Link", "Batch/GPU", "Memory/GPU", "Images/s", "Scaling", "Wall-clock", "Cost", "$/h",
+              "Deadline", "Rent"};
+  int rank = 1;
+  for (const auto& x : r) {
+    t.rows.push_back({std::to_string(rank++), x.gpu.id, std::to_string(x.count),
+                      x.count > 1 ? gpu_link_text(x.gpu) : std::string("-"),
+                      std::to_string(x.micro_batch) + (x.grad_accum > 1 ? " × " + std::to_string(x.grad_accum) : ""),
+                      format_bytes_short(x.step.device) + " / " + format_bytes_short(x.gpu.usable_memory),
+                      format_number(x.samples_per_s, 3), x.scaling ? format_number(100 * *x.scaling, 3) + "%" : std::string("-"),
+                      format_seconds(x.wall), x.cost ? human_money(*x.cost) : std::string("-"),
+                      x.rent ? human_money(x.rent->price_per_hour) : std::string("-"),
+                      std::string(x.meets_deadline ? "met" : "late") + (x.within_budget ? "" : ", over budget"),
+                      rent_text(x.rent)});
+  }
+  t.right_align = {true, false, true, false, true, true, true, true, true, true, true, false, false};
+  if (r.empty()) t.notes.push_back("No GPU type and count in the list fits this run, even at one sample per GPU.");
+  t.notes.insert(t.notes.begin(),
+                 "PyTorch DDP: each GPU runs micro-batch × accumulation of the global batch; the gradients are all-reduced "
+                 "once per optimizer step over the GPUs' link. Scaling: images/s per GPU against one GPU of the type. "
+                 "Memory: nvidia-smi peak (reserved + CUDA context), planned with the headroom kept free.");
   t.notes.insert(t.notes.begin(),
                  "Ranked: meets the deadline, within budget, cheapest run (priced rows first), fastest, fewer GPUs, id. "
                  "Cost = wall-clock × the rented instances' $/h.");

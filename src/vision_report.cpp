@@ -66,7 +66,7 @@ vision_report vision_report_of(const vision_query& q) {
             {"flops_per_image", in_flops(e.flops_per_sample)},
             {"memory", {{"weights", in_bytes(e.weights)}, {"gradients", in_bytes(e.gradients)},
                         {"optimizer", in_bytes(e.optimizer)}, {"activations", in_bytes(e.activations)},
-                        {"transient", in_bytes(e.transient)}, {"peak_allocated", in_bytes(e.peak_allocated)},
+                        {"transient", in_bytes(e.transient)}, {"peak_allocated", in_bytes(e.peak_allocated)}, {"reserved", in_bytes(e.reserved)},
                         {"device", in_bytes(e.device)}, {"usable", in_bytes(gpu.usable_memory)}, {"fits", r.fits}}},
             {"time", {{"step_seconds", in_seconds(e.step)}, {"compute_seconds", in_seconds(e.compute)},
                       {"memory_bound_seconds", in_seconds(e.memory_bound)},
@@ -94,7 +94,8 @@ vision_report vision_report_of(const vision_query& q) {
     t.rows.push_back({"activations (working set)", format_bytes(e.activations)});
   }
   t.rows.push_back({"peak allocated", format_bytes(e.peak_allocated)});
-  t.rows.push_back({"device (+ CUDA context)", format_bytes(e.device) + " of " + format_bytes_short(gpu.usable_memory)});
+  t.rows.push_back({"reserved (caching allocator)", format_bytes(e.reserved)});
+  t.rows.push_back({"device (reserved + CUDA context)", format_bytes(e.device) + " of " + format_bytes_short(gpu.usable_memory)});
   t.rows.push_back({"step", format_seconds(e.step)});
   if (q.num_gpus > 1 && !q.infer) t.rows.push_back({"gradient all-reduce (mostly hidden by backward)", format_seconds(e.gradient_all_reduce)});
   t.rows.push_back({q.num_gpus > 1 ? "images/s (all GPUs)" : "images/s", format_rate(e.samples_per_s, "images")});

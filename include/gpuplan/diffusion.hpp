@@ -579,7 +579,8 @@ struct pipeline_estimate {
   double images_per_s = 0;
   Bytes weights = bytes(0);         // every component resident (diffusers .to("cuda"), no offload)
   Bytes peak_allocated = bytes(0);  // torch.cuda.max_memory_allocated: weights + the largest phase's working set
-  Bytes device = bytes(0);          // + the CUDA context (nvidia-smi, before allocator slack)
+  Bytes reserved = bytes(0);        // torch.cuda.max_memory_reserved (detail/memory_allocator.hpp)
+  Bytes device = bytes(0);          // nvidia-smi: reserved + the CUDA context
   std::string peak_phase;           // "text encoding", "denoising", "vae decode" or "safety check"
   [[nodiscard]] bool fits(const gpu_spec& g) const { return device <= g.usable_memory; }
 };
@@ -672,7 +673,9 @@ inline pipeline_estimate estimate_pipeline(const pipeline& p, const gpu_spec& gp
   for (const auto& ph : phases)
     if (ph.bytes > peak) { peak = ph.bytes; r.peak_phase = ph.name; }
   r.peak_allocated = r.weights + bytes(peak);
-  r.device = r.peak_allocated + bytes(memory_defaults::cuda_context);
+  const auto peaks = gpuplan::detail::mem::allocator_and_context(in_bytes(r.peak_allocated), 0, 1);
+  r.reserved = bytes(peaks.reserved);
+  r.device = bytes(peaks.device);
   r.total = r.text_encode + r.unet_step * static_cast<double>(o.steps) + r.vae_decode + r.safety_check;
   r.images_per_s = static_cast<double>(B) / in_seconds(r.total);
   return r;
@@ -758,8 +761,30 @@ struct finetune_options {
   std::int64_t resolution = 0;   // 0: the pipeline's default
   std::int64_t lora_rank = 4;    // train_text_to_image_lora.py --rank default
   bool gradient_checkpointing = false;
+  // --use_ema (train_text_to_image.py, full only): EMAModel's fp32 copy of the UNet, moved to
+  // the GPU (ema_unet.to(accelerator.device)) and updated after every optimizer step.
+  bool ema = false;
   optimizer opt = optimizer::adamw;
 };
+
+// The fine-tuning recipe of diffusers' examples/text_to_image/README.md, what `gpuplan
+// recommend` plans with: train_text_to_image.py --train_batch_size=1
+// --gradient_accumulation_steps=4 --gradient_checkpointing --use_ema --max_train_steps=15000
+// (full); train_text_to_image_lora.py --train_batch_size=1 --gradient_accumulation_steps=4
+// --max_train_steps=15000, rank 4, no checkpointing (LoRA).
+struct finetune_recipe {
+  std::int64_t global_batch = 4;  // images per optimizer step: 1 x 4 accumulation
+  double steps = 15000;           // optimizer steps
+  bool gradient_checkpointing = false;
+  bool ema = false;
+  const char* source = "";
+};
+inline finetune_recipe finetune_recipe_of(finetune_method m) {
+  if (m == finetune_method::full)
+    return {4, 15000, true, true, "diffusers examples/text_to_image README: batch 1 x 4 accumulation, 15,000 steps, "
+                                  "gradient checkpointing, EMA"};
+  return {4, 15000, false, false, "diffusers examples/text_to_image README (LoRA): batch 1 x 4 accumulation, 15,000 steps, rank 4"};
+}
 
 struct finetune_estimate {
   std::int64_t trainable_params = 0, frozen_params = 0;
@@ -768,8 +793,10 @@ struct finetune_estimate {
   Bytes gradients = bytes(0), optimizer_state = bytes(0);
   Bytes activations = bytes(0);        // the UNet's saved tensors (checkpointed or not)
   Bytes transient = bytes(0);          // backward's largest layer input + output gradients
-  Bytes peak_allocated = bytes(0), device = bytes(0);
-  Seconds unet = seconds(0), encode = seconds(0), step = seconds(0);
+  Bytes ema = bytes(0);                // the EMA copy of the UNet (fp32), when options.ema
+  Bytes peak_allocated = bytes(0), reserved = bytes(0), device = bytes(0);  // as pipeline_estimate's
+  // unet: forward and backward; optimizer: its step and the EMA update, once per optimizer step.
+  Seconds unet = seconds(0), encode = seconds(0), optimizer = seconds(0), step = seconds(0);
   double images_per_s = 0;
   [[nodiscard]] bool fits(const gpu_spec& g) const { return device <= g.usable_memory; }
 };
@@ -805,6 +832,7 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
   using detail::check_range;
   check_range("batch", o.batch, 1, 4096);
   if (o.method == finetune_method::lora) check_range("lora_rank", o.lora_rank, 1, 4096);
+  if (o.ema && o.method != finetune_method::full) detail::fail("ema", "applies to full fine-tuning only (got method lora)");
   const std::int64_t res = o.resolution == 0 ? p.resolution : o.resolution;
   const std::int64_t f = vae_scale_factor(p.vae);
   const std::int64_t multiple = f * (std::int64_t{1} << (p.unet.block_out_channels.size() - 1));
@@ -842,7 +870,14 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
     r.gradients = tr.gradients;
     r.optimizer_state = tr.optimizer;
     r.transient = tr.transient;
-    r.unet = tr.step;
+    r.unet = tr.step - tr.optimizer_step;
+    r.optimizer = tr.optimizer_step;
+    if (o.ema) {
+      // EMAModel.step: shadow = shadow - (1 - decay) x (shadow - param), fp32: read both, write the shadow.
+      warning_set w{};
+      r.ema = bytes(static_cast<double>(gc.params) * 4);
+      r.optimizer += seconds(static_cast<double>(gc.params) * 12 / gpuplan::detail::device_rates_of(gpu, prec, eff, w).bwe);
+    }
   } else {
     const auto lora = static_cast<double>(unet_lora_params(unet, o.lora_rank));
     const auto pb = gpuplan::detail::mem::bytes_of(prec);
@@ -863,7 +898,7 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
     double largest_io = 0;
     for (const auto& c : gc.per_layer) largest_io = std::max(largest_io, static_cast<double>(c.in.elements() + c.out.elements()));
     r.transient = bytes(Bd * largest_io * act);
-    r.unet = fwd.step * 2.0;  // forward + input-gradient backward
+    r.unet = fwd.step * 2.0;  // forward + input-gradient backward; the adapters' optimizer step (a few MB) is left out
   }
   if (o.gradient_checkpointing) r.unet += fwd.step;  // the segments' forward again during backward
   r.frozen_params = static_cast<std::int64_t>(frozen);
@@ -877,9 +912,12 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
   const double images = Bd * static_cast<double>(p.vae.in_channels * res * res) * act;
   const double encode_phase = images + std::max(in_bytes(enc_e.activations), in_bytes(text_ws));
   const double unet_phase = latents * 3 + embeds + in_bytes(r.activations + r.transient);  // noisy latents, noise, target
-  r.peak_allocated = r.frozen_weights + r.trainable_weights + r.gradients + r.optimizer_state + bytes(std::max(encode_phase, unet_phase));
-  r.device = r.peak_allocated + bytes(memory_defaults::cuda_context);
-  r.step = r.encode + r.unet;
+  r.peak_allocated = r.frozen_weights + r.trainable_weights + r.gradients + r.optimizer_state + r.ema +
+                     bytes(std::max(encode_phase, unet_phase));
+  const auto peaks = gpuplan::detail::mem::allocator_and_context(in_bytes(r.peak_allocated), 0, 1);
+  r.reserved = bytes(peaks.reserved);
+  r.device = bytes(peaks.device);
+  r.step = r.encode + r.unet + r.optimizer;
   r.images_per_s = Bd / in_seconds(r.step);
   return r;
 }

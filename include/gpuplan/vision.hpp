@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/detail/memory_allocator.hpp"
 #include "gpuplan/detail/memory_constants.hpp"
 #include "gpuplan/detail/memory_precision.hpp"
 #include "gpuplan/detail/timing_comm.hpp"
@@ -336,6 +337,35 @@ inline graph vision_model(std::string_view name, std::optional<std::int64_t> ima
   gpuplan::detail::fail("model", "unknown vision model '" + std::string(name) + "'; known: " + list, error_kind::unknown_name);
 }
 
+// ---- the recipes these models are trained with ------------------------------------
+
+// ILSVRC-2012 (ImageNet-1k) training images (Russakovsky et al. 2015, Table 2: 1,281,167).
+inline constexpr double kImageNetTrainImages = 1281167;
+
+// A model's published ImageNet-1k training recipe: what `gpuplan recommend` plans with
+// unless told otherwise.
+struct training_recipe {
+  std::int64_t global_batch = 256;  // images per optimizer step, all GPUs
+  optimizer opt = optimizer::sgd_momentum;
+  double epochs = 90;
+  const char* source = "";
+};
+
+inline training_recipe training_recipe_of(std::string_view name) {
+  const std::string n = detail::catalog_key(name);
+  if (n.starts_with("resnet"))
+    return {256, optimizer::sgd_momentum, 90, "He et al. 2016 §3.4 (batch 256, SGD momentum 0.9); torchvision's "
+                                              "references/classification defaults (8 GPUs x 32, 90 epochs)"};
+  if (n == "vgg-16") return {256, optimizer::sgd_momentum, 74, "Simonyan & Zisserman 2015 §3.1 (batch 256, momentum 0.9, 74 epochs)"};
+  if (n.starts_with("vit"))
+    return {1024, optimizer::adamw, 300, "DeiT (Touvron et al. 2021), ImageNet-1k from scratch: AdamW, batch 1024, 300 epochs"};
+  if (n.starts_with("convnext")) return {4096, optimizer::adamw, 300, "Liu et al. 2022, appendix A.1: AdamW, batch 4096, 300 epochs"};
+  // RMSProp with momentum keeps two fp32 states per parameter, as Adam does: planned as adam.
+  if (n.starts_with("efficientnet"))
+    return {4096, optimizer::adam, 350, "Tan & Le 2019 §5.2: RMSProp (momentum: two states, planned as Adam), batch 4096, 350 epochs"};
+  return {256, optimizer::sgd_momentum, 1, "no published recipe: batch 256 (He et al. 2016), SGD momentum, 1 epoch"};
+}
+
 // ---- memory and time of a graph model on one GPU -------------------------------
 
 struct graph_estimate {
@@ -343,7 +373,8 @@ struct graph_estimate {
   FlopCount flops_per_sample = flops(0);  // forward (inference) or forward + backward (training)
   Bytes weights = bytes(0), gradients = bytes(0), optimizer = bytes(0), activations = bytes(0), transient = bytes(0);
   Bytes peak_allocated = bytes(0);  // torch.cuda.max_memory_allocated
-  Bytes device = bytes(0);          // + CUDA context (what nvidia-smi shows, before allocator slack)
+  Bytes reserved = bytes(0);        // torch.cuda.max_memory_reserved (detail/memory_allocator.hpp)
+  Bytes device = bytes(0);          // nvidia-smi: reserved + CUDA context (+ NCCL buffers on more than one GPU)
   Seconds compute = seconds(0), memory_bound = seconds(0), optimizer_step = seconds(0), step = seconds(0);
   // Host time to launch the step's kernels in eager PyTorch (kernels × launch_seconds): the
   // GPU idles when compute + memory_bound is shorter (small batches).
@@ -370,6 +401,27 @@ inline double gemm_layer_seconds(const layers::layer& l, const layers::layer_cos
   const double traffic = (batch * static_cast<double>(c.in.elements() + c.out.elements()) * r.peak.act_bytes +
                           static_cast<double>(c.params) * r.peak.act_bytes) / r.bwe;
   return std::max(compute, traffic);
+}
+
+// PyTorch DDP's gradient all-reduce of `params` gradients on `num_gpus` GPUs, in the
+// gradients' dtype (fp32 under AMP: reduced_gradient_bytes), bucketed and overlapping
+// `backward_seconds` of backward as timing_comm.hpp's dp_reduction: the whole all-reduce,
+// and the part not hidden (at least the last bucket's).
+struct ddp_cost {
+  double whole = 0, exposed = 0;  // seconds
+};
+inline ddp_cost ddp_all_reduce(double params, precision prec, const gpu_spec& gpu, int num_gpus, double backward_seconds,
+                               const efficiency_params& eff) {
+  if (num_gpus < 2) return {};
+  scenario sc;
+  sc.gpu = gpu;
+  sc.num_gpus = num_gpus;
+  sc.prec = prec;
+  const auto link = gpuplan::detail::collective_link(sc, num_gpus, 1);
+  const double grad_bytes = params * gpuplan::detail::reduced_gradient_bytes(sc);
+  const double t = gpuplan::detail::all_reduce_seconds(grad_bytes, num_gpus, link, eff);
+  const double bucket = gpuplan::detail::all_reduce_seconds(std::min(grad_bytes, gpuplan::detail::kDdpBucketBytes), num_gpus, link, eff);
+  return {t, std::max(bucket, t - eff.ddp_overlap * backward_seconds)};
 }
 }  // namespace detail
 
@@ -414,7 +466,10 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
     e.activations = bytes(B * gc.peak_live_elements * pb.act);
   }
   e.peak_allocated = e.weights + e.gradients + e.optimizer + e.activations + e.transient;
-  e.device = e.peak_allocated + bytes(memory_defaults::cuda_context);
+  // The caching allocator's pool and the context, as for transformer runs (memory-model.md § Overheads).
+  const auto peaks = gpuplan::detail::mem::allocator_and_context(in_bytes(e.peak_allocated), 0, num_gpus);
+  e.reserved = bytes(peaks.reserved);
+  e.device = bytes(peaks.device);
   // Backward of a conv/linear layer is two products of the forward's size (input and
   // weight gradients): 3x forward (Kaplan et al. 2020 §2.1, C ≈ 6N per token).
   const double passes = train ? 3.0 : 1.0;
@@ -452,19 +507,10 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
   e.step = std::max(e.compute + e.memory_bound, e.launch) + e.optimizer_step;
   e.num_gpus = num_gpus;
   if (train && num_gpus > 1) {
-    // DDP all-reduces the parameter gradients in their dtype: fp32 under AMP (reduced_gradient_bytes).
-    scenario sc;
-    sc.gpu = gpu;
-    sc.num_gpus = num_gpus;
-    sc.prec = prec;
-    const auto link = gpuplan::detail::collective_link(sc, num_gpus, 1);
-    const double grad_bytes = P * gpuplan::detail::reduced_gradient_bytes(sc);
-    const double t = gpuplan::detail::all_reduce_seconds(grad_bytes, num_gpus, link, eff);
-    const double bucket = gpuplan::detail::all_reduce_seconds(std::min(grad_bytes, gpuplan::detail::kDdpBucketBytes), num_gpus, link, eff);
     // Backward is 2/3 of the compute and memory-bound time of a training step (passes = 3).
-    const double backward = 2.0 / 3.0 * in_seconds(e.compute + e.memory_bound);
-    e.gradient_all_reduce = seconds(t);
-    e.step += seconds(std::max(bucket, t - eff.ddp_overlap * backward));
+    const auto ar = detail::ddp_all_reduce(P, prec, gpu, num_gpus, 2.0 / 3.0 * in_seconds(e.compute + e.memory_bound), eff);
+    e.gradient_all_reduce = seconds(ar.whole);
+    e.step += seconds(ar.exposed);
   }
   e.samples_per_s = B * num_gpus / in_seconds(e.step);
   return e;

@@ -42,6 +42,8 @@ from ._api import (
 from ._plan import (
     FitReport,
     FitResult,
+    GraphRecommendation,
+    GraphRecommendations,
     Layout,
     PlanRow,
     Recommendation,
@@ -123,6 +125,8 @@ __all__ = [
     "SearchResult",
     "Recommendation",
     "Recommendations",
+    "GraphRecommendation",
+    "GraphRecommendations",
     "SystemSizing",
     "PlanRow",
     "plot_memory",

@@ -271,6 +271,25 @@ def plan_recommend(
     spot: bool = False,
 ) -> Dict[str, Any]: ...
 
+# plan/graph_recommend.hpp: `query` holds io::graph_recommend_query's fields (model or graph
+# JSON text, images, epochs, image, resolution, global_batch, batch, lora_rank, method,
+# precision, optimizer, checkpointing, ema); data adds "summary".
+def plan_recommend_graph(
+    query: Dict[str, Any],
+    gpus: Optional[Sequence[str]] = None,
+    prices: Dict[str, float] = ...,
+    deadline_seconds: float = 86400.0,
+    budget: Optional[float] = None,
+    max_gpus: int = 8,
+    rank: str = "cost",
+    keep_late: bool = True,
+    confidence: float = 0.9,
+    headroom: str = "5%,1GiB",
+    prices_file: str = "",
+    spot: bool = False,
+) -> Dict[str, Any]: ...
+def is_graph_model(name: str) -> bool: ...
+
 # serve.hpp (register_serve.cpp): serve and recommend_serving return the planner's dict
 # (above) plus "summary": the lines the CLI prints above the table.
 def serve(run: Run, latency_target_s: Optional[float] = None, concurrency: Optional[int] = None) -> Dict[str, Any]: ...

@@ -467,6 +467,50 @@ class SearchResult(_ListResult[SearchRow]):
         return export(self, target)
 
 
+@dataclasses.dataclass(frozen=True)
+class GraphRecommendation(PlanRow):
+    """One row of ``gp.recommend`` for an image or diffusion model: a GPU type and count
+    under PyTorch DDP, the micro-batch × accumulation each GPU runs, its memory, images/s,
+    scaling against one GPU, wall-clock and cost."""
+
+    rank: int
+    gpu: str
+    count: int
+    link: str  #: the link the gradients are all-reduced over ("nvlink4", "PCIe, no P2P", ...)
+    micro_batch: int
+    grad_accum: int
+    device_bytes: float
+    usable_bytes: float
+    micro_step_seconds: float
+    optimizer_step_seconds: float
+    exposed_all_reduce_seconds: float
+    samples_per_second: float
+    scaling: Optional[float]  #: images/s per GPU over one GPU of the type; None when one GPU does not fit
+    wall_seconds: float
+    gpu_hours: float
+    cost: Optional[float]  #: None without a price for the GPU
+    rent: Optional[Dict[str, Any]]
+    meets_deadline: bool
+    within_budget: bool
+
+    wall = _seconds_view("wall_seconds", "Wall-clock to train as Seconds.")
+    device = _bytes_view("device_bytes", "Device memory of one GPU (nvidia-smi) as Bytes.")
+
+
+class GraphRecommendations(_ListResult[GraphRecommendation]):
+    """``gp.recommend(...)`` for an image or diffusion model: GPU types × counts, ranked
+    (deadline, budget, cost, time) — a sequence of :class:`GraphRecommendation`.
+    ``summary`` says what was planned: samples, global batch and the recipe's source."""
+
+    __slots__ = ()
+    _ROW = GraphRecommendation
+
+    @property
+    def summary(self) -> str:
+        """The model, samples, global batch and settings planned, and the recipe they come from."""
+        return str(self._r["data"]["summary"])
+
+
 class Recommendations(_ListResult[Recommendation]):
     """``gp.recommend(...)``: GPU types × counts, ranked (deadline, budget, cost, time)
     — a sequence of :class:`Recommendation`, each with its layout, wall-clock,
@@ -549,27 +593,60 @@ def export(plan: Union["SearchResult", SearchRow, Scenario], target: str) -> str
     return str(_core.export_config(plan._run, target))
 
 
-def recommend(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpus: Optional[Sequence[str]] = None,
-              prices: Optional[Mapping[str, float]] = None, epochs: float = 1.0,
+# The keywords gp.recommend takes for an image or diffusion model (io/graph_plan.hpp).
+_GRAPH_KEYS = ("images", "image", "resolution", "global_batch", "batch", "lora_rank", "method", "precision",
+               "optimizer", "checkpointing", "ema")
+
+
+def recommend(model: Optional[Union[ModelLike, Scenario, Any]] = None, /, *, gpus: Optional[Sequence[str]] = None,
+              prices: Optional[Mapping[str, float]] = None, epochs: Optional[float] = None,
               dataset_tokens: Optional[Union[float, str]] = None, deadline: Union[float, str] = "24h",
-              budget: Optional[float] = None, max_gpus: int = 64, rank: str = "cost", keep_late: bool = True,
+              budget: Optional[float] = None, max_gpus: Optional[int] = None, rank: str = "cost", keep_late: bool = True,
               confidence: float = 0.9, headroom: str = "5%,1GiB",
               prices_file: Optional[Union[str, "os.PathLike[str]"]] = None, spot: bool = False,
-              **kwargs: Any) -> Recommendations:
+              **kwargs: Any) -> Union[Recommendations, GraphRecommendations]:
     """Which GPU and how many: GPU types (`gpus`, default every GPU the price catalog
-    rents) × counts 1, 2, 4, … up to `max_gpus`, each with its fastest layout, for
-    `tokens` (a scenario key: 2e9 or "2B") or `epochs` × `dataset_tokens`; `deadline` in
-    seconds or "24h". Prices: the dated catalog (on-demand, or `spot` where published),
-    a `prices_file` (CSV/JSON, src/data/PRICES.md) over it, and `prices` per GPU-hour by
-    GPU id over both; `budget` in dollars."""
-    s = _scenario(model, kwargs)
+    rents) × counts 1, 2, 4, … up to `max_gpus` (default 64), each with its fastest layout,
+    for `tokens` (a scenario key: 2e9 or "2B") or `epochs` (default 1) × `dataset_tokens`;
+    `deadline` in seconds or "24h". Prices: the dated catalog (on-demand, or `spot` where
+    published), a `prices_file` (CSV/JSON, src/data/PRICES.md) over it, and `prices` per
+    GPU-hour by GPU id over both; `budget` in dollars.
+
+    An image or diffusion model — a catalog name of gp.vision or gp.diffusion, or a
+    :class:`Graph` (gp.trace) — is planned under PyTorch DDP from its published recipe
+    (global batch, optimizer, epochs; docs/planner.md): keywords `images` (default
+    ImageNet-1k; diffusion the recipe's 60,000), `epochs`, `image`, `resolution`,
+    `global_batch`, `batch` (micro-batch per GPU; default the largest that fits), `method`
+    ("full"; diffusion also "lora"), `lora_rank`, `precision`, `optimizer`,
+    `checkpointing` and `ema` (diffusion); `max_gpus` defaults to 8. Returns
+    :class:`GraphRecommendations`."""
     ids = None if gpus is None else ([gpus] if isinstance(gpus, str) else [str(g) for g in gpus])
     price_map = {str(k): _number(v, f"recommend.prices.{k}") for k, v in (prices or {}).items()}
-    ds = None if dataset_tokens is None else _suffixed(dataset_tokens, "recommend.dataset_tokens", _AMOUNT, "2e9 or '2B'")
     dl = _suffixed(deadline, "recommend.deadline", _DURATION, "86400 or '24h'")
     b = None if budget is None else _number(budget, "recommend.budget")
-    return Recommendations(_core.plan_recommend(s._run, ids, price_map, None, _number(epochs, "recommend.epochs"), ds,
-                                                dl, b, _int(max_gpus, "recommend.max_gpus", 1, 1 << 20), str(rank),
-                                                bool(keep_late), **_margin(confidence, headroom, "recommend"),
-                                                prices_file="" if prices_file is None else os.fspath(prices_file),
-                                                spot=bool(spot)), s)
+    market = dict(rank=str(rank), keep_late=bool(keep_late), **_margin(confidence, headroom, "recommend"),
+                  prices_file="" if prices_file is None else os.fspath(prices_file), spot=bool(spot))
+    from ._trace import Graph
+    if isinstance(model, Graph) or (isinstance(model, str) and _core.is_graph_model(model)):
+        if dataset_tokens is not None:
+            raise _error("recommend.dataset_tokens", "does not apply to image and diffusion models: give images=")
+        unknown = sorted(k for k in kwargs if k not in _GRAPH_KEYS)
+        if unknown:
+            raise _error(f"recommend.{unknown[0]}", "does not apply to image and diffusion models "
+                         f"(they take {', '.join(_GRAPH_KEYS)})")
+        query: Dict[str, Any] = {k: v for k, v in kwargs.items() if v is not None}
+        if "images" in query:
+            query["images"] = str(query["images"])
+        if epochs is not None:
+            query["epochs"] = _number(epochs, "recommend.epochs")
+        if isinstance(model, Graph):
+            query["graph"] = model.to_json()
+        else:
+            query["model"] = model
+        n = 8 if max_gpus is None else _int(max_gpus, "recommend.max_gpus", 1, 4096)
+        return GraphRecommendations(_core.plan_recommend_graph(query, ids, price_map, dl, b, n, **market), None)  # type: ignore[arg-type]
+    s = _scenario(model, kwargs)
+    ds = None if dataset_tokens is None else _suffixed(dataset_tokens, "recommend.dataset_tokens", _AMOUNT, "2e9 or '2B'")
+    ep = 1.0 if epochs is None else _number(epochs, "recommend.epochs")
+    n = 64 if max_gpus is None else _int(max_gpus, "recommend.max_gpus", 1, 1 << 20)
+    return Recommendations(_core.plan_recommend(s._run, ids, price_map, None, ep, ds, dl, b, n, **market), s)

@@ -41,8 +41,13 @@ class _GraphModelResult:
         return Bytes(self._data["memory"]["peak_allocated"])
 
     @property
+    def reserved(self) -> Bytes:
+        """The caching allocator's pool (torch.cuda.max_memory_reserved), bytes."""
+        return Bytes(self._data["memory"]["reserved"])
+
+    @property
     def device(self) -> Bytes:
-        """Peak allocated plus the CUDA context, bytes."""
+        """What nvidia-smi shows: reserved plus the CUDA context, bytes."""
         return Bytes(self._data["memory"]["device"])
 
     @property

@@ -4,6 +4,8 @@
 // results (_plan.py) read "data" and print, render and convert through the same
 // formatter as `gpuplan fit|search|recommend`.
 #include <map>
+#include <set>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +14,8 @@
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/export.hpp"
+#include "gpuplan/io/graph_json.hpp"
+#include "gpuplan/io/graph_plan.hpp"
 #include "gpuplan/io/prices.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/plan.hpp"
@@ -41,6 +45,34 @@ plan_margin margin_of(double confidence, const std::string& headroom, const std:
   g.headroom_min = bytes(h.bytes);
   detail::check_margin(g, path);
   return g;
+}
+
+// The candidates, prices and limits of gp.recommend, for language models and layer graphs alike.
+recommend_options market_of(const std::optional<std::vector<std::string>>& gpus, const std::map<std::string, double>& prices,
+                            double deadline_seconds, std::optional<double> budget, int max_gpus, const std::string& rank,
+                            bool keep_late, double confidence, const std::string& headroom, const std::string& prices_file,
+                            bool spot) {
+  recommend_options o;
+  o.margin = margin_of(confidence, headroom, "recommend");
+  io::apply_market(o, prices_file, spot);  // the dated catalog, the user's file over it
+  for (const auto& [id, p] : prices) {
+    (void)io::find_gpu(id, "recommend.price_per_gpu_hour." + id);
+    o.price_per_gpu_hour.emplace(id, p);
+  }
+  if (gpus) {
+    o.gpus = gpu_list(gpus, "recommend.gpus");
+  } else {  // every GPU one can rent, as the CLI
+    for (const gpu_spec& g : gpu_list(std::nullopt, "recommend.gpus"))
+      if (o.rentals.contains(g.id) || o.price_per_gpu_hour.contains(g.id)) o.gpus.push_back(g);
+  }
+  o.deadline = seconds(deadline_seconds);
+  o.budget = budget;
+  o.max_gpus = max_gpus;
+  o.keep_late = keep_late;
+  if (const auto v = from_string<recommend_rank>(rank)) o.rank = *v;
+  else throw config_error("recommend.rank", "must be " + name_list<recommend_rank>(" or ") + " (got '" + rank + "')",
+                          error_kind::unknown_name);
+  return o;
 }
 
 }  // namespace
@@ -121,29 +153,11 @@ void register_plan(py::module_& m) {
          std::optional<double> dataset_tokens, double deadline_seconds, std::optional<double> budget, int max_gpus,
          const std::string& rank, bool keep_late, double confidence, const std::string& headroom,
          const std::string& prices_file, bool spot) {
-        recommend_options o;
-        o.margin = margin_of(confidence, headroom, "recommend");
-        io::apply_market(o, prices_file, spot);  // the dated catalog, the user's file over it
-        for (const auto& [id, p] : prices) {
-          (void)io::find_gpu(id, "recommend.price_per_gpu_hour." + id);
-          o.price_per_gpu_hour.emplace(id, p);
-        }
-        if (gpus) {
-          o.gpus = gpu_list(gpus, "recommend.gpus");
-        } else {  // every GPU one can rent, as the CLI
-          for (const gpu_spec& g : gpu_list(std::nullopt, "recommend.gpus"))
-            if (o.rentals.contains(g.id) || o.price_per_gpu_hour.contains(g.id)) o.gpus.push_back(g);
-        }
+        recommend_options o = market_of(gpus, prices, deadline_seconds, budget, max_gpus, rank, keep_late, confidence, headroom,
+                                        prices_file, spot);
         o.tokens = tokens;
         o.epochs = epochs;
         o.dataset_tokens = dataset_tokens;
-        o.deadline = seconds(deadline_seconds);
-        o.budget = budget;
-        o.max_gpus = max_gpus;
-        o.keep_late = keep_late;
-        if (const auto v = from_string<recommend_rank>(rank)) o.rank = *v;
-        else throw config_error("recommend.rank", "must be " + name_list<recommend_rank>(" or ") + " (got '" + rank + "')",
-                                error_kind::unknown_name);
         std::vector<recommendation> rows;
         {
           py::gil_scoped_release unlocked;
@@ -157,6 +171,55 @@ void register_plan(py::module_& m) {
       py::arg("rank") = "cost", py::arg("keep_late") = true, py::arg("confidence") = 0.9,
       py::arg("headroom") = "5%,1GiB", py::arg("prices_file") = "", py::arg("spot") = false,
       "plan::recommend: GPU types x counts ranked by deadline, budget, cost and time, with system sizing.");
+  m.def(
+      "plan_recommend_graph",
+      [](const py::dict& query, const std::optional<std::vector<std::string>>& gpus, const std::map<std::string, double>& prices,
+         double deadline_seconds, std::optional<double> budget, int max_gpus, const std::string& rank, bool keep_late,
+         double confidence, const std::string& headroom, const std::string& prices_file, bool spot) {
+        // The query's keys are io::graph_recommend_query's fields; None leaves the recipe's default.
+        io::graph_recommend_query q;
+        q.flag_prefix = "recommend.";
+        const auto get = [&query](const char* k) -> py::object {
+          return query.contains(k) ? py::reinterpret_borrow<py::object>(query[k]) : py::none();
+        };
+        for (auto item : query) {
+          static const std::set<std::string> known{"model", "graph", "images", "epochs", "image", "resolution",
+                                                   "global_batch", "batch", "lora_rank", "method", "precision",
+                                                   "optimizer", "checkpointing", "ema"};
+          const auto k = py::cast<std::string>(item.first);
+          if (!known.contains(k)) throw config_error("recommend." + k, "does not apply to image and diffusion models");
+        }
+        q.model = get("model").is_none() ? "" : py::cast<std::string>(get("model"));
+        if (!get("graph").is_none()) q.graph = io::read_graph_text(py::cast<std::string>(get("graph")));
+        q.images = py::cast<std::optional<std::string>>(get("images"));
+        q.epochs = py::cast<std::optional<double>>(get("epochs"));
+        for (auto [k, f] : {std::pair{"image", &q.image}, {"resolution", &q.resolution}, {"global_batch", &q.global_batch},
+                            {"batch", &q.batch}, {"lora_rank", &q.lora_rank}})
+          *f = py::cast<std::optional<std::int64_t>>(get(k));
+        for (auto [k, f] : {std::pair{"method", &q.method}, {"precision", &q.precision}, {"optimizer", &q.optimizer}})
+          *f = py::cast<std::optional<std::string>>(get(k));
+        q.checkpointing = py::cast<std::optional<bool>>(get("checkpointing"));
+        q.ema = py::cast<std::optional<bool>>(get("ema"));
+        const recommend_options o = market_of(gpus, prices, deadline_seconds, budget, max_gpus, rank, keep_late, confidence,
+                                              headroom, prices_file, spot);
+        io::graph_plan plan;
+        std::vector<graph_recommendation> rows;
+        {
+          py::gil_scoped_release unlocked;
+          plan = io::graph_plan_of(q);
+          rows = recommend_graph(plan.workload, o);
+        }
+        nlohmann::json data = plan.settings;
+        data["summary"] = plan.summary;
+        data["rows"] = io::graph_recommend_json(rows);
+        return result_dict(data, io::graph_recommend_table(rows, o.deadline));
+      },
+      py::arg("query"), py::arg("gpus") = py::none(), py::arg("prices") = std::map<std::string, double>{},
+      py::arg("deadline_seconds") = 86400.0, py::arg("budget") = py::none(), py::arg("max_gpus") = 8, py::arg("rank") = "cost",
+      py::arg("keep_late") = true, py::arg("confidence") = 0.9, py::arg("headroom") = "5%,1GiB", py::arg("prices_file") = "",
+      py::arg("spot") = false,
+      "plan::recommend_graph: GPU types x counts for an image or diffusion model under DDP, from its published recipe.");
+  m.def("is_graph_model", &io::is_graph_model, py::arg("name"), "Whether recommend plans `name` as a layer graph.");
 }
 
 }  // namespace gpuplan::python

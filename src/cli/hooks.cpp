@@ -10,6 +10,7 @@
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/export.hpp"
+#include "gpuplan/io/graph_plan.hpp"
 #include "gpuplan/io/prices.hpp"
 #include "gpuplan/io/serve_report.hpp"
 #include "gpuplan/plan.hpp"
@@ -223,8 +224,9 @@ namespace {
 // `gpuplan recommend MODEL --serve`: GPU types x TP sizes for R requests/s under an ITL target.
 int run_recommend_serving(const io::resolved_run& run, const recommend_request& request, const io::style& style) {
   if (!request.requests_per_second) throw config_error("--requests-per-second", "recommend --serve needs the request rate: --requests-per-second 5");
-  if (request.max_gpus < 1 || request.max_gpus > 64)
-    throw config_error("--max-gpus", "must be between 1 and 64 with --serve (got " + std::to_string(request.max_gpus) + ")");
+  const int max_gpus = request.max_gpus.value_or(64);
+  if (max_gpus < 1 || max_gpus > 64)
+    throw config_error("--max-gpus", "must be between 1 and 64 with --serve (got " + std::to_string(max_gpus) + ")");
   if (request.top_k < 1 || request.top_k > 100000)
     throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
   const scenario& s = run.settings();
@@ -248,7 +250,7 @@ int run_recommend_serving(const io::resolved_run& run, const recommend_request& 
     for (const auto& id : split_list(request.gpus_list, "--gpus-list")) gpus.push_back(io::find_gpu(id, "--gpus-list"));
   }
   if (gpus.empty()) throw config_error("--gpus-list", "no candidate GPU has a price; name GPUs with --gpus-list or give --price");
-  const serve_recommendation r = recommend_serving(run.model(), s, w, gpus, prices, std::min(request.max_gpus, 8));
+  const serve_recommendation r = recommend_serving(run.model(), s, w, gpus, prices, std::min(max_gpus, 8));
   std::size_t meeting = 0;
   for (const serve_option& o : r.rows) meeting += o.meets ? 1 : 0;
   if (style.format == io::report_format::json) {
@@ -263,8 +265,10 @@ int run_recommend_serving(const io::resolved_run& run, const recommend_request& 
 
 }  // namespace
 
-int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style) {
-  if (request.serve) return run_recommend_serving(run, request, style);
+// The candidates, prices and limits every training recommendation shares: --price, --prices,
+// --spot, --kwh-price, --gpus-list, --deadline, --budget, --max-gpus (default `max_gpus`),
+// --rank and --top.
+recommend_options market_options(const recommend_request& request, int max_gpus) {
   recommend_options o;
   o.margin = request.margin;
   if (!request.prices.empty()) o.price_per_gpu_hour = parse_prices(request.prices, "--price");
@@ -281,6 +285,31 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
   } else {
     for (const auto& id : split_list(request.gpus_list, "--gpus-list")) o.gpus.push_back(io::find_gpu(id, "--gpus-list"));
   }
+  o.deadline = seconds(io::parse_duration(request.deadline, "--deadline"));
+  if (request.budget && (!(*request.budget >= 0) || !std::isfinite(*request.budget)))
+    throw config_error("--budget", "must be a non-negative number (got " + detail::num(*request.budget) + ")");
+  o.budget = request.budget;
+  o.max_gpus = request.max_gpus.value_or(max_gpus);
+  if (o.max_gpus < 1 || o.max_gpus > 4096)
+    throw config_error("--max-gpus", "must be between 1 and 4096 (got " + std::to_string(o.max_gpus) + ")");
+  if (const auto rank = from_string<recommend_rank>(request.rank)) o.rank = *rank;
+  else throw config_error("--rank", "must be " + name_list<recommend_rank>(" or ") + " (got '" + request.rank + "')",
+                          error_kind::unknown_name);
+  if (request.top_k < 1 || request.top_k > 100000)
+    throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
+  if (o.gpus.empty()) throw config_error("--gpus-list", "no candidate GPU has a price; name GPUs with --gpus-list or give --price");
+  return o;
+}
+
+std::string prices_line(const recommend_request& request, const recommend_options& o) {
+  return std::string("prices: ") + (request.spot ? "spot where published, else on-demand" : "on-demand") +
+         " (src/data/prices.csv, dated rows" + (request.prices_file.empty() ? "" : ", with " + request.prices_file) +
+         (request.prices.empty() ? "" : ", --price") + "); electricity $" + io::format_number(o.kwh_price) + "/kWh\n";
+}
+
+int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style) {
+  if (request.serve) return run_recommend_serving(run, request, style);
+  recommend_options o = market_options(request, 64);
   if (request.global_batch) {
     if (*request.global_batch < 1 || *request.global_batch > kMaxBatch)
       throw config_error("--global-batch", "must be between 1 and " + std::to_string(kMaxBatch) + " (got " +
@@ -297,20 +326,7 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
       throw config_error("--epochs", "must be a positive number (got " + detail::num(*request.epochs) + ")");
     o.epochs = *request.epochs;
   }
-  o.deadline = seconds(io::parse_duration(request.deadline, "--deadline"));
-  if (request.budget && (!(*request.budget >= 0) || !std::isfinite(*request.budget)))
-    throw config_error("--budget", "must be a non-negative number (got " + detail::num(*request.budget) + ")");
-  o.budget = request.budget;
-  if (request.max_gpus < 1 || request.max_gpus > 4096)
-    throw config_error("--max-gpus", "must be between 1 and 4096 (got " + std::to_string(request.max_gpus) + ")");
-  o.max_gpus = request.max_gpus;
-  if (const auto rank = from_string<recommend_rank>(request.rank)) o.rank = *rank;
-  else throw config_error("--rank", "must be " + name_list<recommend_rank>(" or ") + " (got '" + request.rank + "')",
-                          error_kind::unknown_name);
-  if (request.top_k < 1 || request.top_k > 100000)
-    throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
   if (!run.settings().tokens && !o.dataset_tokens) throw config_error("--tokens", "recommend needs --tokens (or --epochs with --dataset-tokens)");
-  if (o.gpus.empty()) throw config_error("--gpus-list", "no candidate GPU has a price; name GPUs with --gpus-list or give --price");
 
   std::vector<recommendation> rows;
   std::int64_t gb = 0;
@@ -388,15 +404,49 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
   std::string text = std::string(md ? "### " : "") + run.model().name + ": " + io::format_number(tokens) +
                      " tokens, global batch " + std::to_string(gb) + " sequences (" + gb_reason + "), " +
                      io::run_summary(run.settings(), true) + " (template)\n";
-  text += std::string("prices: ") + (request.spot ? "spot where published, else on-demand" : "on-demand") +
-          " (src/data/prices.csv, dated rows" + (request.prices_file.empty() ? "" : ", with " + request.prices_file) +
-          (request.prices.empty() ? "" : ", --price") + "); electricity $" + io::format_number(o.kwh_price) + "/kWh\n";
+  text += prices_line(request, o);
   if (o.budget) text += "budget " + money(*o.budget) + "\n";
   if (!more_text.empty()) text += more_text + "\n";
   text += "\n";
   io::table t = io::recommend_table(rows, o.deadline);
   if (total > rows.size())
     t.notes.push_back("showing " + std::to_string(rows.size()) + " of " + std::to_string(total) + " rows (--top)");
+  text += io::render(t, style);
+  print(text);
+  return 0;
+}
+
+// `gpuplan recommend resnet-50|sd-2.1|--graph FILE`: GPU types × counts for a layer-graph
+// model under DDP (plan/graph_recommend.hpp), from its published recipe unless overridden.
+int run_recommend_graph(io::graph_recommend_query q, const recommend_request& request, const io::style& style) {
+  if (request.serve) throw config_error("--serve", "serving is planned for language models only (got '" + q.model + "')");
+  if (request.dataset_tokens)
+    throw config_error("--dataset-tokens", "does not apply to image and diffusion models: give --images (got " + *request.dataset_tokens + ")");
+  const recommend_options o = market_options(request, 8);
+  q.epochs = request.epochs;
+  q.global_batch = request.global_batch;
+  q.flag_prefix = "--";
+  const io::graph_plan plan = io::graph_plan_of(q);
+  std::vector<graph_recommendation> rows = recommend_graph(plan.workload, o);
+  const std::size_t total = rows.size();
+  if (rows.size() > request.top_k) rows.resize(request.top_k);
+  if (style.format == io::report_format::json) {
+    nlohmann::json j = plan.settings;
+    j["deadline_seconds"] = in_seconds(o.deadline);
+    j["budget"] = o.budget ? nlohmann::json(*o.budget) : nlohmann::json(nullptr);
+    j["price_kind"] = request.spot ? "spot" : "on-demand";
+    j["rank_by"] = request.rank;
+    j["total_rows"] = total;
+    j["rows"] = io::graph_recommend_json(rows);
+    print_json(j);
+    return 0;
+  }
+  const bool md = style.format == io::report_format::markdown;
+  std::string text = std::string(md ? "### " : "") + plan.summary + "\n" + prices_line(request, o);
+  if (o.budget) text += "budget " + money(*o.budget) + "\n";
+  text += "\n";
+  io::table t = io::graph_recommend_table(rows, o.deadline);
+  if (total > rows.size()) t.notes.push_back("showing " + std::to_string(rows.size()) + " of " + std::to_string(total) + " rows (--top)");
   text += io::render(t, style);
   print(text);
   return 0;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpuplan/io/graph_query.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 
@@ -63,7 +64,7 @@ struct recommend_request {
   std::optional<double> kwh_price;            // electricity, currency per kWh
   std::optional<std::int64_t> global_batch;   // sequences per step; unset: practitioners' default
   std::string gpus_list;                      // "rtx-4090,a100-80gb"; empty: the catalog
-  int max_gpus = 64;
+  std::optional<int> max_gpus;               // default 64; 8 (one node) for image and diffusion models
   std::string rank = "cost";                  // a name of kRecommendRankNames (plan_names.hpp)
   std::size_t top_k = 10;
   plan_margin margin{};
@@ -73,6 +74,8 @@ struct recommend_request {
   std::string itl_target = "50ms";
 };
 int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style);
+// An image or diffusion model (io/graph_plan.hpp): `q` from the model's flags, the rest from `request`.
+int run_recommend_graph(io::graph_recommend_query q, const recommend_request& request, const io::style& style);
 
 // "rtx-4090=0.4,a100-80gb=1.8" -> {id: price}. Counts and durations ("2B", "24h") are
 // read by io::parse_amount / io::parse_duration (gpuplan/io/amount.hpp).

@@ -380,6 +380,36 @@ void load_extra_gpus(const run_args& a) {
   if (!a.gpu_file.empty()) io::load_gpu_file(a.gpu_file);
 }
 
+// recommend for an image or diffusion model: the run flags that apply to a layer graph
+// become the query's fields; any other names what was typed and why it does not apply.
+io::graph_recommend_query graph_query_of(const run_args& a, io::graph_recommend_query q) {
+  const auto flag = [&a](const std::string& path) {
+    const auto it = a.flag_of.find(path);
+    return it == a.flag_of.end() ? path : it->second.substr(0, it->second.find(','));
+  };
+  const std::string not_graph = "does not apply to image and diffusion models";
+  if (!a.scenario_file.empty()) throw config_error("--scenario", not_graph + " (got '" + a.scenario_file + "')");
+  if (!a.gpu.empty()) throw config_error("--gpu", "recommend ranks the GPUs of --gpus-list (got '" + a.gpu + "')");
+  if (!a.profile_file.empty()) throw config_error("--profile", not_graph + " (got '" + a.profile_file + "')");
+  q.model = a.model;
+  for (const auto& [path, v] : a.overrides) {
+    const auto text = [&v = v] { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    if (path == "method") q.method = text();
+    else if (path == "micro_batch") q.batch = v.get<std::int64_t>();
+    else if (path == "precision") q.precision = text();
+    else if (path == "optimizer") q.optimizer = text();
+    else if (path == "lora.rank") q.lora_rank = v.get<std::int64_t>();
+    else if (path == "checkpointing") {
+      if (text() != "none" && text() != "full")
+        throw config_error("--checkpointing", "must be none or full for image and diffusion models (got " + text() + ")");
+      q.checkpointing = text() == "full";
+    } else {
+      throw config_error(flag(path), not_graph + " (got " + text() + ")");
+    }
+  }
+  return q;
+}
+
 void print(const std::string& s) {
   std::fwrite(s.data(), 1, s.size(), stdout);
 }
@@ -852,10 +882,24 @@ int run(int argc, char** argv) {
       ->group("Recommend");
   recommend_cmd->add_option("--gpus-list", rec_req.gpus_list, "Candidate GPU ids (default: every GPU with a price)")
       ->group("Recommend");
-  recommend_cmd->add_option("--max-gpus", rec_req.max_gpus, "Counts 1, 2, 4, ... up to this (default 64)")->group("Recommend");
+  recommend_cmd->add_option("--max-gpus", rec_req.max_gpus, "Counts 1, 2, 4, ... up to this (default 64; 8 for image and diffusion models)")
+      ->group("Recommend");
   recommend_cmd->add_option("--rank", rec_req.rank, "cost (default) or time")->group("Recommend");
   recommend_cmd->add_option("--top,-k", rec_req.top_k, "Rows to show (default 10)")->group("Recommend");
   add_margin_options(recommend_cmd, rec_margin);
+  // Image and diffusion models (MODEL a vision or diffusion catalog name, or --graph): io/graph_plan.hpp.
+  io::graph_recommend_query rec_graph;
+  recommend_cmd->add_option("--images", rec_graph.images,
+                            "Image/diffusion models: dataset size in images, 1.28M (default ImageNet-1k; diffusion: the recipe's 60,000)")
+      ->group("Image and diffusion models");
+  recommend_cmd->add_option("--graph", rec_graph.graph_file, "A layer graph file (JSON, docs/trace.md) instead of MODEL")
+      ->group("Image and diffusion models");
+  recommend_cmd->add_option("--image", rec_graph.image, "Image models: image side in pixels (default the weights' crop)")
+      ->group("Image and diffusion models");
+  recommend_cmd->add_option("--resolution", rec_graph.resolution, "Diffusion: training resolution (default the pipeline's)")
+      ->group("Image and diffusion models");
+  recommend_cmd->add_option("--ema", rec_graph.ema, "Diffusion full fine-tuning: keep the EMA copy of the UNet (default true, the recipe's)")
+      ->group("Image and diffusion models");
   // recommend --serve: a serving workload (plan/serve_recommend.hpp, src/cli/hooks.cpp).
   recommend_cmd->add_flag("--serve", rec_req.serve, "Serve the model instead of training it (default engine vllm)")->group("Serve");
   recommend_cmd->add_option("--requests-per-second", rec_req.requests_per_second, "--serve: requests per second to sustain")
@@ -874,6 +918,8 @@ int run(int argc, char** argv) {
                                     "  gpuplan recommend llama-2-13b --method full --tokens 1B --gpus-list a100-80gb,h100-sxm --json\n"
                                     "  gpuplan recommend llama-3.1-8b --serve --requests-per-second 5 --prompt-len 1024 --output-len 256 "
                                     "--itl-target 50ms\n"
+                                    "  gpuplan recommend resnet-50 --images 1.28M --epochs 90 --gpus-list rtx-4090,a100-80gb\n"
+                                    "  gpuplan recommend sd-2.1 --method full --gpus-list rtx-4090,a100-80gb --rank time\n"
                                     "Each row is the fastest layout search finds for that GPU and count; rows that "
                                     "meet the deadline (and budget) come first.\n") +
                         kExitCodes);
@@ -999,6 +1045,11 @@ int run(int argc, char** argv) {
   if (recommend_cmd->parsed()) {
     load_extra_gpus(rec_args);
     rec_req.margin = gpuplan::cli::parse_margin(rec_margin);
+    if (!rec_graph.graph_file.empty() || io::is_graph_model(rec_args.model))
+      return gpuplan::cli::run_recommend_graph(graph_query_of(rec_args, rec_graph), rec_req, make_style(out));
+    if (rec_graph.images || rec_graph.image || rec_graph.resolution || rec_graph.ema)
+      throw config_error(rec_graph.images ? "--images" : rec_graph.image ? "--image" : rec_graph.resolution ? "--resolution" : "--ema",
+                         "applies to image and diffusion models only (got model '" + rec_args.model + "')");
     if (rec_req.serve) {  // workload infer, engine vllm unless --engine (later overrides win)
       rec_args.overrides.insert(rec_args.overrides.begin(), {{"workload", json("infer")}, {"engine", json("vllm")}});
     }

@@ -744,6 +744,38 @@ def case_serve_engines():
     expect_error([*SERVE_8B, "--engine", "vllm", "--gguf", "Q4_K_M"], "", "only applies to engine llama.cpp")
     expect_error([*SERVE_8B, "--engine", "vllm", "--latency-target", "fast"], "--latency-target")
 
+def case_recommend_graph_models():
+    """gpuplan recommend for image and diffusion models: DDP rows from the published recipe."""
+    rc, out, err = run("recommend", "resnet-50", "--gpus-list", "a100-80gb,rtx-4090", "--max-gpus", "2", "--json")
+    expect(rc == 0, "recommend resnet-50 exit 0", rc, out, err)
+    j = json.loads(out)
+    # He et al. 2016: batch 256, 90 epochs over ImageNet-1k's 1,281,167 images.
+    expect(j["global_batch"] == 256 and j["samples"] == 1281167 * 90, "resnet-50 recipe", rc, out, err)
+    expect(len(j["rows"]) == 4 and j["total_rows"] == 4, "2 GPU types x counts 1, 2", rc, out, err)
+    for r in j["rows"]:
+        expect(r["micro_batch"] * r["grad_accum"] * r["count"] >= 256, "the global batch is covered", rc, out, err)
+        expect(abs(r["wall_seconds"] * r["samples_per_second"] / j["samples"] - 1) < 1e-9, "wall = samples / rate",
+               rc, out, err)
+    # The one-GPU A100 row is `gpuplan vision` at batch 256.
+    rc, out2, err = run("vision", "resnet-50", "--gpu", "a100-80gb", "--batch", "256", "--json")
+    v = json.loads(out2)["time"]["images_per_second"]
+    a1 = next(r for r in j["rows"] if r["gpu"] == "a100-80gb" and r["count"] == 1)
+    expect(abs(a1["samples_per_second"] / v - 1) < 1e-9, "1-GPU row = vision", rc, out, err)
+    rc, out, err = run("recommend", "sd-2.1", "--gpus-list", "rtx-4090", "--max-gpus", "1")
+    expect(rc == 0 and "60,000 images" in out and "EMA" in out and "rtx-4090" in out, "sd-2.1 table", rc, out, err)
+    rc, out, err = run("recommend", "sd-1.5", "--method", "lora", "--gpus-list", "t4", "--ema", "false", "--json")
+    expect(rc == 0 and json.loads(out)["method"] == "lora", "sd-1.5 lora", rc, out, err)
+    expect_error(["recommend", "resnet-50", "--seq", "512"], "--seq", "does not apply to image and diffusion models")
+    expect_error(["recommend", "resnet-50", "--method", "qlora"], "--method", "(got qlora)")
+    expect_error(["recommend", "resnet-50", "--global-batch", "0"], "--global-batch", "(got 0)")
+    expect_error(["recommend", "sd-1.5", "--image", "512"], "--image", "use --resolution")
+    expect_error(["recommend", "sd-1.5", "--method", "lora", "--ema", "true"], "--ema", "full fine-tuning only")
+    expect_error(["recommend", "llama-2-7b", "--images", "1M"], "--images", "image and diffusion models only")
+    expect_error(["recommend", "resnet-50", "--dataset-tokens", "1B"], "--dataset-tokens", "give --images")
+    expect_error(["recommend", "resnet-50", "--gpu", "t4"], "--gpu", "--gpus-list")
+    expect_error(["recommend", "--graph", "/nonexistent.json"], "graph")
+
+
 def case_vision_models():
     """gpuplan vision: a torchvision image model on one GPU (docs/vision.md)."""
     rc, out, err = run("vision", "resnet-50", "--gpu", "a100-80gb", "--batch", "256", "--json")

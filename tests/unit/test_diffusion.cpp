@@ -147,11 +147,14 @@ TEST_CASE("diffusion: SD 1.5 inference memory on a T4, derived") {
   CHECK(e.peak_phase == "vae decode");
   const double decode_ws = 3.0 * 256 * 512 * 512 * 2;
   CHECK(in_bytes(e.peak_allocated) == doctest::Approx(weights + decode_ws + 4.0 * 64 * 64 * 2).epsilon(1e-9));
-  // device = peak allocated + the CUDA context (1343 MiB): 4.55 GB. Guides quote ~5-6 GB in
-  // nvidia-smi; the difference is the caching allocator's reserve and cuDNN workspaces, not
-  // modelled (docs/diffusion.md). Torch's max_memory_allocated is the figure this predicts.
-  CHECK(in_bytes(e.device) == doctest::Approx(weights + decode_ws + 32768 + 1343.0 * kMiB).epsilon(1e-9));
-  CHECK(in_bytes(e.device) > 4.4e9);
+  // reserved = allocated x 1.10 + the cuBLAS workspace (32 MiB), device = reserved + the CUDA
+  // context (1343 MiB): 4.90 GB (detail/memory_allocator.hpp, as for transformer runs). Guides
+  // quote ~5-6 GB in nvidia-smi; cuDNN's convolution workspaces are not modelled (docs/diffusion.md),
+  // so this is at the low end of the guides' range.
+  const double allocated = weights + decode_ws + 32768;
+  CHECK(in_bytes(e.reserved) == doctest::Approx(allocated * 1.10 + 32.0 * kMiB).epsilon(1e-9));
+  CHECK(in_bytes(e.device) == doctest::Approx(allocated * 1.10 + 32.0 * kMiB + 1343.0 * kMiB).epsilon(1e-9));
+  CHECK(in_bytes(e.device) > 4.8e9);
   CHECK(in_bytes(e.device) < 5.0e9);
   CHECK(e.fits(t4));
   // Under guidance the UNet sees 2 x batch: batch 16 needs more than batch 1, and the

@@ -186,7 +186,10 @@ inline constexpr int kMaxModelledGpus = 1 << 16;
 
 namespace detail {
 
-inline bool recommendation_less(const recommendation& a, const recommendation& b, recommend_rank rank) {
+// Rows of recommend() and recommend_graph(): meets the deadline, within budget, then cost
+// (rank cost) and time, fewer GPUs, GPU id.
+template <class Row>
+bool recommendation_less(const Row& a, const Row& b, recommend_rank rank) {
   if (a.meets_deadline != b.meets_deadline) return a.meets_deadline;
   if (a.within_budget != b.within_budget) return a.within_budget;
   const double ta = in_seconds(a.wall), tb = in_seconds(b.wall);
@@ -197,10 +200,9 @@ inline bool recommendation_less(const recommendation& a, const recommendation& b
   return a.gpu.id < b.gpu.id;
 }
 
-// Checks the options and returns the tokens to train: options.tokens, else
-// epochs × dataset_tokens, else the template's.
-inline double recommend_tokens(const scenario& tmpl, const recommend_options& o) {
-  if (tmpl.work != workload::train) fail("recommend", "ranks training runs only (got workload infer)");
+// Checks what recommend() and recommend_graph() share: counts, deadline, budget, margin,
+// prices and the global batch.
+inline void check_recommend_options(const recommend_options& o) {
   if (o.max_gpus < 1 || o.max_gpus > kMaxGpus) fail("recommend.max_gpus", "must be between 1 and " + std::to_string(kMaxGpus) + " (got " + std::to_string(o.max_gpus) + ")");
   if (!(in_seconds(o.deadline) > 0)) fail("recommend.deadline", "must be positive (got " + num(in_seconds(o.deadline)) + " s)");
   if (o.budget && !(*o.budget >= 0)) fail("recommend.budget", "must be non-negative (got " + num(*o.budget) + ")");
@@ -227,6 +229,13 @@ inline double recommend_tokens(const scenario& tmpl, const recommend_options& o)
       if (!o.price_per_gpu_hour.contains(g.id) && (!o.rentals.contains(g.id) || o.rentals.find(g.id)->second.empty()))
         fail("recommend.budget", "no price for GPU '" + g.id + "': a budget needs one for every candidate (give it with --price " +
                                      g.id + "=<dollars per GPU-hour> or --prices FILE, or leave it out of --gpus-list)");
+}
+
+// Checks the options and returns the tokens to train: options.tokens, else
+// epochs × dataset_tokens, else the template's.
+inline double recommend_tokens(const scenario& tmpl, const recommend_options& o) {
+  if (tmpl.work != workload::train) fail("recommend", "ranks training runs only (got workload infer)");
+  check_recommend_options(o);
   double tokens = 0;
   if (o.tokens) tokens = *o.tokens;
   else if (o.dataset_tokens) tokens = o.epochs * *o.dataset_tokens;
@@ -245,6 +254,17 @@ inline std::int64_t recommend_global_batch(const architecture& m, const scenario
   return own > 1 ? own : default_global_batch(m, tmpl, tokens);
 }
 
+// How `count` GPUs of `gpu_id` are rented: the user's price per GPU, else the cheapest offer.
+inline std::optional<rental_choice> rental_for(const std::string& gpu_id, int count, const recommend_options& o) {
+  if (auto it = o.price_per_gpu_hour.find(gpu_id); it != o.price_per_gpu_hour.end()) {
+    rental_offer user;
+    user.price_per_gpu_hour = it->second;
+    return rental_choice{user, count, count * it->second};
+  }
+  if (auto offers = o.rentals.find(gpu_id); offers != o.rentals.end()) return cheapest_rental(offers->second, count);
+  return std::nullopt;
+}
+
 // The row of `count` GPUs from the best layout of its search.
 inline recommendation recommendation_of(const gpu_spec& gpu, int count, const search_row& row, double tokens,
                                         std::int64_t gb, const recommend_options& o) {
@@ -258,14 +278,7 @@ inline recommendation recommendation_of(const gpu_spec& gpu, int count, const se
   const double steps = tokens / (static_cast<double>(gb) * static_cast<double>(row.run.seq_len));
   r.wall = seconds(steps * in_seconds(row.time.step));
   r.gpu_hours = in_hours(r.wall) * count;
-  if (auto it = o.price_per_gpu_hour.find(gpu.id); it != o.price_per_gpu_hour.end())
-  {
-    rental_offer user;
-    user.price_per_gpu_hour = it->second;
-    r.rent = rental_choice{user, count, count * it->second};
-  }
-  else if (auto offers = o.rentals.find(gpu.id); offers != o.rentals.end())
-    r.rent = cheapest_rental(offers->second, count);
+  r.rent = rental_for(gpu.id, count, o);
   if (r.rent) r.cost = in_hours(r.wall) * r.rent->price_per_hour;
   // Instances smaller than the node the time model assumes: the GPUs talk over the provider's network.
   // ("per-gpu" offers are GPUs of multi-GPU machines sold one at a time: not split.)

@@ -1,0 +1,37 @@
+// io/graph_plan.hpp — `gpuplan recommend` and gp.recommend for image and diffusion models:
+// the workload a query names (a catalog model or a graph, the published recipe's defaults,
+// the user's overrides) and the ranked rows as a table and JSON (plan/graph_recommend.hpp,
+// docs/planner.md "Image and diffusion models").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/io/graph_query.hpp"
+#include "gpuplan/io/report.hpp"
+#include "gpuplan/layers.hpp"
+#include "gpuplan/plan/graph_recommend.hpp"
+
+namespace gpuplan::io {
+
+struct graph_plan {
+  graph_workload workload;
+  std::string summary;      // one line: the model, samples, batch and recipe
+  nlohmann::json settings;  // the same, as JSON
+};
+
+// The workload of the query. Without images: ImageNet-1k for classifiers, the recipe's
+// steps × global batch for diffusion; without epochs: the recipe's (classifiers), 1 (diffusion).
+// Throws config_error naming the field for unknown names, settings that do not apply to the
+// model, and out-of-range numbers.
+graph_plan graph_plan_of(const graph_recommend_query& q);
+
+nlohmann::json graph_recommend_json(const std::vector<graph_recommendation>& rows);
+table graph_recommend_table(const std::vector<graph_recommendation>& rows, Seconds deadline);
+
+}  // namespace gpuplan::io

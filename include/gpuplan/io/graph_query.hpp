@@ -1,0 +1,35 @@
+// io/graph_query.hpp — what `gpuplan recommend` is asked about an image or diffusion
+// model (io/graph_plan.hpp builds the workload from it). Kept apart so that the CLI's
+// flag parsing does not compile the layer-graph models.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gpuplan/layers.hpp"
+
+namespace gpuplan::io {
+
+struct graph_recommend_query {
+  std::string model;                   // a vision catalog name or a diffusion pipeline name, or
+  std::string graph_file;              // a layer graph file (io/graph_json.hpp), or
+  std::optional<layers::graph> graph;  // a graph (Python's gp.trace / gp.Graph)
+  std::optional<std::string> images;   // samples in the dataset, an amount ("1.28M")
+  std::optional<double> epochs;        // passes over `images`
+  std::optional<std::int64_t> image;         // classifiers: the image side (default the weights' crop)
+  std::optional<std::int64_t> resolution;    // diffusion: the training resolution (default the pipeline's)
+  std::optional<std::int64_t> global_batch;  // samples per optimizer step (default the recipe's)
+  std::optional<std::int64_t> batch;         // micro-batch per GPU (default: the largest that fits)
+  std::optional<std::int64_t> lora_rank;     // diffusion LoRA (default 4)
+  std::optional<std::string> method;         // full (classifiers); full or lora (diffusion)
+  std::optional<std::string> precision, optimizer;
+  std::optional<bool> checkpointing, ema;    // diffusion (default the recipe's)
+  std::string flag_prefix;  // "--" in the CLI, so errors name the flag
+};
+
+// A name `gpuplan recommend` plans as a layer graph: a vision or diffusion catalog name.
+bool is_graph_model(std::string_view name);
+
+}  // namespace gpuplan::io
