@@ -22,6 +22,7 @@ diffusion_report finetune_report(const diffusion_query& q, const diffusion::pipe
   o.resolution = q.resolution;
   o.lora_rank = q.lora_rank;
   o.gradient_checkpointing = q.checkpointing;
+  o.ema = q.ema;
   diffusion::finetune_estimate e;
   try {
     e = diffusion::estimate_finetune(p, gpu, o);
@@ -35,13 +36,13 @@ diffusion_report finetune_report(const diffusion_query& q, const diffusion::pipe
   diffusion_report r;
   r.fits = e.fits(gpu);
   r.json = {{"model", p.name}, {"gpu", gpu.id}, {"workload", "fine-tune"}, {"method", *q.train}, {"batch", q.batch},
-            {"resolution", res}, {"precision", "fp16-mixed"}, {"gradient_checkpointing", q.checkpointing},
+            {"resolution", res}, {"precision", "fp16-mixed"}, {"gradient_checkpointing", q.checkpointing}, {"ema", q.ema},
             {"params", e.trainable_params + e.frozen_params}, {"trainable_params", e.trainable_params},
             {"frozen_params", e.frozen_params}, {"components", nlohmann::json::array()},
             {"memory", {{"frozen_weights", in_bytes(e.frozen_weights)}, {"trainable_weights", in_bytes(e.trainable_weights)},
                         {"gradients", in_bytes(e.gradients)}, {"optimizer", in_bytes(e.optimizer_state)},
                         {"activations", in_bytes(e.activations)}, {"transient", in_bytes(e.transient)},
-                        {"peak_allocated", in_bytes(e.peak_allocated)}, {"reserved", in_bytes(e.reserved)}, {"device", in_bytes(e.device)},
+                        {"ema", in_bytes(e.ema)}, {"peak_allocated", in_bytes(e.peak_allocated)}, {"reserved", in_bytes(e.reserved)}, {"device", in_bytes(e.device)},
                         {"usable", in_bytes(gpu.usable_memory)}, {"fits", r.fits}}},
             {"time", {{"step_seconds", in_seconds(e.step)}, {"unet_seconds", in_seconds(e.unet)},
                       {"encode_seconds", in_seconds(e.encode)},
@@ -51,7 +52,7 @@ diffusion_report finetune_report(const diffusion_query& q, const diffusion::pipe
   table& t = r.summary;
   t.title = p.name + " UNet " + (*q.train == "lora" ? "LoRA (rank " + std::to_string(q.lora_rank) + ")" : std::string("full")) +
             " fine-tuning on " + gpu.id + ", " + std::to_string(res) + "x" + std::to_string(res) + ", batch " +
-            std::to_string(q.batch) + ", fp16 mixed precision, AdamW" + (q.checkpointing ? ", gradient checkpointing" : "");
+            std::to_string(q.batch) + ", fp16 mixed precision, AdamW" + (q.checkpointing ? ", gradient checkpointing" : "") + (q.ema ? ", EMA" : "");
   t.header = {"Term", "Value"};
   t.rows = {{"trainable parameters", format_count(e.trainable_params)},
             {"frozen parameters (fp16)", format_count(e.frozen_params)},
@@ -66,6 +67,7 @@ diffusion_report finetune_report(const diffusion_query& q, const diffusion::pipe
             {"device (reserved + CUDA context)", format_bytes(e.device) + " of " + format_bytes_short(gpu.usable_memory)},
             {"step (VAE + text encoding, UNet forward and backward)", format_seconds(e.step)},
             {"images/s", format_rate(e.images_per_s, "images")}};
+  if (q.ema) t.rows.insert(t.rows.begin() + 8, {"EMA copy of the UNet (fp32)", format_bytes(e.ema)});
   t.notes.push_back("memory: peak allocated = torch.cuda.max_memory_allocated; reserved = the caching allocator's pool "
                     "(x 1.10 + cuBLAS workspace); device adds the CUDA context");
   t.notes.push_back(r.fits ? "fits on one " + gpu.id : "does not fit on one " + gpu.id);

@@ -165,7 +165,7 @@ graph_plan image_plan(const graph_recommend_query& q) {
 }  // namespace
 
 bool is_graph_model(std::string_view name) {
-  return !name.empty() && (in(vision::vision_model_names(), name) || in(diffusion::pipeline_names(), name));
+  return !name.empty() && (vision::canonical_vision_name(name) || in(diffusion::pipeline_names(), name));
 }
 
 graph_plan graph_plan_of(const graph_recommend_query& q) {

@@ -301,8 +301,7 @@ inline graph efficientnet(std::string_view variant, std::optional<std::int64_t> 
 inline graph efficientnet_b0(std::int64_t image = 224, std::int64_t classes = 1000) { return efficientnet("b0", image, classes); }
 
 // The catalog names: resnet-18/34/50/101/152, vgg-16, vit-b-16, vit-l-16, vit-h-14,
-// convnext-tiny/small/base/large, efficientnet-b0..b4 (torchvision spellings resnet50,
-// vit_b_16, convnext_tiny, efficientnet_b3 accepted).
+// convnext-tiny/small/base/large, efficientnet-b0..b4 (other spellings: canonical_vision_name).
 inline std::vector<std::string> vision_model_names() {
   std::vector<std::string> names{"resnet-18", "resnet-34", "resnet-50", "resnet-101", "resnet-152", "vgg-16", "vit-b-16",
                                  "vit-l-16", "vit-h-14", "convnext-tiny", "convnext-small", "convnext-base", "convnext-large"};
@@ -310,10 +309,27 @@ inline std::vector<std::string> vision_model_names() {
   return names;
 }
 
+// A catalog name from its own spelling, torchvision's builder name (resnet50, vgg16,
+// vit_b_16, convnext_tiny, efficientnet_b3) or timm's for the same architecture
+// (vit_base_patch16_224 and vit_large_patch16_224 are torchvision's ViT-B/16 and ViT-L/16:
+// 86,567,656 and 304,326,632 parameters; timm's resnet*, vgg16, convnext_* and
+// efficientnet_b0..b4 share torchvision's names); nullopt for any other name.
+inline std::optional<std::string> canonical_vision_name(std::string_view name) {
+  std::string n = detail::catalog_key(name);
+  if (n == "vit-base-patch16-224") n = "vit-b-16";
+  if (n == "vit-large-patch16-224") n = "vit-l-16";
+  if (n == "vgg16") n = "vgg-16";
+  for (int d : {18, 34, 50, 101, 152})
+    if (n == "resnet" + std::to_string(d)) n = "resnet-" + std::to_string(d);
+  for (const auto& m : vision_model_names())
+    if (n == m) return n;
+  return std::nullopt;
+}
+
 // The image side a catalog model takes when none is given: the crop size of its torchvision
 // ImageNet weights (EfficientNet-B1..B4: 240, 288, 300, 380), 224 for the others.
 inline std::int64_t default_image(std::string_view name) {
-  const std::string n = detail::catalog_key(name);
+  const std::string n = canonical_vision_name(name).value_or("");
   for (const auto& v : detail::kEfficientNet)
     if (n == "efficientnet-" + std::string(v.name)) return v.image;
   return 224;
@@ -321,20 +337,23 @@ inline std::int64_t default_image(std::string_view name) {
 
 // A catalog model at `image` pixels (default: default_image(name)) and `classes` outputs.
 inline graph vision_model(std::string_view name, std::optional<std::int64_t> image = std::nullopt, std::int64_t classes = 1000) {
-  const std::string n = detail::catalog_key(name);
+  const auto canonical = canonical_vision_name(name);
+  if (!canonical) {
+    std::string list;
+    for (const auto& m : vision_model_names()) list += (list.empty() ? "" : ", ") + m;
+    gpuplan::detail::fail("model", "unknown vision model '" + std::string(name) + "'; known: " + list, error_kind::unknown_name);
+  }
+  const std::string& n = *canonical;
   const std::int64_t im = image.value_or(default_image(n));
   for (int d : {18, 34, 50, 101, 152})
-    if (n == "resnet-" + std::to_string(d) || n == "resnet" + std::to_string(d)) return resnet(d, im, classes);
-  if (n == "vgg-16" || n == "vgg16") return vgg16(im, classes);
+    if (n == "resnet-" + std::to_string(d)) return resnet(d, im, classes);
   for (std::string_view v : {"b-16", "l-16", "h-14"})
     if (n == "vit-" + std::string(v)) return vit(std::string{v[0]} + std::string(v.substr(2)), im, classes);
   for (std::string_view v : {"tiny", "small", "base", "large"})
     if (n == "convnext-" + std::string(v)) return convnext(v, im, classes);
   for (const auto& v : detail::kEfficientNet)
     if (n == "efficientnet-" + std::string(v.name)) return efficientnet(v.name, im, classes);
-  std::string list;
-  for (const auto& m : vision_model_names()) list += (list.empty() ? "" : ", ") + m;
-  gpuplan::detail::fail("model", "unknown vision model '" + std::string(name) + "'; known: " + list, error_kind::unknown_name);
+  return vgg16(im, classes);  // the one catalog name left
 }
 
 // ---- the recipes these models are trained with ------------------------------------
@@ -352,7 +371,7 @@ struct training_recipe {
 };
 
 inline training_recipe training_recipe_of(std::string_view name) {
-  const std::string n = detail::catalog_key(name);
+  const std::string n = canonical_vision_name(name).value_or("");
   if (n.starts_with("resnet"))
     return {256, optimizer::sgd_momentum, 90, "He et al. 2016 §3.4 (batch 256, SGD momentum 0.9); torchvision's "
                                               "references/classification defaults (8 GPUs x 32, 90 epochs)"};

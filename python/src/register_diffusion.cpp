@@ -16,7 +16,7 @@ void register_diffusion(py::module_& m) {
       "diffusion",
       [](const std::string& model, std::optional<std::string> config, const std::string& gpu, std::int64_t batch,
          std::int64_t steps, std::int64_t resolution, const std::string& precision, bool guidance,
-         std::optional<std::string> train, std::int64_t lora_rank, bool checkpointing) {
+         std::optional<std::string> train, std::int64_t lora_rank, bool checkpointing, bool ema) {
         io::diffusion_query q;
         q.model = model;
         q.config_dir = std::move(config);
@@ -29,6 +29,7 @@ void register_diffusion(py::module_& m) {
         q.train = std::move(train);
         q.lora_rank = lora_rank;
         q.checkpointing = checkpointing;
+        q.ema = ema;
         q.flag_prefix = "diffusion.";
         io::diffusion_report r;
         {
@@ -39,7 +40,7 @@ void register_diffusion(py::module_& m) {
       },
       py::arg("model"), py::arg("config"), py::arg("gpu"), py::arg("batch"), py::arg("steps"), py::arg("resolution"),
       py::arg("precision"), py::arg("guidance"), py::arg("train") = py::none(), py::arg("lora_rank") = 4,
-      py::arg("checkpointing") = false,
+      py::arg("checkpointing") = false, py::arg("ema") = false,
       "diffusion.hpp: parameters, memory, seconds per step and per image of a Stable Diffusion pipeline on one GPU "
       "(or, with train, of fine-tuning its UNet).");
 }

@@ -23,6 +23,7 @@ CLI::App* add_diffusion_command(CLI::App& app, io::diffusion_query& q, bool& no_
   sub->add_option("--train", q.train, "Fine-tune the UNet instead: full or lora (diffusers examples/text_to_image)");
   sub->add_option("--rank", q.lora_rank, "LoRA rank with --train lora (default 4)");
   sub->add_flag("--checkpointing", q.checkpointing, "Gradient checkpointing with --train (unet.enable_gradient_checkpointing)");
+  sub->add_flag("--ema", q.ema, "With --train full: keep the EMA copy of the UNet on the GPU (train_text_to_image.py --use_ema)");
   sub->add_flag("--no-guidance", no_guidance, "No classifier-free guidance (guidance_scale <= 1): the UNet runs on the batch, not 2 x batch");
   sub->footer("Examples:\n  gpuplan diffusion sd-1.5 --gpu t4\n"
               "  gpuplan diffusion sdxl-base --gpu a100-80gb --batch 4 --steps 30 --json\n"

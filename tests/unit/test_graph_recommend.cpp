@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuplan/diffusion.hpp"
@@ -248,6 +249,26 @@ TEST_CASE("graph_plan_of: the published recipes, the user's overrides and the er
   CHECK(io::is_graph_model("ResNet_50"));
   CHECK(io::is_graph_model("sdxl-base"));
   CHECK_FALSE(io::is_graph_model("llama-2-7b"));
+}
+
+TEST_CASE("vision names: torchvision's builders and timm's names of the same architectures") {
+  // torchvision.models.<name>() and timm.create_model(<name>) parameter counts (torchvision's
+  // model table; timm's vit_base/large_patch16_224 are the same ViT-B/16 and ViT-L/16).
+  const std::vector<std::pair<const char*, std::int64_t>> names{
+      {"resnet50", 25557032},       {"vgg16", 138357544},           {"vit_b_16", 86567656},
+      {"vit_base_patch16_224", 86567656}, {"vit_large_patch16_224", 304326632}, {"convnext_tiny", 28589128},
+      {"efficientnet_b3", 12233232}};
+  for (const auto& n : names) {
+    const std::string name = n.first;  // clang 14: no CAPTURE of a structured binding
+    CAPTURE(name);
+    CHECK(layers::analyze(vision::vision_model(name)).params == n.second);
+    CHECK(io::is_graph_model(name));
+  }
+  CHECK(*vision::canonical_vision_name("Vit_Large_Patch16_224") == "vit-l-16");
+  CHECK(vision::default_image("efficientnet_b3") == 300);
+  CHECK(vision::training_recipe_of("vit_base_patch16_224").global_batch == 1024);
+  CHECK_FALSE(vision::canonical_vision_name("vit_base_patch16_384"));
+  CHECK_THROWS_WITH_AS(vision::vision_model("resnet51"), doctest::Contains("unknown vision model 'resnet51'"), config_error);
 }
 
 }  // namespace unit_graph_recommend

@@ -26,6 +26,7 @@ struct diffusion_query {
   std::optional<std::string> train;
   std::int64_t lora_rank = 4;
   bool checkpointing = false;      // unet.enable_gradient_checkpointing()
+  bool ema = false;                // --use_ema: the EMA copy of the UNet (full fine-tuning)
   std::string flag_prefix;         // "--" in the CLI, so errors name the flag
 };
 
