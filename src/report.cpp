@@ -940,6 +940,11 @@ std::string human_hours(double h) {
   return three_digits(h) + " h";
 }
 
+// How recommend's rows are ranked, the first note under its tables.
+const char* const kRecommendRankNote =
+    "Ranked: meets the deadline, within budget, cheapest run (priced rows first), fastest, fewer GPUs, id. "
+    "Cost = wall-clock × the rented instances' $/h.";
+
 json rent_json(const std::optional<rental_choice>& rent) {
   if (!rent) return nullptr;
   const rental_choice& c = *rent;
@@ -1045,9 +1050,7 @@ table recommend_table(const std::vector<recommendation>& r, Seconds deadline) {
     t.notes.insert(t.notes.begin(),
                    "Buy: the cards' purchase price and the hours of use after which owning one costs less than "
                    "renting it, its electricity included (--kwh-price).");
-  t.notes.insert(t.notes.begin(),
-                 "Ranked: meets the deadline, within budget, cheapest run (priced rows first), fastest, fewer GPUs, id. "
-                 "Cost = wall-clock × the rented instances' $/h.");
+  t.notes.insert(t.notes.begin(), kRecommendRankNote);
   return t;
 }
 
@@ -1103,9 +1106,7 @@ table graph_recommend_table(const std::vector<graph_recommendation>& r, Seconds 
                  "PyTorch DDP: each GPU runs micro-batch × accumulation of the global batch; the gradients are all-reduced "
                  "once per optimizer step over the GPUs' link. Scaling: images/s per GPU against one GPU of the type. "
                  "Memory: nvidia-smi peak (reserved + CUDA context), planned with the headroom kept free.");
-  t.notes.insert(t.notes.begin(),
-                 "Ranked: meets the deadline, within budget, cheapest run (priced rows first), fastest, fewer GPUs, id. "
-                 "Cost = wall-clock × the rented instances' $/h.");
+  t.notes.insert(t.notes.begin(), kRecommendRankNote);
   return t;
 }
 
