@@ -118,10 +118,8 @@ inline peft_block peft_of_block(const architecture& a, const scenario& s, double
     // A deep copy of every norm trains (ln_tuning/layer.py:46-48), in the model dtype.
     b.params += detail::block_norms(a, dec);
     b.largest = static_cast<double>(detail::norm_params(a));
-    // RMSNorm: weight·x_normed.to(dtype) now saves x_normed for the weight's gradient;
-    // nn.LayerNorm saves its input either way.
-    const double norms = static_cast<double>(detail::block_norms(a, dec) / std::max<std::int64_t>(1, detail::norm_params(a)));
-    if (a.norm == norm_kind::rmsnorm) b.saved += norms * act * static_cast<double>(a.hidden);
+    // The norms' weight multiplies now keep x_normed for the weights' gradients: the
+    // block's norm term counts it (memory_terms.hpp norm_bytes, frozen_norms false).
   }
   return b;
 }

@@ -73,6 +73,27 @@ def test_llama_block_saved_activations(shape, dtype):
 
 
 @pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("lora", [False, True])
+def test_frozen_llama_block_saved_activations(shape, dtype, lora):
+    """PEFT: the base frozen (requires_grad False), the input still needing its gradient (earlier
+    adapters), with or without fp32 LoRA adapters on q and v."""
+    b, s, h, heads, ffn = shape
+    dt = getattr(torch, dtype)
+    blk = ts.LlamaBlock(h, heads, heads // 2, ffn).to(dt)
+    for p in blk.parameters():
+        p.requires_grad_(False)
+    if lora:
+        blk.q, blk.v = ts.LoRALinear(blk.q, 8), ts.LoRALinear(blk.v, 8)
+    x = torch.randn(b, s, h, dtype=dt, requires_grad=True)
+    measured = ts.saved_bytes(blk, lambda: blk(x)) - ts.torch113_mean_artifact(b=b, s=s, h=h)
+    e = 4 if dtype == "float32" else 2
+    formula = ts.formula_block_bytes(b=b, s=s, h=h, heads=heads, ffn=ffn, e=e, norm="rmsnorm", mlp="gated",
+                                     act="silu", drop=False, frozen=True, lora_qv_rank=8 if lora else 0)
+    assert formula == pytest.approx(measured, rel=0.01), (measured, formula)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("p", [0.0, 0.1])
 def test_transformer_encoder_layer_saved_activations(shape, norm_first, p):

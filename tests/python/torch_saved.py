@@ -70,6 +70,21 @@ class RMSNorm(nn.Module):
         return (normed * self.weight.float()).type_as(x)
 
 
+class LoRALinear(nn.Module):
+    """PEFT's LoRA Linear forward with dropout 0: base(x) + B(A(x.to(fp32))) · scaling, the
+    adapters in fp32 (autocast_adapter_dtype=True; peft tuners/lora/layer.py)."""
+
+    def __init__(self, base: nn.Linear, r: int):
+        super().__init__()
+        self.base = base
+        self.A = nn.Linear(base.in_features, r, bias=False)
+        self.B = nn.Linear(r, base.out_features, bias=False)
+
+    def forward(self, x):
+        result = self.base(x)
+        return result + (self.B(self.A(x.to(torch.float32))) * 2.0).to(result.dtype)
+
+
 class LlamaBlock(nn.Module):
     def __init__(self, h: int, heads: int, kv_heads: int, ffn: int):
         super().__init__()
@@ -105,26 +120,33 @@ class LlamaBlock(nn.Module):
 # gpuplan's formula, restated (bytes for one block, one micro-batch of b x s)
 
 def formula_block_bytes(*, b, s, h, heads, ffn, e, norm, mlp, act, drop, inner_drop=False,
-                        mixed=False, q_dim=None, mask_bytes=1):
+                        mixed=False, q_dim=None, mask_bytes=1, frozen=False, lora_qv_rank=0):
     """Mirror of block_activations() for the non-compiled, eager-attention, tp=1 case.
 
     mask_bytes: 1 is CUDA's bool dropout mask (what gpuplan assumes); on the CPU,
     torch 1.13 implements dropout as a multiplication by a float noise tensor, so the
     CPU measurement is compared with mask_bytes = e.
+    frozen: the base's weights do not train (PEFT, memory_terms.hpp frozen_linears): a linear
+    keeps nothing, a norm only its input. lora_qv_rank: LoRA adapters on q and v, fp32 as
+    PEFT's autocast_adapter_dtype makes them: each keeps a cast copy of its input (shared
+    when the block is fp32) and its r-wide output.
     """
     qd = q_dim or h
     stats = 8
     if norm == "rmsnorm":
-        nb = (4 * h + 4 * h + e * h if e < 4 else 12 * h) + stats
+        parts = (4 * h, 4 * h, (e if e < 4 else 4) * h)  # input, weight multiply, the linear's input
     else:
-        nb = (4 * h if mixed else e * h) + e * h + stats
+        parts = (4 * h if mixed else e * h, 0, e * h)
+    nb = parts[0] + (0 if frozen else parts[1] + parts[2]) + stats
     seq = 2 * nb + (2 * h * mask_bytes if drop else 0)
-    tp = e * (qd + 2 * qd) + e * qd  # q, k, v (expanded), attention output
+    tp = e * (qd + 2 * qd) + (0 if frozen else e * qd)  # q, k, v (expanded), attention output (o_proj's)
     s2 = heads * (4.0 + ((mask_bytes + e) if drop else (e if e < 4 else 0)))
     if mlp == "gated":
-        tp += 4 * ffn * e + (ffn * (mask_bytes + e) if inner_drop else 0)
+        tp += (3 if frozen else 4) * ffn * e + (ffn * (mask_bytes + e) if inner_drop else 0)
     else:
-        tp += (ffn * e if act == "relu" else 2 * ffn * e) + (ffn * (mask_bytes + e) if inner_drop else 0)
+        tp += (ffn * e if act == "relu" else (1 if frozen else 2) * ffn * e) + (ffn * (mask_bytes + e) if inner_drop else 0)
+    if lora_qv_rank:
+        tp += (2 * 4 * h if e < 4 else 4 * h) + 2 * 4 * lora_qv_rank
     T = b * s
     return T * (tp + seq) + T * s * s2
 

@@ -478,6 +478,20 @@ TEST_CASE("memory: activation formula vs PyTorch autograd (recorded measurements
     CHECK(in_bytes(activation_bytes_per_layer(llama_small(r.h, r.heads, r.ffn), run(r.b, r.s, r.p))) ==
           doctest::Approx(r.measured).epsilon(0.005));
   }
+  // LoRA (r 8, fp32 adapters) on q and v of the same block, every base weight frozen (its
+  // input still needing a gradient): tests/python/test_torch_ground_truth.py
+  // test_frozen_llama_block_saved_activations, torch 1.13's mean artifact removed. Frozen
+  // linears keep nothing, frozen norms only their input; each adapter its fp32 input copy
+  // (bf16; an fp32 block shares x) and r-wide output.
+  struct frow { precision p; double measured; };
+  for (const frow& r : {frow{precision::fp32, 332376}, frow{precision::bf16_pure, 242776}}) {
+    scenario x = run(2, 32, r.p);
+    x.meth = method::lora;
+    x.lora.rank = 8;
+    x.lora.dropout = 0;
+    x.lora.targets = lora_q | lora_v;
+    CHECK(in_bytes(activation_bytes_per_layer(llama_small(64, 4, 256), x)) == doctest::Approx(r.measured).epsilon(0.005));
+  }
   // torch.nn.TransformerEncoderLayer (post-norm and pre-norm measure the same), dropout 0, fp32.
   struct erow { std::int64_t b, s, h, heads, ffn; double measured; };
   const erow erows[] = {{2, 32, 64, 4, 256, 230408}, {1, 128, 128, 8, 512, 1312776}, {4, 64, 96, 6, 256, 1445896}};

@@ -326,7 +326,14 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
       if (f && e) {
         const double af = in_bytes(estimate_memory(r.model(), *f).activations);
         const double ae = in_bytes(estimate_memory(r.model(), *e).activations);
-        if (af > ae) bad.add("activations: flash <= eager", r, "flash vs eager", af, ae);
+        // Under PEFT eager attention keeps no output for the frozen o_proj, which flash attention's
+        // backward keeps: flash may exceed eager by that output (q_dim per token and layer, at most 4 B).
+        const scenario& x = r.settings();
+        const double slack = is_peft(x.meth) ? static_cast<double>(x.micro_batch) * static_cast<double>(x.seq_len) *
+                                                   static_cast<double>(r.model().total_layers()) *
+                                                   static_cast<double>(r.model().q_dim()) * 4.0 * std::max(1, x.parallel.pp)
+                                             : 0.0;
+        if (af > ae + slack) bad.add("activations: flash <= eager", r, "flash vs eager", af, ae);
         ++checked_attn;
       }
     }

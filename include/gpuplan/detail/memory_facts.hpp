@@ -29,7 +29,18 @@ constexpr bool is_lora(const scenario& r) { return is_peft(r.meth); }
 // LoRA per block: adapter parameters, saved r-wide outputs, dropout copies,
 // Adafactor state elements of the adapters and the largest adapter matrix.
 // peft_saved / peft_transient: the other PEFT methods' terms (peft.hpp peft_of_block).
-struct lora_block { double params = 0, rank_elems = 0, drop_elems = 0, adafactor = 0, largest = 0, peft_saved = 0, peft_transient = 0; };
+struct lora_block {
+  double params = 0, rank_elems = 0, drop_elems = 0, adafactor = 0, largest = 0, peft_saved = 0, peft_transient = 0;
+  double act_bytes = 2;    // bytes of the adapters' activations
+  double input_bytes = 0;  // per token: what the adapters' A matrices save as their input (no dropout)
+};
+
+// The dtype of LoRA-family adapter activations: under autocast (AMP) the adapters' matmuls
+// run in 16-bit on a cast copy of their input, one per adapter; in pure 16-bit training
+// PEFT's autocast_adapter_dtype=True keeps the adapters fp32 and casts the input to fp32
+// (peft tuners lora/layer.py `_cast_input_dtype`), one copy per adapter; fp32 runs share
+// the input tensor itself.
+inline double adapter_act_bytes(const precision_bytes& pb) { return pb.mixed ? pb.act : kAdapterBytes; }
 inline lora_block lora_of_block(const architecture& a, const scenario& r, bool dec) {
   lora_block b;
   if (!is_lora(r)) return b;
@@ -41,6 +52,10 @@ inline lora_block lora_of_block(const architecture& a, const scenario& r, bool d
   b.peft_transient = pe.transient;
   if (!is_lora_family(r.meth)) return b;
   const double rank = d(r.lora.rank);
+  const precision_bytes pb = bytes_of(r.prec);
+  b.act_bytes = adapter_act_bytes(pb);
+  const bool copies = pb.mixed || pb.act < kAdapterBytes;  // each adapter casts its own input
+  bool shared_attn_in = false, shared_mlp_in = false;     // fp32: q/k/v, gate/up read one tensor each
   for (int i = 0; i < kLinearKinds; ++i) {
     const auto id = static_cast<linear_id>(i);
     const linear_shape s = linear_of(a, id, dec);
@@ -49,9 +64,15 @@ inline lora_block lora_of_block(const architecture& a, const scenario& r, bool d
     b.params += n * rank * d(s.in + s.out);  // PEFT LoraLayer: A (r x in) + B (out x r)
     b.rank_elems += n * rank;
     if (r.lora.dropout > 0) b.drop_elems += n * d(s.in);
+    else if (copies) b.input_bytes += n * b.act_bytes * d(s.in);
+    else if (id == linear_id::q || id == linear_id::k || id == linear_id::v) shared_attn_in = true;
+    else if (id == linear_id::gate || id == linear_id::up) shared_mlp_in = true;
+    // o reads the attention output (kept by flash attention, else counted here); down the MLP product.
+    else if (id == linear_id::down || r.attn != attention::flash) b.input_bytes += n * pb.act * d(s.in);
     b.adafactor += n * (rank + d(s.in) + d(s.out) + rank);  // factored rows + cols of A and B
     b.largest = std::max(b.largest, rank * d(std::max(s.in, s.out)));
   }
+  b.input_bytes += (d(shared_attn_in) + d(shared_mlp_in)) * pb.act * d(a.hidden);
   return b;
 }
 
@@ -95,6 +116,8 @@ inline facts facts_of(const architecture& a, const scenario& r) {
   f.ctx.compiled = r.compile;
   f.ctx.drop = a.dropout > 0;
   f.ctx.flash = r.attn == attention::flash;
+  f.ctx.frozen_linears = is_peft(r.meth);
+  f.ctx.frozen_norms = is_peft(r.meth) && r.meth != method::ln_tuning;
   f.lin_enc = linears_of_block(a, false);
   f.lin_dec = a.kind == model_kind::encoder_decoder ? linears_of_block(a, true) : f.lin_enc;
   return f;
@@ -116,6 +139,8 @@ inline layer_act acts_for(const architecture& a, const facts& f, bool dec, bool 
   c.lora_rank_elems = lb.rank_elems;
   c.lora_drop_elems = lb.drop_elems;
   c.peft_saved_bytes = lb.peft_saved;
+  c.adapter_bytes = lb.act_bytes;
+  c.adapter_input_bytes = lb.input_bytes;
   return selective ? block_activations_selective(a, c, dec) : block_activations(a, c, dec);
 }
 

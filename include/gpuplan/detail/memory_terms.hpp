@@ -36,20 +36,37 @@ struct act_context {
   double lora_rank_elems = 0;  // per token: sum over targeted linear instances of rank
   double lora_drop_elems = 0;  // per token: sum of targeted input widths when LoRA dropout > 0
   double peft_saved_bytes = 0; // per token: other PEFT methods' saved tensors (peft.hpp peft_of_block)
+  // PEFT (every method but full and freeze): the base linears are frozen, and autograd saves
+  // a matmul's input only for its weight's gradient (measured: a frozen nn.Linear saves only
+  // its weight, tests/python/test_torch_ground_truth.py; bitsandbytes MatMul4Bit keeps only
+  // the packed weight, autograd/_functions.py `ctx.tensors = (None, B)`). So a frozen linear
+  // saves nothing, and a frozen norm's weight multiply keeps nothing for the weight.
+  bool frozen_linears = false;
+  bool frozen_norms = false;      // every PEFT method but LayerNorm tuning
+  double adapter_bytes = 2;       // bytes of the LoRA-family adapters' activations (lora_of_block)
+  double adapter_input_bytes = 0; // per token: the inputs the adapters' A matrices save (no dropout)
 };
 
-// One norm followed by a linear: what stays alive for their backward.
-inline double norm_bytes(const architecture& a, const act_context& c) {
+// What one norm followed by a linear keeps for their backward, bytes per token
+// (statistics apart): the norm's input, what its weight multiply keeps for the weight's
+// gradient, and the output the next linear keeps for its own weight's gradient.
+struct norm_saves {
+  double input = 0, weight_mul = 0, output = 0;
+};
+inline norm_saves norm_parts(const architecture& a, const act_context& c) {
   const double h = static_cast<double>(a.hidden);
-  const double stats = kNormStatsBytes;
-  if (c.compiled) return h * c.e + stats;  // Inductor saves the norm input, recomputes the output
+  if (c.compiled) return {h * c.e, 0, 0};  // Inductor saves the norm input, recomputes the output
   if (a.norm == norm_kind::rmsnorm)
     // x.float() (4h) + x*rsqrt (4h, saved by the weight multiply) + output in e (saved by
     // the linear); an fp32 model keeps three fp32 tensors.
-    return (c.e < kFp32Bytes ? kFp32Bytes * h + kFp32Bytes * h + c.e * h : 3 * kFp32Bytes * h) + stats;
+    return {kFp32Bytes * h, kFp32Bytes * h, (c.e < kFp32Bytes ? c.e : kFp32Bytes) * h};
   // nn.LayerNorm saves its input; under autocast layer_norm runs in fp32 (input cast
   // saved, 4h) and the next linear saves its own fp16 cast of the output.
-  return (c.mixed ? kFp32Bytes * h : c.e * h) + c.e * h + stats;
+  return {c.mixed ? kFp32Bytes * h : c.e * h, 0, c.e * h};
+}
+inline double norm_bytes(const architecture& a, const act_context& c) {
+  const norm_saves p = norm_parts(a, c);
+  return p.input + (c.frozen_norms ? 0 : p.weight_mul) + (c.frozen_linears ? 0 : p.output) + kNormStatsBytes;
 }
 
 inline double attention_core_bytes(const architecture& a, const act_context& c, double& s2, double& lse) {
@@ -58,7 +75,8 @@ inline double attention_core_bytes(const architecture& a, const act_context& c, 
   // torchtune and litgpt, so the saved copies have q_dim columns.
   const double kvs = qd;
   double tp = c.e * (qd + 2 * kvs);  // q (after rotary), k, v saved by the attention kernel / matmuls
-  tp += c.e * qd;                    // attention output = o_proj input
+  // The attention output: flash attention's backward keeps it; else only o_proj does (for its weight).
+  if (c.flash || !c.frozen_linears) tp += c.e * qd;
   if (c.flash) {
     lse += kFp32Bytes * static_cast<double>(a.heads);  // fp32 logsumexp per head per token
   } else {
@@ -81,15 +99,16 @@ inline bool inner_mlp_dropout(const architecture& a) {
 inline double mlp_intermediate_bytes(const architecture& a, const act_context& c, double f) {
   const bool inner_drop = c.drop && inner_mlp_dropout(a);
   if (a.mlp == mlp_kind::gated) {
-    // gate out (act input), up out, act out, product (down input): 4f; compiled: gate, up
-    double v = c.compiled ? 2 * f * c.e : 4 * f * c.e;
+    // gate out (act input), up out, act out, product (down input, kept by a trainable down
+    // only): 4f, frozen 3f; compiled: gate, up
+    double v = c.compiled ? 2 * f * c.e : (c.frozen_linears ? 3 : 4) * f * c.e;
     if (inner_drop) v += f * (kMaskBytes + c.e);  // T5 dropout between the product and wo
     return v;
   }
   double v = 0;
   if (c.compiled) v = f * c.e;  // up output only; activation recomputed for the down input
   else if (a.activation == activation_kind::relu) v = f * c.e;  // relu output == down input
-  else v = 2 * f * c.e;  // GELU input + down input (Korthikanti: 8sbh + 8sbh with f = 4h)
+  else v = (c.frozen_linears ? 1 : 2) * f * c.e;  // GELU input + down input (Korthikanti: 8sbh + 8sbh with f = 4h)
   if (inner_drop) v += f * (kMaskBytes + (c.compiled ? 0 : c.e));  // dropout after the activation (T5)
   return v;
 }
@@ -115,8 +134,9 @@ inline layer_act block_activations(const architecture& a, const act_context& c, 
   } else {
     r.tp += mlp_intermediate_bytes(a, c, static_cast<double>(a.ffn));
   }
-  // LoRA: lora_B saves lora_A's r-wide output; with LoRA dropout, A saves the dropped copy + mask.
-  r.tp += c.e * c.lora_rank_elems + (kMaskBytes + c.e) * c.lora_drop_elems;
+  // LoRA: lora_B saves lora_A's r-wide output; A saves its input (adapter_input_bytes), or
+  // with LoRA dropout the dropped copy + mask.
+  r.tp += c.adapter_bytes * c.lora_rank_elems + c.adapter_input_bytes + (kMaskBytes + c.adapter_bytes) * c.lora_drop_elems;
   r.tp += c.peft_saved_bytes;  // DoRA, IA3, VeRA, prefix K/V, LN tuning (peft.hpp)
   return r;
 }
