@@ -56,7 +56,8 @@ def optimizer_state_bytes(opt: torch.optim.Optimizer) -> int:
 
 # ---------------------------------------------------------------------------
 # a small llama-style block written in torch (eager attention through explicit
-# matmuls, RMSNorm as torchtune/litgpt write it, SwiGLU, GQA via expanded K/V)
+# matmuls, RMSNorm as torchtune writes it (HF and litgpt keep the same tensors), SwiGLU,
+# GQA via expanded K/V)
 
 class RMSNorm(nn.Module):
     def __init__(self, dim: int, eps: float = 1e-6):
@@ -64,10 +65,10 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
         self.eps = eps
 
-    def forward(self, x):
+    def forward(self, x):  # torchtune's RMSNorm (HF and litgpt keep the same tensors)
         xf = x.float()
-        normed = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
-        return (normed * self.weight.float()).type_as(x)
+        normed = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).type_as(x)
+        return normed * self.weight
 
 
 class LoRALinear(nn.Module):
@@ -134,7 +135,7 @@ def formula_block_bytes(*, b, s, h, heads, ffn, e, norm, mlp, act, drop, inner_d
     qd = q_dim or h
     stats = 8
     if norm == "rmsnorm":
-        parts = (4 * h, 4 * h, (e if e < 4 else 4) * h)  # input, weight multiply, the linear's input
+        parts = (4 * h, e * h, e * h)  # fp32 input, the cast-back normalised tensor, the linear's input
     else:
         parts = (4 * h if mixed else e * h, 0, e * h)
     nb = parts[0] + (0 if frozen else parts[1] + parts[2]) + stats

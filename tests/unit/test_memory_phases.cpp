@@ -223,12 +223,12 @@ TEST_CASE("memory phases: per-stage trainable parameters sum to trainable_parame
 
 TEST_CASE("memory phases 2: activation plan of llama-2-7b, bf16-mixed, 1 x 2048 tokens, flash") {
   // One block without checkpointing, bytes per token: 2 RMSNorms x (fp32 upcast 4h +
-  // fp32 normalised 4h + bf16 output 2h + 8) = 81,936; attention q, k, v, output 2 x 4 x 4096
+  // bf16 normalised 2h + bf16 output 2h + 8) = 65,552; attention q, k, v, output 2 x 4 x 4096
   // = 32,768; fp32 logsumexp 4 x 32 = 128; SwiGLU gate, up, act, product 4 x 11008 x 2
-  // = 88,064. Total 202,896 B/token, 415,531,008 B per block.
-  const double block = 202896.0 * T;
-  // Edges: int64 token ids 8 B/token on the first stage, the final RMSNorm (10h + 8) on the last.
-  const double edges = 8 * T + (10 * 4096.0 + 8) * T;
+  // = 88,064. Total 186,512 B/token, 381,976,576 B per block.
+  const double block = 186512.0 * T;
+  // Edges: int64 token ids 8 B/token on the first stage, the final RMSNorm (8h + 8) on the last.
+  const double edges = 8 * T + (8 * 4096.0 + 8) * T;
   scenario s = train_7b(method::full, precision::bf16_mixed);
   SUBCASE("full checkpointing keeps one bf16 boundary tensor per block") {
     s.ckpt = checkpointing::full;
@@ -270,7 +270,7 @@ TEST_CASE("memory phases 2: 1F1B keeps min(pp - i, micro-batches) in flight; int
     CAPTURE(st);
     CHECK(p.in_flight == 4 - st);
     // 8 blocks per stage, each keeping its boundary tensor per in-flight micro-batch (+ edges).
-    const double edge = st == 0 ? 8 * T : st == 3 ? (10 * 4096.0 + 8) * T : 0;
+    const double edge = st == 0 ? 8 * T : st == 3 ? (8 * 4096.0 + 8) * T : 0;
     CHECK(p.stored == doctest::Approx((8 * 2 * 4096 * T + edge) * (4 - st)).epsilon(kEps));
   }
   s.parallel.virtual_stages = 2;
@@ -354,7 +354,7 @@ TEST_CASE("memory phases 4: LoRA r8 q,v on llama-2-7b peaks in the loss backward
   // the flash output and logsumexp (2 x 4h x 4 + 4 x 32 = 32,896); the MLP's gate, up and
   // SiLU outputs (3 x 2 x 11008 = 66,048; the product is kept by a trainable down only);
   // the fp32 adapters: each casts x to fp32 (2 x 4h = 32,768) and keeps its r-wide output
-  // (2 x 8 x 4 = 64). Sum 164,560 (202,928 if the base saved as in full fine-tuning).
+  // (2 x 8 x 4 = 64). Sum 164,560.
   // Edges: the token ids (8) and the frozen final norm's fp32 input (4h + 8).
   const double A = 4194304, W = 2 * P7 + 2 * A, O = 4 * A, G = 2 * A;
   const double block = 164560.0 * T, edges = 8 * T + (4 * 4096.0 + 8) * T;

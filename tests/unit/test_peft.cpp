@@ -94,11 +94,11 @@ TEST_CASE("peft: each method's saved activations per token per block, by hand") 
   CHECK(facts_for(bench(method::ia3)).full_enc.tp - full == doctest::Approx(36864.0).epsilon(kEps));
   // VeRA r256: fp32 r-wide and out-wide products, 4·(256+3072) + 4·(256+1024).
   CHECK(facts_for(bench(method::vera)).full_enc.tp - full == doctest::Approx(18432.0).epsilon(kEps));
-  // LN tuning: the norms' weight multiplies keep x_normed (4·h, norm_parts) for each of the 2
-  // norms; the other PEFT methods' frozen norms keep only their input.
+  // LN tuning: the norms' weight multiplies keep x_normed (bf16, 2·h; norm_parts) for each of
+  // the 2 norms; the other PEFT methods' frozen norms keep only their input.
   CHECK(facts_for(bench(method::ln_tuning)).full_enc.tp - full == doctest::Approx(0.0).epsilon(kEps));
   CHECK(facts_for(bench(method::ln_tuning)).full_enc.seq - facts_for(bench(method::ia3)).full_enc.seq ==
-        doctest::Approx(2 * 4.0 * 3072).epsilon(kEps));
+        doctest::Approx(2 * 2.0 * 3072).epsilon(kEps));
   // Prefix P=200: per layer and sequence the bf16 cache prefix (2·kv) and the saved K,V rows at
   // q_dim (2·3072), spread over S = 768 tokens: 200·2·(2048 + 6144)/768.
   const mem::facts pre = facts_for(bench(method::prefix_tuning));

@@ -11,14 +11,14 @@
 namespace gpuplan::detail {
 
 inline constexpr std::array<band_row, 26> kBandRows{{
-    {band_metric::memory_train, -1, -1, 46, {0.8288, 0.9820, 1.2642}},
-    {band_metric::memory_train, -1, 0, 42, {0.8378, 0.9791, 1.2818}},
-    {band_metric::memory_train, -1, 1, 4, {0.8649, 0.9943, 1.0048}},
-    {band_metric::memory_train, 0, -1, 19, {0.8821, 1.0185, 1.3427}},
-    {band_metric::memory_train, 0, 0, 15, {0.8685, 1.0532, 1.3108}},
-    {band_metric::memory_train, 0, 1, 4, {0.8649, 0.9943, 1.0048}},
-    {band_metric::memory_train, 1, -1, 27, {0.7945, 0.9537, 1.0835}},
-    {band_metric::memory_train, 1, 0, 27, {0.7945, 0.9537, 1.0835}},
+    {band_metric::memory_train, -1, -1, 46, {0.8417, 0.9860, 1.2600}},
+    {band_metric::memory_train, -1, 0, 42, {0.8578, 0.9820, 1.2787}},
+    {band_metric::memory_train, -1, 1, 4, {0.8652, 0.9952, 1.0042}},
+    {band_metric::memory_train, 0, -1, 19, {0.9068, 1.0185, 1.3427}},
+    {band_metric::memory_train, 0, 0, 15, {0.9010, 1.0532, 1.3108}},
+    {band_metric::memory_train, 0, 1, 4, {0.8652, 0.9952, 1.0042}},
+    {band_metric::memory_train, 1, -1, 27, {0.8094, 0.9537, 1.0835}},
+    {band_metric::memory_train, 1, 0, 27, {0.8094, 0.9537, 1.0835}},
     {band_metric::memory_infer, -1, -1, 6, {0.9979, 1.0172, 1.0412}},
     {band_metric::memory_infer, -1, 0, 6, {0.9979, 1.0172, 1.0412}},
     {band_metric::memory_infer, 0, -1, 6, {0.9979, 1.0172, 1.0412}},

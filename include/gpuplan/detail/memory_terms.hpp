@@ -17,7 +17,7 @@ namespace gpuplan::detail::mem {
 //  linear: its input; GELU/SiLU: input; ReLU: output; mul(a,b): a and b;
 //  softmax: output; dropout: bool mask (1 B) — the next consumer saves the output;
 //  LayerNorm: input (+ fp32 mean/rstd); RMSNorm written in torch (HF, torchtune,
-//  litgpt): fp32 upcast input, fp32 normalised tensor, and the cast output.
+//  litgpt): fp32 upcast input, the normalised tensor cast back, and the output.
 // The split "tp" holds terms inside the tensor-parallel region (divided by tp),
 // "seq" the terms that only sequence parallelism divides.
 struct layer_act {
@@ -56,10 +56,15 @@ struct norm_saves {
 inline norm_saves norm_parts(const architecture& a, const act_context& c) {
   const double h = static_cast<double>(a.hidden);
   if (c.compiled) return {h * c.e, 0, 0};  // Inductor saves the norm input, recomputes the output
-  if (a.norm == norm_kind::rmsnorm)
-    // x.float() (4h) + x*rsqrt (4h, saved by the weight multiply) + output in e (saved by
-    // the linear); an fp32 model keeps three fp32 tensors.
-    return {kFp32Bytes * h, kFp32Bytes * h, (c.e < kFp32Bytes ? c.e : kFp32Bytes) * h};
+  if (a.norm == norm_kind::rmsnorm) {
+    // x.float() (4h, kept by pow and the rsqrt multiply), the normalised tensor cast back to
+    // the input dtype and kept by the weight multiply (HF LlamaRMSNorm `self.weight *
+    // hidden_states.to(input_dtype)`; torchtune `(x_fp32 * rsqrt(...)).type_as(x) * scale`;
+    // litgpt `x_normed.to(dtype) * weight`), and the output the linear keeps; an fp32 model
+    // keeps three fp32 tensors.
+    const double e = c.e < kFp32Bytes ? c.e : kFp32Bytes;
+    return {kFp32Bytes * h, e * h, e * h};
+  }
   // nn.LayerNorm saves its input; under autocast layer_norm runs in fp32 (input cast
   // saved, 4h) and the next linear saves its own fp16 cast of the output.
   return {c.mixed ? kFp32Bytes * h : c.e * h, 0, c.e * h};
