@@ -131,8 +131,6 @@ graph_plan image_plan(const graph_recommend_query& q) {
   not_for(q.lora_rank.has_value(), field(q, "lora_rank"), what);
   not_for(q.ema.has_value(), fp + "ema", what);
   if (q.method && *q.method != "full") fail(fp + "method", "image models are planned with full training only (got " + *q.method + ")");
-  if (q.checkpointing && *q.checkpointing)
-    fail(fp + "checkpointing", "activation checkpointing is not modelled for image models (got full)");
   vision_query vq;
   vq.model = q.model;
   vq.graph_file = q.graph_file;
@@ -146,17 +144,20 @@ graph_plan image_plan(const graph_recommend_query& q) {
   const precision prec = enum_field<precision>(q.precision, precision::fp16_mixed, fp + "precision");
   const optimizer opt = enum_field<optimizer>(q.optimizer, recipe.opt, fp + "optimizer");
   graph_plan p;
-  p.workload = image_training(g, prec, opt);
+  const bool ckpt = q.checkpointing.value_or(false);
+  p.workload = image_training(g, prec, opt, {}, ckpt);
   if (p.workload.name.empty()) p.workload.name = "graph";
   p.workload.global_batch = recipe.global_batch;
   p.workload.recipe = recipe.source;
   const std::int64_t image = q.image.value_or(vision::default_image(q.model));
   const std::string how = (catalog ? std::to_string(image) + "x" + std::to_string(image) + ", " : std::string()) +
-                          std::string(to_string(prec)) + ", " + std::string(to_string(opt));
+                          std::string(to_string(prec)) + ", " + std::string(to_string(opt)) +
+                          (ckpt ? ", checkpointing" : "");
   finish(p, q, vision::kImageNetTrainImages, catalog ? "ImageNet-1k" : "ImageNet-1k's size", recipe.epochs, how);
   p.settings["workload"] = "image-training";
   p.settings["precision"] = to_string(prec);
   p.settings["optimizer"] = to_string(opt);
+  p.settings["checkpointing"] = ckpt;
   if (catalog) p.settings["image"] = image;
   (void)p.workload.step(io::find_gpu("a100-80gb"), 1, 1);  // the estimator's own checks (precision, optimizer)
   return p;

@@ -55,13 +55,13 @@ vision_report vision_report_of(const vision_query& q) {
   const std::int64_t image = q.image.value_or(vision::default_image(q.model));  // catalog models
   const std::string name = g.name.empty() ? "graph" : g.name;
   const auto cost = layers::analyze(g);
-  const auto e = vision::estimate_graph(g, q.batch, *prec, *opt, gpu, !q.infer, {}, q.num_gpus);
+  const auto e = vision::estimate_graph(g, q.batch, *prec, *opt, gpu, !q.infer, {}, q.num_gpus, q.checkpointing);
   std::optional<Seconds> total;
   if (images) total = vision::time_to_train(e, *images, q.epochs);
   vision_report r;
   r.fits = e.fits(gpu);
   r.json = {{"model", name}, {"gpu", gpu.id}, {"workload", q.infer ? "infer" : "train"},
-            {"batch", q.batch}, {"num_gpus", q.num_gpus}, {"precision", q.precision}, {"optimizer", q.optimizer},
+            {"batch", q.batch}, {"num_gpus", q.num_gpus}, {"precision", q.precision}, {"optimizer", q.optimizer}, {"checkpointing", q.checkpointing},
             {"params", e.params}, {"forward_flops_per_image", cost.flops}, {"forward_macs_per_image", cost.matmul_flops / 2},
             {"flops_per_image", in_flops(e.flops_per_sample)},
             {"memory", {{"weights", in_bytes(e.weights)}, {"gradients", in_bytes(e.gradients)},
@@ -80,7 +80,7 @@ vision_report vision_report_of(const vision_query& q) {
   t.title = name + " on " + (q.num_gpus > 1 ? std::to_string(q.num_gpus) + "x " : "") + gpu.id + ", " + (q.infer ? "inference" : "training") + ", batch " + std::to_string(q.batch) + (q.num_gpus > 1 ? " per GPU" : "") +
             ", " + (catalog ? std::to_string(image) + "x" + std::to_string(image)
                                                   : "input " + shape_text(g.input)) + ", " + q.precision +
-            (q.infer ? "" : ", " + q.optimizer);
+            (q.infer ? "" : ", " + q.optimizer) + (q.checkpointing ? ", checkpointing" : "");
   t.header = {"Term", "Value"};
   t.rows = {{"parameters", format_count(e.params)},
             {"forward multiply-adds per image", format_number(cost.matmul_flops / 2 / 1e9, 4) + " G"},

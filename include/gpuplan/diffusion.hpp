@@ -683,53 +683,9 @@ inline pipeline_estimate estimate_pipeline(const pipeline& p, const gpu_spec& gp
 
 // ---- fine-tuning the UNet on one GPU ------------------------------------------------
 
-// Bytes saved for backward per sample. `saves` (one flag per layer, empty: all) says which
-// layers keep what analyze() says they save: under LoRA a frozen linear layer keeps nothing
-// (autograd saves mm's input only for the weight's gradient; measured with
-// torch.autograd.graph.saved_tensors_hooks, torch 1.13: a frozen nn.Linear saves only its
-// weight, a frozen Conv2d and GroupNorm still save their input), and no layer before the
-// first trainable one saves anything. With `checkpointing` the graph's segments run under
-// torch.utils.checkpoint: the saves of layers outside every segment, each segment's input
-// (what checkpoint keeps), and the largest segment's own saves (rebuilt for that segment
-// alone while backward passes through it).
-inline double saved_bytes_of(const graph& g, const layers::graph_cost& gc, double act, bool checkpointing,
-                             const std::vector<char>& saves = {}) {
-  const std::size_t n = g.layers.size();
-  auto keeps = [&](std::size_t i) { return saves.empty() || saves[i] != 0; };
-  std::vector<int> seg(n, -1);
-  for (std::size_t s = 0; checkpointing && s < g.segments.size(); ++s)
-    for (int i = std::max(g.segments[s][0], 0); i <= g.segments[s][1] && i < static_cast<int>(n); ++i) seg[static_cast<std::size_t>(i)] = static_cast<int>(s);
-  auto elems = [&](int t) { return static_cast<double>(t == -2 ? g.input.elements() : gc.per_layer[static_cast<std::size_t>(t)].out.elements()); };
-  std::vector<char> kept(n + 1, 0);  // tensor ids; index n: the graph input
-  auto slot = [&](int t) -> char& { return kept[t == -2 ? n : static_cast<std::size_t>(t)]; };
-  double outside = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (seg[i] >= 0 || !keeps(i)) continue;
-    const auto& c = gc.per_layer[i];
-    outside += c.saved_extra_elements * act + c.saved_fixed_bytes;
-    for (const int t : {c.saves_tensor, c.saves_tensor2})
-      if (t >= -2 && t != -1 && !slot(t)) { slot(t) = 1; outside += elems(t) * act; }
-  }
-  double inputs = 0, largest = 0;
-  for (const auto& s : g.segments) {
-    if (!checkpointing) break;
-    const auto first = static_cast<std::size_t>(s[0]);
-    const int src = g.layers[first].from == -1 ? s[0] - 1 : g.layers[first].from;
-    const int in_t = src < 0 ? -2 : gc.per_layer[static_cast<std::size_t>(src)].out_tensor;
-    if (!slot(in_t)) inputs += elems(in_t) * act;
-    std::vector<int> mine;
-    double own = 0;
-    for (int i = s[0]; i <= s[1]; ++i) {
-      if (!keeps(static_cast<std::size_t>(i))) continue;
-      const auto& c = gc.per_layer[static_cast<std::size_t>(i)];
-      own += c.saved_extra_elements * act + c.saved_fixed_bytes;
-      for (const int t : {c.saves_tensor, c.saves_tensor2})
-        if (t >= -2 && t != -1 && std::find(mine.begin(), mine.end(), t) == mine.end()) { mine.push_back(t); own += elems(t) * act; }
-    }
-    largest = std::max(largest, own);
-  }
-  return outside + inputs + largest;
-}
+// Bytes saved for backward per sample, checkpointed or not: vision::saved_bytes_of.
+using vision::saved_bytes_of;
+
 inline double checkpointed_saved_bytes(const graph& g, const layers::graph_cost& gc, double act) {
   return saved_bytes_of(g, gc, act, true);
 }

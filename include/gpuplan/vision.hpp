@@ -385,6 +385,78 @@ inline training_recipe training_recipe_of(std::string_view name) {
   return {256, optimizer::sgd_momentum, 1, "no published recipe: batch 256 (He et al. 2016), SGD momentum, 1 epoch"};
 }
 
+// Bytes saved for backward per sample. `saves` (one flag per layer, empty: all) says which
+// layers keep what analyze() says they save: under LoRA a frozen linear layer keeps nothing
+// (autograd saves mm's input only for the weight's gradient; measured with
+// torch.autograd.graph.saved_tensors_hooks, torch 1.13: a frozen nn.Linear saves only its
+// weight, a frozen Conv2d and GroupNorm still save their input), and no layer before the
+// first trainable one saves anything. With `checkpointing` the graph's segments run under
+// torch.utils.checkpoint: the saves of layers outside every segment, each segment's input
+// (what checkpoint keeps), and the largest segment's own saves (rebuilt for that segment
+// alone while backward passes through it).
+inline double saved_bytes_of(const graph& g, const layers::graph_cost& gc, double act, bool checkpointing,
+                             const std::vector<char>& saves = {}) {
+  const std::size_t n = g.layers.size();
+  auto keeps = [&](std::size_t i) { return saves.empty() || saves[i] != 0; };
+  std::vector<int> seg(n, -1);
+  for (std::size_t s = 0; checkpointing && s < g.segments.size(); ++s)
+    for (int i = std::max(g.segments[s][0], 0); i <= g.segments[s][1] && i < static_cast<int>(n); ++i) seg[static_cast<std::size_t>(i)] = static_cast<int>(s);
+  auto elems = [&](int t) { return static_cast<double>(t == -2 ? g.input.elements() : gc.per_layer[static_cast<std::size_t>(t)].out.elements()); };
+  std::vector<char> kept(n + 1, 0);  // tensor ids; index n: the graph input
+  auto slot = [&](int t) -> char& { return kept[t == -2 ? n : static_cast<std::size_t>(t)]; };
+  double outside = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (seg[i] >= 0 || !keeps(i)) continue;
+    const auto& c = gc.per_layer[i];
+    outside += c.saved_extra_elements * act + c.saved_fixed_bytes;
+    for (const int t : {c.saves_tensor, c.saves_tensor2})
+      if (t >= -2 && t != -1 && !slot(t)) { slot(t) = 1; outside += elems(t) * act; }
+  }
+  double inputs = 0, largest = 0;
+  for (const auto& s : g.segments) {
+    if (!checkpointing) break;
+    const auto first = static_cast<std::size_t>(s[0]);
+    const int src = g.layers[first].from == -1 ? s[0] - 1 : g.layers[first].from;
+    const int in_t = src < 0 ? -2 : gc.per_layer[static_cast<std::size_t>(src)].out_tensor;
+    if (!slot(in_t)) inputs += elems(in_t) * act;
+    std::vector<int> mine;
+    double own = 0;
+    for (int i = s[0]; i <= s[1]; ++i) {
+      if (!keeps(static_cast<std::size_t>(i))) continue;
+      const auto& c = gc.per_layer[static_cast<std::size_t>(i)];
+      own += c.saved_extra_elements * act + c.saved_fixed_bytes;
+      for (const int t : {c.saves_tensor, c.saves_tensor2})
+        if (t >= -2 && t != -1 && std::find(mine.begin(), mine.end(), t) == mine.end()) { mine.push_back(t); own += elems(t) * act; }
+    }
+    largest = std::max(largest, own);
+  }
+  return outside + inputs + largest;
+}
+// The checkpoint segments practitioners wrap in torch.utils.checkpoint when a graph has none
+// of its own (timm's set_grad_checkpointing checkpoints every block): the spans between
+// consecutive cut points — tensors after which no layer reads anything earlier — that hold
+// more than one layer, i.e. every residual branch (a ResNet or ConvNeXt block, each half of a
+// ViT block); plain chains of layers stay outside.
+inline std::vector<std::array<int, 2>> residual_segments(const graph& g) {
+  const int n = static_cast<int>(g.layers.size());
+  std::vector<int> lowest(static_cast<std::size_t>(n) + 1, n);  // lowest tensor read by any layer from k on
+  for (int k = n - 1; k >= 0; --k) {
+    const auto& l = g.layers[static_cast<std::size_t>(k)];
+    int m = l.from == -1 ? k - 1 : std::max(l.from, -1);
+    if ((l.k == layers::kind::add || l.k == layers::kind::mul || l.k == layers::kind::concat) && l.skip != -1)
+      m = std::min(m, std::max(l.skip, -1));
+    lowest[static_cast<std::size_t>(k)] = std::min(m, lowest[static_cast<std::size_t>(k) + 1]);
+  }
+  std::vector<std::array<int, 2>> out;
+  int prev = -1;  // the graph input is a cut
+  for (int j = 0; j < n; ++j) {
+    if (lowest[static_cast<std::size_t>(j) + 1] < j) continue;  // a later layer reads before j
+    if (j - prev >= 2) out.push_back({prev + 1, j});
+    prev = j;
+  }
+  return out;
+}
+
 // ---- memory and time of a graph model on one GPU -------------------------------
 
 struct graph_estimate {
@@ -454,13 +526,14 @@ inline ddp_cost ddp_all_reduce(double params, precision prec, const gpu_spec& gp
 // by bytes at efficiency_params::bandwidth_fraction, and the optimizer's traffic.
 inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precision prec, optimizer opt,
                                      const gpu_spec& gpu, bool train = true, const efficiency_params& eff = {},
-                                     int num_gpus = 1) {
+                                     int num_gpus = 1, bool checkpointing = false) {
   using gpuplan::detail::fail;
   if (batch < 1 || batch > 1000000) fail("batch", "must be in [1, 1000000] (got " + std::to_string(batch) + ")");
   if (num_gpus < 1 || num_gpus > 65536) fail("num_gpus", "must be in [1, 65536] (got " + std::to_string(num_gpus) + ")");
   if (!(in_bytes(gpu.usable_memory) > 0) || !(in_byte_per_s(gpu.bandwidth) > 0))
     fail("gpu", "needs memory and bandwidth (got '" + gpu.id + "')");
   if (prec == precision::fp8_mixed) fail("precision", "fp8-mixed is not modelled for layer graphs (got fp8-mixed)");
+  if (checkpointing && !train) fail("checkpointing", "applies to training only (got inference)");
   switch (opt) {
     case optimizer::sgd: case optimizer::sgd_momentum: case optimizer::adam: case optimizer::adamw:
     case optimizer::adamw_8bit: case optimizer::lion: break;
@@ -479,7 +552,16 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
   if (train) {
     e.gradients = bytes(P * pb.grad);
     e.optimizer = bytes(P * gpuplan::detail::mem::optimizer_bytes_per_param(opt, pb.state));
-    e.activations = bytes(B * gc.saved_bytes(pb.act));
+    if (checkpointing) {
+      // torch.utils.checkpoint over the graph's segments, else every residual branch.
+      graph seg = g;
+      if (seg.segments.empty()) seg.segments = residual_segments(g);
+      if (seg.segments.empty())
+        fail("checkpointing", "the graph has no residual blocks to checkpoint (got '" + g.name + "')");
+      e.activations = bytes(B * saved_bytes_of(seg, gc, pb.act, true));
+    } else {
+      e.activations = bytes(B * gc.saved_bytes(pb.act));
+    }
     e.transient = bytes(B * largest_io * pb.act);  // grad_output and grad_input of the layer in backward
   } else {
     e.activations = bytes(B * gc.peak_live_elements * pb.act);
@@ -490,9 +572,11 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
   e.reserved = bytes(peaks.reserved);
   e.device = bytes(peaks.device);
   // Backward of a conv/linear layer is two products of the forward's size (input and
-  // weight gradients): 3x forward (Kaplan et al. 2020 §2.1, C ≈ 6N per token).
-  const double passes = train ? 3.0 : 1.0;
-  e.flops_per_sample = flops(passes * gc.flops);
+  // weight gradients): 3x forward (Kaplan et al. 2020 §2.1, C ≈ 6N per token); checkpointing
+  // runs the segments' forward again in backward (Chen et al. 2016): 4x, the recompute
+  // counted over the whole forward.
+  const double passes = train ? (checkpointing ? 4.0 : 3.0) : 1.0;
+  e.flops_per_sample = flops((train ? 3.0 : 1.0) * gc.flops);
   warning_set w{};
   const auto rates = gpuplan::detail::device_rates_of(gpu, prec, eff, w);
   double compute = 0;
@@ -526,8 +610,8 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
   e.step = std::max(e.compute + e.memory_bound, e.launch) + e.optimizer_step;
   e.num_gpus = num_gpus;
   if (train && num_gpus > 1) {
-    // Backward is 2/3 of the compute and memory-bound time of a training step (passes = 3).
-    const auto ar = detail::ddp_all_reduce(P, prec, gpu, num_gpus, 2.0 / 3.0 * in_seconds(e.compute + e.memory_bound), eff);
+    // Backward (with any recompute) is (passes - 1) / passes of the compute and memory-bound time.
+    const auto ar = detail::ddp_all_reduce(P, prec, gpu, num_gpus, (passes - 1) / passes * in_seconds(e.compute + e.memory_bound), eff);
     e.gradient_all_reduce = seconds(ar.whole);
     e.step += seconds(ar.exposed);
   }

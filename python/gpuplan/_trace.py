@@ -117,10 +117,11 @@ class Graph:
 
     def estimate(self, gpu: str = "a100-80gb", batch: int = 32, precision: str = "fp16-mixed",
                  optimizer: str = "sgd-momentum", infer: bool = False, num_gpus: int = 1,
-                 images: Union[None, int, float, str] = None, epochs: float = 1) -> VisionResult:
+                 images: Union[None, int, float, str] = None, epochs: float = 1,
+                 checkpointing: bool = False) -> VisionResult:
         """Memory and time of training (or, with infer=True, running) the graph with `batch`
         samples per GPU on `num_gpus` GPUs: the figures of gp.vision (to_dict() is the same dict)."""
-        run = _run_args("estimate", gpu, batch, precision, optimizer, infer, images, epochs, num_gpus)
+        run = _run_args("estimate", gpu, batch, precision, optimizer, infer, images, epochs, num_gpus, checkpointing)
         return VisionResult(_core.vision_graph(self._text, *run))
 
     def __eq__(self, other: object) -> bool:

@@ -26,6 +26,7 @@ CLI::App* add_vision_command(CLI::App& app, io::vision_query& q) {
   sub->add_option("--precision", q.precision, "Precision: " + name_list<precision>() + " (default fp16-mixed)");
   sub->add_option("--optimizer", q.optimizer, "Optimizer: sgd, sgd-momentum (default), adam, adamw, adamw-8bit, lion");
   sub->add_flag("--infer", q.infer, "Inference (forward only) instead of training");
+  sub->add_flag("--checkpointing", q.checkpointing, "Training: activation checkpointing of every residual block (torch.utils.checkpoint, timm set_grad_checkpointing)");
   sub->add_option("--images", q.images, "Dataset size in images (1.28M): prints the time to train");
   sub->add_option("--epochs", q.epochs, "Passes over the dataset (default 1)");
   sub->footer("Examples:\n  gpuplan vision resnet-50 --gpu t4 --batch 64 --image 224\n"

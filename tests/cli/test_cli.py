@@ -765,6 +765,8 @@ def case_recommend_graph_models():
     expect(rc == 0 and "60,000 images" in out and "EMA" in out and "rtx-4090" in out, "sd-2.1 table", rc, out, err)
     rc, out, err = run("recommend", "sd-1.5", "--method", "lora", "--gpus-list", "t4", "--ema", "false", "--json")
     expect(rc == 0 and json.loads(out)["method"] == "lora", "sd-1.5 lora", rc, out, err)
+    rc, out, err = run("recommend", "vit-l-16", "--checkpointing", "full", "--gpus-list", "t4", "--max-gpus", "1", "--json")
+    expect(rc == 0 and json.loads(out)["checkpointing"] is True, "recommend --checkpointing full", rc, out, err)
     expect_error(["recommend", "resnet-50", "--seq", "512"], "--seq", "does not apply to image and diffusion models")
     expect_error(["recommend", "resnet-50", "--method", "qlora"], "--method", "(got qlora)")
     expect_error(["recommend", "resnet-50", "--global-batch", "0"], "--global-batch", "(got 0)")
@@ -801,6 +803,14 @@ def case_vision_models():
     expect(rc == 0 and json.loads(out)["num_gpus"] == 8, "vision --gpus", rc, out, err)
     # NR2: 16,621 images/s measured on 8 A100s; the estimate is ~27% higher (docs/vision.md), checked loosely.
     expect(1.2 < json.loads(out)["time"]["images_per_second"] / 16621 < 1.35, "vision 8 GPUs", rc, out, err)
+    # Checkpointing every residual branch: ViT-L/16 keeps under a fifth of its activations.
+    rc, out, err = run("vision", "vit-l-16", "--gpu", "a100-80gb", "--batch", "64", "--json")
+    plain = json.loads(out)["memory"]["activations"]
+    rc, out, err = run("vision", "vit-l-16", "--gpu", "a100-80gb", "--batch", "64", "--checkpointing", "--json")
+    expect(rc == 0 and json.loads(out)["checkpointing"] is True and json.loads(out)["memory"]["activations"] < 0.2 * plain,
+           "vision --checkpointing", rc, out, err)
+    expect_error(["vision", "vit-l-16", "--infer", "--checkpointing"], "checkpointing", "training only")
+    expect_error(["vision", "vgg-16", "--checkpointing"], "checkpointing", "no residual blocks")
     expect_error(["vision", "resnet-50", "--gpus", "0"], "num_gpus", "(got 0)")
     expect_error(["vision", "resnet-51", "--gpu", "t4"], "model", "unknown vision model 'resnet-51'")
     expect_error(["vision", "resnet-50", "--gpu", "t5"], "--gpu")

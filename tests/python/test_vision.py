@@ -97,3 +97,18 @@ def test_efficientnet_parameters_equal_torchvision():
     for v in range(5):
         model = getattr(torchvision.models, f"efficientnet_b{v}")()
         assert gp.vision(f"efficientnet-b{v}").params == sum(p.numel() for p in model.parameters())
+
+
+def test_checkpointing_every_residual_block():
+    plain = gp.vision("vit-l-16", gpu="a100-80gb", batch=64)
+    ckpt = gp.vision("vit-l-16", gpu="a100-80gb", batch=64, checkpointing=True)
+    # 48 residual branches checkpointed: their inputs plus one branch rebuilt in backward.
+    assert ckpt.to_dict()["checkpointing"] is True
+    assert float(ckpt.peak_allocated) < float(plain.peak_allocated)
+    assert ckpt.to_dict()["memory"]["activations"] < 0.2 * plain.to_dict()["memory"]["activations"]
+    # The forward runs again in backward: 4 passes of compute instead of 3.
+    assert ckpt.to_dict()["time"]["compute_seconds"] == pytest.approx(plain.to_dict()["time"]["compute_seconds"] * 4 / 3)
+    with pytest.raises(gp.InvalidInputError, match=r"vision\.checkpointing: must be True or False"):
+        gp.vision("vit-l-16", checkpointing="yes")
+    with pytest.raises(gp.InvalidInputError, match=r"checkpointing: the graph has no residual blocks"):
+        gp.vision("vgg-16", checkpointing=True)

@@ -4,6 +4,7 @@
 // in the comments.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -236,8 +237,8 @@ TEST_CASE("graph_plan_of: the published recipes, the user's overrides and the er
   v.method = "lora";
   CHECK_THROWS_WITH_AS(io::graph_plan_of(v), doctest::Contains("--method: image models are planned with full training only (got lora)"), config_error);
   v.method.reset();
-  v.checkpointing = true;
-  CHECK_THROWS_WITH_AS(io::graph_plan_of(v), doctest::Contains("--checkpointing: activation checkpointing is not modelled"), config_error);
+  v.checkpointing = true;  // every residual block checkpointed
+  CHECK(io::graph_plan_of(v).settings["checkpointing"] == true);
   v.checkpointing.reset();
   v.images = "-1";
   CHECK_THROWS_AS(io::graph_plan_of(v), config_error);
@@ -269,6 +270,56 @@ TEST_CASE("vision names: torchvision's builders and timm's names of the same arc
   CHECK(vision::training_recipe_of("vit_base_patch16_224").global_batch == 1024);
   CHECK_FALSE(vision::canonical_vision_name("vit_base_patch16_384"));
   CHECK_THROWS_WITH_AS(vision::vision_model("resnet51"), doctest::Contains("unknown vision model 'resnet51'"), config_error);
+}
+
+TEST_CASE("checkpointing image graphs: every residual branch is a segment, saved bytes and time derived") {
+  // Two blocks x -> linear(8) -> GELU -> linear(8) -> + x on an 8-wide input.
+  layers::graph g;
+  g.name = "two-blocks";
+  g.input = {8, 1, 1, 1};
+  for (int b = 0; b < 2; ++b) {
+    const int x = b == 0 ? -2 : g.last();
+    g.push(layers::make::linear(8));
+    g.push(layers::make::gelu());
+    g.push(layers::make::linear(8));
+    g.push(layers::make::add(x));
+  }
+  const auto segs = vision::residual_segments(g);
+  REQUIRE(segs.size() == 2);
+  CHECK(segs[0] == std::array<int, 2>{0, 3});
+  CHECK(segs[1] == std::array<int, 2>{4, 7});
+  // Without checkpointing each block saves its first linear's input, the GELU input and the
+  // second linear's input: 3 x 8 elements, 48 in all. Checkpointed: the two segment inputs
+  // (8 + 8) and one segment's own saves rebuilt during its backward (24): 40 elements.
+  const auto gc = layers::analyze(g);
+  CHECK(gc.saved_bytes(2.0) == doctest::Approx(2.0 * 48).epsilon(1e-12));
+  CHECK(vision::saved_bytes_of(g, gc, 2.0, false) == doctest::Approx(2.0 * 48).epsilon(1e-12));
+  layers::graph seg = g;
+  seg.segments = segs;
+  CHECK(vision::saved_bytes_of(seg, gc, 2.0, true) == doctest::Approx(2.0 * 40).epsilon(1e-12));
+  // A ViT-B/16 block is two residual branches (attention, MLP): 24 segments; a ResNet-50 has
+  // 16 bottleneck blocks, the stem and head stay outside; VGG-16 has none.
+  CHECK(vision::residual_segments(vision::vision_model("vit-b-16")).size() == 24);
+  CHECK(vision::residual_segments(vision::vision_model("resnet-50")).size() == 16);
+  CHECK(vision::residual_segments(vision::vision_model("vgg-16")).empty());
+  // estimate_graph: activations are the checkpointed saves x batch; compute and memory-bound
+  // time run the forward once more (4 passes instead of 3).
+  const auto a100 = io::find_gpu("a100-80gb");
+  const auto vit = vision::vision_model("vit-l-16");
+  const auto plain = vision::estimate_graph(vit, 64, precision::fp16_mixed, optimizer::adamw, a100);
+  const auto ckpt = vision::estimate_graph(vit, 64, precision::fp16_mixed, optimizer::adamw, a100, true, {}, 1, true);
+  layers::graph vs = vit;
+  vs.segments = vision::residual_segments(vit);
+  CHECK(in_bytes(ckpt.activations) == doctest::Approx(64 * vision::saved_bytes_of(vs, layers::analyze(vit), 2.0, true)).epsilon(1e-12));
+  CHECK(in_bytes(ckpt.activations) < 0.2 * in_bytes(plain.activations));
+  CHECK(in_seconds(ckpt.compute) == doctest::Approx(in_seconds(plain.compute) * 4 / 3).epsilon(1e-12));
+  CHECK(in_seconds(ckpt.memory_bound) == doctest::Approx(in_seconds(plain.memory_bound) * 4 / 3).epsilon(1e-12));
+  CHECK(in_flops(ckpt.flops_per_sample) == doctest::Approx(in_flops(plain.flops_per_sample)).epsilon(1e-12));  // model FLOPs
+  CHECK_THROWS_WITH_AS(vision::estimate_graph(vision::vision_model("vgg-16"), 8, precision::fp16_mixed, optimizer::sgd, a100,
+                                              true, {}, 1, true),
+                       doctest::Contains("checkpointing: the graph has no residual blocks to checkpoint (got 'vgg-16')"), config_error);
+  CHECK_THROWS_WITH_AS(vision::estimate_graph(vit, 8, precision::fp16_mixed, optimizer::sgd, a100, false, {}, 1, true),
+                       doctest::Contains("checkpointing: applies to training only"), config_error);
 }
 
 }  // namespace unit_graph_recommend

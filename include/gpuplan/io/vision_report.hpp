@@ -25,6 +25,7 @@ struct vision_query {
   std::string precision = "fp16-mixed";
   std::string optimizer = "sgd-momentum";
   bool infer = false;
+  bool checkpointing = false;  // training: torch.utils.checkpoint over every residual block
   std::optional<std::string> images;  // dataset size, an amount: "1.28M"
   double epochs = 1;
   std::string export_graph;  // CLI --export-graph FILE

@@ -143,11 +143,12 @@ inline std::vector<graph_recommendation> recommend_graph(const graph_workload& w
 // Training an image model (or any layer graph) with PyTorch DDP: vision::estimate_graph's
 // step at the micro-batch and GPU count, split into its parts. The recipe, samples and
 // global batch are the caller's (vision::training_recipe_of for catalog models).
-inline graph_workload image_training(const layers::graph& g, precision prec, optimizer opt, const efficiency_params& eff = {}) {
+inline graph_workload image_training(const layers::graph& g, precision prec, optimizer opt, const efficiency_params& eff = {},
+                                     bool checkpointing = false) {
   graph_workload w;
   w.name = g.name;
-  w.step = [g, prec, opt, eff](const gpu_spec& gpu, std::int64_t m, int n) {
-    const auto e = vision::estimate_graph(g, m, prec, opt, gpu, true, eff, n);
+  w.step = [g, prec, opt, eff, checkpointing](const gpu_spec& gpu, std::int64_t m, int n) {
+    const auto e = vision::estimate_graph(g, m, prec, opt, gpu, true, eff, n, checkpointing);
     graph_step s;
     s.device = e.device;
     s.micro = std::max(e.compute + e.memory_bound, e.launch);
