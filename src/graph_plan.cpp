@@ -11,6 +11,7 @@
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/graph_json.hpp"
 #include "gpuplan/io/vision_report.hpp"
+#include "gpuplan/plan_names.hpp"
 #include "gpuplan/vision.hpp"
 
 namespace gpuplan::io {
@@ -26,8 +27,26 @@ std::string field(const graph_recommend_query& q, std::string name) {
   return q.flag_prefix + name;
 }
 
-bool in(const std::vector<std::string>& names, std::string_view n) {
-  return std::find(names.begin(), names.end(), vision::detail::catalog_key(n)) != names.end();
+// A name diffusion::pipeline_by_name knows (sd-1.5, sdxl, a Hub id such as stabilityai/stable-diffusion-2-1).
+bool is_pipeline(std::string_view n) {
+  try {
+    (void)diffusion::pipeline_by_name(n);
+    return true;
+  } catch (const config_error&) {
+    return false;
+  }
+}
+
+// Runs the workload's step once so that the estimator's own checks (precision, optimizer,
+// resolution, rank, residual blocks) fail before any GPU is tried, naming the caller's field.
+void check_step(const graph_recommend_query& q, const graph_workload& w) {
+  try {
+    (void)w.step(io::find_gpu("a100-80gb"), 1, 1);
+  } catch (const config_error& e) {
+    const std::string path = e.path(), what = e.what();
+    const std::string reason = what.size() > path.size() + 2 ? what.substr(path.size() + 2) : what;
+    throw config_error(field(q, path), reason, e.kind());
+  }
 }
 
 template <class E>
@@ -56,14 +75,18 @@ void finish(graph_plan& p, const graph_recommend_query& q, double default_images
   if (!(images >= 1 && images <= 1e12)) fail(fp + "images", "must be in [1, 1e12] (got " + gpuplan::detail::num(images) + ")");
   const double epochs = positive(q.epochs, default_epochs, fp + "epochs");
   p.workload.samples = images * epochs;
+  if (!(p.workload.samples >= 1 && p.workload.samples <= 1e15))
+    fail(fp + "epochs", "images x epochs must be in [1, 1e15] (got " + gpuplan::detail::num(images) + " x " +
+                            gpuplan::detail::num(epochs) + ")");
   if (q.global_batch) {
     if (*q.global_batch < 1 || *q.global_batch > kMaxBatch)
       fail(field(q, "global_batch"), "must be between 1 and " + std::to_string(kMaxBatch) + " (got " + std::to_string(*q.global_batch) + ")");
     p.workload.global_batch = *q.global_batch;
   }
   if (q.batch) {
-    if (*q.batch < 1 || *q.batch > kMaxBatch)
-      fail(fp + "batch", "must be between 1 and " + std::to_string(kMaxBatch) + " (got " + std::to_string(*q.batch) + ")");
+    if (*q.batch < 1 || *q.batch > p.workload.max_micro_batch)
+      fail(fp + "batch", "must be between 1 and " + std::to_string(p.workload.max_micro_batch) + " for this model (got " +
+                             std::to_string(*q.batch) + ")");
     p.workload.micro_batch = q.batch;
   }
   p.summary = p.workload.name + ": " + format_count(static_cast<std::int64_t>(std::llround(images))) + " images" +
@@ -111,7 +134,8 @@ graph_plan diffusion_plan(const graph_recommend_query& q) {
                           std::string(to_string(o.opt)) + (o.gradient_checkpointing ? ", gradient checkpointing" : "") +
                           (o.ema ? ", EMA" : "");
   const double images = recipe.steps * static_cast<double>(recipe.global_batch);
-  finish(g, q, images, "the recipe's 15,000 steps × 4", 1, how);
+  finish(g, q, images, "the recipe's " + format_count(static_cast<std::int64_t>(recipe.steps)) + " steps × " +
+                           std::to_string(recipe.global_batch), 1, how);
   g.settings["workload"] = "diffusion-fine-tune";
   g.settings["method"] = method;
   g.settings["resolution"] = res;
@@ -119,8 +143,7 @@ graph_plan diffusion_plan(const graph_recommend_query& q) {
   g.settings["gradient_checkpointing"] = o.gradient_checkpointing;
   g.settings["ema"] = o.ema;
   if (o.method == diffusion::finetune_method::lora) g.settings["lora_rank"] = o.lora_rank;
-  // The model's own checks (resolution, rank, batch) before any GPU is tried.
-  (void)g.workload.step(io::find_gpu("a100-80gb"), 1, 1);
+  check_step(q, g.workload);
   return g;
 }
 
@@ -159,23 +182,36 @@ graph_plan image_plan(const graph_recommend_query& q) {
   p.settings["optimizer"] = to_string(opt);
   p.settings["checkpointing"] = ckpt;
   if (catalog) p.settings["image"] = image;
-  (void)p.workload.step(io::find_gpu("a100-80gb"), 1, 1);  // the estimator's own checks (precision, optimizer)
+  check_step(q, p.workload);
   return p;
 }
 
 }  // namespace
 
 bool is_graph_model(std::string_view name) {
-  return !name.empty() && (vision::canonical_vision_name(name) || in(diffusion::pipeline_names(), name));
+  return !name.empty() && (vision::canonical_vision_name(name) || is_pipeline(name));
 }
 
 graph_plan graph_plan_of(const graph_recommend_query& q) {
-  if (!q.model.empty() && in(diffusion::pipeline_names(), q.model)) {
+  if (!q.model.empty() && !vision::canonical_vision_name(q.model) && is_pipeline(q.model)) {
     if (!q.graph_file.empty() || q.graph)
       fail(q.flag_prefix + "graph", "give either a model name or a graph, not both (got model '" + q.model + "')");
     return diffusion_plan(q);
   }
   return image_plan(q);
+}
+
+nlohmann::json graph_recommend_document(const graph_plan& plan, const std::vector<graph_recommendation>& rows,
+                                        const recommend_options& o, std::size_t total_rows, bool spot) {
+  nlohmann::json j = plan.settings;
+  j["summary"] = plan.summary;
+  j["deadline_seconds"] = in_seconds(o.deadline);
+  j["budget"] = o.budget ? nlohmann::json(*o.budget) : nlohmann::json(nullptr);
+  j["price_kind"] = spot ? "spot" : "on-demand";
+  j["rank_by"] = to_string(o.rank);
+  j["total_rows"] = total_rows;
+  j["rows"] = graph_recommend_json(rows);
+  return j;
 }
 
 }  // namespace gpuplan::io

@@ -1067,6 +1067,7 @@ json graph_recommend_json(const std::vector<graph_recommendation>& r) {
                    {"link", gpu_link_text(x.gpu)},
                    {"micro_batch", x.micro_batch},
                    {"grad_accum", x.grad_accum},
+                   {"global_batch", x.global_batch},
                    {"device_bytes", in_bytes(x.step.device)},
                    {"usable_bytes", in_bytes(x.gpu.usable_memory)},
                    {"micro_step_seconds", in_seconds(x.step.micro)},

@@ -419,7 +419,7 @@ inline double saved_bytes_of(const graph& g, const layers::graph_cost& gc, doubl
     const int src = g.layers[first].from == -1 ? s[0] - 1 : g.layers[first].from;
     const int in_t = src < 0 ? -2 : gc.per_layer[static_cast<std::size_t>(src)].out_tensor;
     if (!slot(in_t)) inputs += elems(in_t) * act;
-    std::vector<int> mine;
+    std::vector<int> mine{in_t};  // the segment's input is alive already (counted above)
     double own = 0;
     for (int i = s[0]; i <= s[1]; ++i) {
       if (!keeps(static_cast<std::size_t>(i))) continue;

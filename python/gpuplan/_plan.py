@@ -479,6 +479,7 @@ class GraphRecommendation(PlanRow):
     link: str  #: the link the gradients are all-reduced over ("nvlink4", "PCIe, no P2P", ...)
     micro_batch: int
     grad_accum: int
+    global_batch: int  #: micro_batch × grad_accum × count: the global batch in whole micro-batches
     device_bytes: float
     usable_bytes: float
     micro_step_seconds: float
@@ -634,9 +635,30 @@ def recommend(model: Optional[Union[ModelLike, Scenario, Any]] = None, /, *, gpu
         if unknown:
             raise _error(f"recommend.{unknown[0]}", "does not apply to image and diffusion models "
                          f"(they take {', '.join(_GRAPH_KEYS)})")
-        query: Dict[str, Any] = {k: v for k, v in kwargs.items() if v is not None}
-        if "images" in query:
-            query["images"] = str(query["images"])
+        query: Dict[str, Any] = {}
+        for k, v in kwargs.items():
+            if v is None:
+                continue
+            if k in ("image", "resolution", "global_batch", "batch", "lora_rank"):
+                query[k] = _int(v, f"recommend.{k}", 1, 1 << 40)
+            elif k in ("method", "precision", "optimizer"):
+                if not isinstance(v, str):
+                    raise _error(f"recommend.{k}", f"must be a string (got {type(v).__name__} {v!r})")
+                query[k] = v
+            elif k == "checkpointing":  # as the CLI's --checkpointing none|full, or a bool
+                if v not in (True, False, "none", "full") or isinstance(v, (int, float)) and not isinstance(v, bool):
+                    raise _error("recommend.checkpointing", f"must be True, False, 'none' or 'full' (got {v!r})")
+                query[k] = v in (True, "full")
+            elif k == "ema":
+                if not isinstance(v, bool):
+                    raise _error("recommend.ema", f"must be True or False (got {v!r})")
+                query[k] = v
+            elif isinstance(v, str):  # images: an amount such as "1.28M"
+                query[k] = v
+            elif isinstance(v, numbers.Real) and not isinstance(v, bool):
+                query[k] = repr(float(_number(v, f"recommend.{k}")))
+            else:
+                raise _error(f"recommend.{k}", f"must be a number or an amount such as '1.28M' (got {v!r})")
         if epochs is not None:
             query["epochs"] = _number(epochs, "recommend.epochs")
         if isinstance(model, Graph):

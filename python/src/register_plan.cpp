@@ -209,10 +209,8 @@ void register_plan(py::module_& m) {
           plan = io::graph_plan_of(q);
           rows = recommend_graph(plan.workload, o);
         }
-        nlohmann::json data = plan.settings;
-        data["summary"] = plan.summary;
-        data["rows"] = io::graph_recommend_json(rows);
-        return result_dict(data, io::graph_recommend_table(rows, o.deadline));
+        return result_dict(io::graph_recommend_document(plan, rows, o, rows.size(), spot),
+                           io::graph_recommend_table(rows, o.deadline));
       },
       py::arg("query"), py::arg("gpus") = py::none(), py::arg("prices") = std::map<std::string, double>{},
       py::arg("deadline_seconds") = 86400.0, py::arg("budget") = py::none(), py::arg("max_gpus") = 8, py::arg("rank") = "cost",

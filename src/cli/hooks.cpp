@@ -431,14 +431,7 @@ int run_recommend_graph(io::graph_recommend_query q, const recommend_request& re
   const std::size_t total = rows.size();
   if (rows.size() > request.top_k) rows.resize(request.top_k);
   if (style.format == io::report_format::json) {
-    nlohmann::json j = plan.settings;
-    j["deadline_seconds"] = in_seconds(o.deadline);
-    j["budget"] = o.budget ? nlohmann::json(*o.budget) : nlohmann::json(nullptr);
-    j["price_kind"] = request.spot ? "spot" : "on-demand";
-    j["rank_by"] = request.rank;
-    j["total_rows"] = total;
-    j["rows"] = io::graph_recommend_json(rows);
-    print_json(j);
+    print_json(io::graph_recommend_document(plan, rows, o, total, request.spot));
     return 0;
   }
   const bool md = style.format == io::report_format::markdown;

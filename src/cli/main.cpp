@@ -898,7 +898,7 @@ int run(int argc, char** argv) {
       ->group("Image and diffusion models");
   recommend_cmd->add_option("--resolution", rec_graph.resolution, "Diffusion: training resolution (default the pipeline's)")
       ->group("Image and diffusion models");
-  recommend_cmd->add_option("--ema", rec_graph.ema, "Diffusion full fine-tuning: keep the EMA copy of the UNet (default true, the recipe's)")
+  recommend_cmd->add_option("--ema", rec_graph.ema, "Diffusion full fine-tuning: keep the EMA copy of the UNet (default: the recipe's, true for full, false for LoRA)")
       ->group("Image and diffusion models");
   // recommend --serve: a serving workload (plan/serve_recommend.hpp, src/cli/hooks.cpp).
   recommend_cmd->add_flag("--serve", rec_req.serve, "Serve the model instead of training it (default engine vllm)")->group("Serve");

@@ -46,6 +46,25 @@ def test_diffusion_recipe_and_overrides():
     assert float(lora[0].device) < 16e9
 
 
+def test_aliases_batch_limits_and_effective_global_batch():
+    # diffusers' other names for the pipelines route to the diffusion planner.
+    assert gp.recommend("sdxl", gpus=["a100-80gb"], max_gpus=1).to_dict()["model"] == "sdxl-base"
+    # A global batch beyond one micro-batch of the estimator (4,096 images) is split, not dropped.
+    big = gp.recommend("sd-1.5", method="lora", global_batch=5000, gpus=["a100-80gb"], max_gpus=1)
+    assert len(big) == 1 and big[0].micro_batch <= 4096 and big[0].global_batch >= 5000
+    # The global batch each row runs: whole micro-batches on every GPU (100 on 8 GPUs: 8 x 13 = 104).
+    r = gp.recommend("resnet-18", global_batch=100, gpus=["a100-80gb"], max_gpus=8)
+    eight = next(x for x in r if x.count == 8)
+    assert eight.global_batch == eight.micro_batch * eight.grad_accum * 8 == 104
+    assert eight.samples_per_second == pytest.approx(104 / eight.optimizer_step_seconds, rel=1e-12)
+    # checkpointing as the CLI spells it, or a bool.
+    assert gp.recommend("vit-l-16", checkpointing="full", gpus=["t4"], max_gpus=1).to_dict()["checkpointing"] is True
+    with pytest.raises(gp.InvalidInputError, match=r"recommend\.checkpointing: must be True, False, 'none' or 'full'"):
+        gp.recommend("vit-l-16", checkpointing="selective")
+    with pytest.raises(gp.InvalidInputError, match=r"recommend\.checkpointing: the graph has no residual blocks"):
+        gp.recommend("vgg-16", checkpointing=True)
+
+
 def test_graph_input_and_catalog_recipe():
     g = gp.Graph.from_catalog("resnet-18")
     r = gp.recommend(g, gpus=["t4"], max_gpus=1, images="50k", epochs=10)

@@ -75,7 +75,11 @@ inline activation_plan stage_activations(const architecture& a, const scenario& 
   p.kept_per_block = std::max(sp.enc_blocks > 0 ? kept.enc : 0.0, sp.dec_blocks > 0 ? kept.dec : 0.0);
   double stored = d(sp.enc_blocks) * kept.enc + d(sp.dec_blocks) * kept.dec;
   if (sp.first) stored += embedding_activations(a, f);
-  if (sp.last && a.final_norm) stored += f.T * norm_bytes(a, f.ctx) / f.seq_div;  // the final norm's saved tensors
+  if (sp.last && a.final_norm) {  // the final norm's saved tensors; a trainable head (or its modules_to_save copy) keeps its input
+    act_context c = f.ctx;
+    if ((r.lora.modules_to_save & lora_save_head) != 0) c.frozen_linears = false;
+    stored += f.T * norm_bytes(a, c) / f.seq_div;
+  }
   p.recomputed = r.ckpt != checkpointing::none ? std::max(0.0, saved_max - p.kept_per_block) : 0.0;
   p.in_flight = in_flight_micro_batches(r, f, stage);
   stored *= p.in_flight;

@@ -188,7 +188,7 @@ inline layer_act block_activations_selective(const architecture& a, const act_co
   mm[n++] = copies * f;
   mm[n++] = copies * h;
   for (int i = 0; i < n; i += 2) r.tp += c.e * mm[i];
-  r.tp += c.e * c.lora_rank_elems;
+  r.tp += c.adapter_bytes * c.lora_rank_elems;
   r.tp += c.peft_saved_bytes;
   return r;
 }

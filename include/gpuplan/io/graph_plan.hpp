@@ -32,6 +32,11 @@ struct graph_plan {
 graph_plan graph_plan_of(const graph_recommend_query& q);
 
 nlohmann::json graph_recommend_json(const std::vector<graph_recommendation>& rows);
+// The whole answer as `gpuplan recommend --json` prints it and gp.recommend's to_dict() returns
+// it: the plan's settings and summary, the options that ranked the rows, and the rows
+// (`rows` may be the first `--top` of `total_rows`).
+nlohmann::json graph_recommend_document(const graph_plan& plan, const std::vector<graph_recommendation>& rows,
+                                        const recommend_options& o, std::size_t total_rows, bool spot);
 table graph_recommend_table(const std::vector<graph_recommendation>& rows, Seconds deadline);
 
 }  // namespace gpuplan::io

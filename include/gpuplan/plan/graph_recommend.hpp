@@ -40,6 +40,7 @@ struct graph_workload {
   std::function<graph_step(const gpu_spec&, std::int64_t micro_batch, int count)> step;
   std::int64_t global_batch = 256;             // samples per optimizer step, all GPUs
   std::optional<std::int64_t> micro_batch{};   // per GPU; unset: the largest that fits
+  std::int64_t max_micro_batch = kMaxBatch;    // the most samples the estimator takes in one micro-batch
   double samples = 0;                          // samples to train: images × epochs
   std::string recipe;                          // where the defaults come from, said in the output
 };
@@ -47,7 +48,9 @@ struct graph_workload {
 struct graph_recommendation {
   gpu_spec gpu;
   int count = 1;
-  std::int64_t micro_batch = 1, grad_accum = 1;  // per GPU: micro_batch × grad_accum × count ≥ global batch
+  std::int64_t micro_batch = 1, grad_accum = 1;  // per GPU
+  // micro_batch × grad_accum × count: the global batch rounded up to whole micro-batches.
+  std::int64_t global_batch = 1;
   graph_step step;
   Seconds optimizer_step = seconds(0);  // grad_accum × micro + exposed all-reduce + optimizer
   double samples_per_s = 0;             // all GPUs
@@ -65,8 +68,8 @@ struct graph_recommendation {
 namespace detail {
 
 // The micro-batch of one GPU holding `per_gpu` samples of the global batch: the fixed one,
-// else per_gpu / 1, 2, 4, ... (rounded up) until one fits under the margin; nullopt when not
-// even one sample fits. Graph estimates have no measured error band: the margin's headroom
+// else per_gpu / 1, 2, 4, ... (rounded up, at most the estimator's max_micro_batch) until one
+// fits under the margin; nullopt when not even one sample fits. Graph estimates have no measured error band: the margin's headroom
 // applies to the estimate itself (factor 1).
 inline std::optional<std::pair<std::int64_t, graph_step>> fitting_micro_batch(const graph_workload& w, const gpu_spec& gpu,
                                                                                std::int64_t per_gpu, int count,
@@ -77,6 +80,10 @@ inline std::optional<std::pair<std::int64_t, graph_step>> fitting_micro_batch(co
     const std::int64_t m = w.micro_batch ? std::min(*w.micro_batch, per_gpu) : (per_gpu + a - 1) / a;
     if (m == last) break;
     last = m;
+    if (m > w.max_micro_batch) {  // more than the estimator takes at once: split further
+      if (w.micro_batch) break;
+      continue;
+    }
     const graph_step s = w.step(gpu, m, count);
     if (margin_fits(in_bytes(s.device), capacity, 1.0, margin)) return std::pair{m, s};
     if (w.micro_batch || m == 1) break;
@@ -106,12 +113,7 @@ inline std::vector<graph_recommendation> recommend_graph(const graph_workload& w
     std::optional<double> one_gpu_rate;
     for (int n = 1; n <= o.max_gpus && n <= w.global_batch; n *= 2) {
       const std::int64_t per_gpu = (w.global_batch + n - 1) / n;
-      std::optional<std::pair<std::int64_t, graph_step>> fit;
-      try {
-        fit = detail::fitting_micro_batch(w, gpu, per_gpu, n, o.margin);
-      } catch (const config_error&) {
-        break;  // e.g. a precision this GPU cannot run: no count helps
-      }
+      const auto fit = detail::fitting_micro_batch(w, gpu, per_gpu, n, o.margin);
       if (!fit) continue;
       graph_recommendation r;
       r.gpu = gpu;
@@ -120,8 +122,8 @@ inline std::vector<graph_recommendation> recommend_graph(const graph_workload& w
       r.grad_accum = (per_gpu + r.micro_batch - 1) / r.micro_batch;
       r.step = fit->second;
       r.optimizer_step = r.step.micro * static_cast<double>(r.grad_accum) + r.step.exposed_all_reduce + r.step.optimizer;
-      const double per_step = static_cast<double>(r.micro_batch * r.grad_accum * n);
-      r.samples_per_s = per_step / in_seconds(r.optimizer_step);
+      r.global_batch = r.micro_batch * r.grad_accum * n;
+      r.samples_per_s = static_cast<double>(r.global_batch) / in_seconds(r.optimizer_step);
       if (n == 1) one_gpu_rate = r.samples_per_s;
       if (one_gpu_rate) r.scaling = r.samples_per_s / n / *one_gpu_rate;
       r.wall = seconds(w.samples / r.samples_per_s);
@@ -147,6 +149,7 @@ inline graph_workload image_training(const layers::graph& g, precision prec, opt
                                      bool checkpointing = false) {
   graph_workload w;
   w.name = g.name;
+  w.max_micro_batch = 1000000;  // estimate_graph's batch range
   w.step = [g, prec, opt, eff, checkpointing](const gpu_spec& gpu, std::int64_t m, int n) {
     const auto e = vision::estimate_graph(g, m, prec, opt, gpu, true, eff, n, checkpointing);
     graph_step s;
@@ -162,17 +165,20 @@ inline graph_workload image_training(const layers::graph& g, precision prec, opt
 // Fine-tuning a diffusion pipeline's UNet (diffusers' train_text_to_image*.py under
 // accelerate DDP): diffusion::estimate_finetune at the micro-batch, the trainable
 // parameters' gradients all-reduced in fp32 (the adapters' alone under LoRA), overlapping
-// backward (2/3 of the UNet's time in full fine-tuning, 1/2 under LoRA: input gradients
-// only), and NCCL's buffers on more than one GPU.
+// backward — its share of the UNet's passes: full 2 of 3 forwards' work, LoRA 1 of 2 (input
+// gradients only), and the recomputed forward with checkpointing — and NCCL's buffers on
+// more than one GPU.
 inline graph_workload diffusion_finetuning(const diffusion::pipeline& p, const diffusion::finetune_options& o,
                                            const efficiency_params& eff = {}) {
   graph_workload w;
   w.name = p.name;
+  w.max_micro_batch = 4096;  // estimate_finetune's batch range
   w.step = [p, o, eff](const gpu_spec& gpu, std::int64_t m, int n) {
     diffusion::finetune_options at = o;
     at.batch = m;
     const auto e = diffusion::estimate_finetune(p, gpu, at, eff);
-    const double backward = (o.method == diffusion::finetune_method::full ? 2.0 / 3.0 : 0.5) * in_seconds(e.unet);
+    const double passes = (o.method == diffusion::finetune_method::full ? 3.0 : 2.0) + (o.gradient_checkpointing ? 1.0 : 0.0);
+    const double backward = (passes - 1) / passes * in_seconds(e.unet);
     const auto ar = vision::detail::ddp_all_reduce(static_cast<double>(e.trainable_params), precision::fp16_mixed, gpu, n,
                                                    backward, eff);
     graph_step s;
