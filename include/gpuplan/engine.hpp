@@ -48,6 +48,10 @@ struct engine_profile {
   bool continuous_batching = false;          // requests join and leave every step; prefill is chunked into steps
   double launch_seconds_per_layer = 0;       // eager kernel launches per decoder layer per decode step (no CUDA graphs)
   double step_overhead_seconds = 0;          // scheduler, sampling and output handling per engine step
+  // Passes over the KV cache per decode step: 1, the attention's read; transformers'
+  // DynamicCache.update appends with torch.cat (cache_utils.py), reading the old cache and
+  // writing a new one every step: 3.
+  double kv_cache_passes = 1;
   bool int4_dequantizes = false;             // int4 GPTQ/AWQ kernels dequantise to 16-bit: weights cost their fp16 bytes
   bool int8_is_llm_int8 = false;             // int8 weights run bitsandbytes LLM.int8 (outlier decomposition)
   bool gguf_weights = false;                 // weights are GGUF tensors; layers may stay on the CPU (-ngl)
@@ -72,6 +76,7 @@ inline constexpr std::array<engine_profile, 5> kEngineProfiles{{
     {.id = engine::hf,
      .summary = "transformers generate() (eager, KV grows with batch x length)",
      .launch_seconds_per_layer = detail::kHfOpsPerLayer * detail::kEagerOpSeconds,
+     .kv_cache_passes = 3,
      .int4_dequantizes = true,
      .int8_is_llm_int8 = true},  // load_in_8bit=True is bitsandbytes LLM.int8 (transformers quantization docs)  // AutoGPTQ/AutoAWQ kernels in transformers dequantise per matmul (Qwen2.5 speed benchmark: int4 no faster than bf16)
     // vLLM V1: vllm/v1/worker/gpu_worker.py determine_available_memory: requested =

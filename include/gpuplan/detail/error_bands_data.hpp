@@ -31,11 +31,11 @@ inline constexpr std::array<band_row, 26> kBandRows{{
     {band_metric::time_train, 0, 1, 16, {0.5296, 1.0216, 3.2149}},
     {band_metric::time_train, 1, -1, 12, {0.5098, 0.8922, 1.2619}},
     {band_metric::time_train, 1, 0, 12, {0.5098, 0.8922, 1.2619}},
-    {band_metric::time_infer, -1, -1, 8, {0.6974, 1.0913, 1.6326}},
-    {band_metric::time_infer, -1, 0, 7, {0.7268, 1.0947, 1.7411}},
+    {band_metric::time_infer, -1, -1, 8, {0.7200, 1.0931, 1.6457}},
+    {band_metric::time_infer, -1, 0, 7, {0.7589, 1.0947, 1.7564}},
     {band_metric::time_infer, -1, 1, 1, {0.9761, 0.9761, 0.9761}},
-    {band_metric::time_infer, 0, -1, 8, {0.6974, 1.0913, 1.6326}},
-    {band_metric::time_infer, 0, 0, 7, {0.7268, 1.0947, 1.7411}},
+    {band_metric::time_infer, 0, -1, 8, {0.7200, 1.0931, 1.6457}},
+    {band_metric::time_infer, 0, 0, 7, {0.7589, 1.0947, 1.7564}},
     {band_metric::time_infer, 0, 1, 1, {0.9761, 0.9761, 0.9761}},
 }};
 inline constexpr std::array<std::string_view, 8> kValidatedFamilies{{"bert", "bloom", "gpt2", "llama", "mpt", "mt5", "qwen2", "t5"}};

@@ -147,7 +147,7 @@ inline double decode_step_seconds(const architecture& a, const scenario& run, co
   double gpu_share = 1.0;
   if (eng.gguf_weights && run.inference.gpu_layers)
     gpu_share = std::clamp(static_cast<double>(*run.inference.gpu_layers) / static_cast<double>(a.total_layers()), 0.0, 1.0);
-  const double step_bytes = weight_read + batch * s.context * s.kv_bytes_per_token;
+  const double step_bytes = weight_read + batch * s.context * s.kv_bytes_per_token * eng.kv_cache_passes;
   const double mem = step_bytes * gpu_share / d.bwe;
   const double cpu = step_bytes * (1.0 - gpu_share) / (kHostMemoryBytesPerSecond * e.bandwidth_fraction);
   const double cmp =
