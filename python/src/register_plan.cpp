@@ -65,6 +65,8 @@ recommend_options market_of(const std::optional<std::vector<std::string>>& gpus,
     for (const gpu_spec& g : gpu_list(std::nullopt, "recommend.gpus"))
       if (o.rentals.contains(g.id) || o.price_per_gpu_hour.contains(g.id)) o.gpus.push_back(g);
   }
+  if (o.gpus.empty())
+    throw config_error("recommend.gpus", "no candidate GPU has a price; name GPUs with gpus=[...] or give prices={...}");
   o.deadline = seconds(deadline_seconds);
   o.budget = budget;
   o.max_gpus = max_gpus;
