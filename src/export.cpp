@@ -343,6 +343,8 @@ std::string torchrun_command(const resolved_run& run, const layout& l, const che
   // The embedding / loss as a layer of the pipeline split (megatron/training/arguments.py).
   if (l.pp > 1 && s.parallel.account_for_embedding_in_pipeline_split) t += " --account-for-embedding-in-pipeline-split";
   if (l.pp > 1 && s.parallel.account_for_loss_in_pipeline_split) t += " --account-for-loss-in-pipeline-split";
+  if (l.pp > 1 && s.parallel.first_stage_layers) t += " --decoder-first-pipeline-num-layers " + num(*s.parallel.first_stage_layers);
+  if (l.pp > 1 && s.parallel.last_stage_layers) t += " --decoder-last-pipeline-num-layers " + num(*s.parallel.last_stage_layers);
   t += " --micro-batch-size " + num(l.micro_batch);
   t += " --global-batch-size " + num(l.micro_batch * l.grad_accum * l.dp());
   if (l.ckpt == checkpointing::selective) t += " --recompute-granularity selective";

@@ -48,7 +48,8 @@ void read_parallel(const json& j, parallel_config& p) {
   const std::string path = "scenario.parallel";
   require_object(j, path);
   check_keys(j, path, {"tp", "pp", "virtual_stages", "sp", "cp", "ep", "zero", "offload_optimizer", "offload_params",
-                       "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"});
+                       "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+                       "first_stage_layers", "last_stage_layers"});
   if (j.contains("tp")) p.tp = get_small_int(j["tp"], path + ".tp");
   if (j.contains("pp")) p.pp = get_small_int(j["pp"], path + ".pp");
   if (j.contains("virtual_stages")) p.virtual_stages = get_small_int(j["virtual_stages"], path + ".virtual_stages");
@@ -64,6 +65,8 @@ void read_parallel(const json& j, parallel_config& p) {
   if (j.contains("account_for_loss_in_pipeline_split"))
     p.account_for_loss_in_pipeline_split =
         get_bool(j["account_for_loss_in_pipeline_split"], path + ".account_for_loss_in_pipeline_split");
+  if (j.contains("first_stage_layers")) p.first_stage_layers = get_small_int(j["first_stage_layers"], path + ".first_stage_layers");
+  if (j.contains("last_stage_layers")) p.last_stage_layers = get_small_int(j["last_stage_layers"], path + ".last_stage_layers");
 }
 
 
@@ -319,6 +322,8 @@ json write_scenario(const resolved_run& r) {
                    {"offload_params", to_string(p.offload_params)}};
   if (p.account_for_embedding_in_pipeline_split) j["parallel"]["account_for_embedding_in_pipeline_split"] = true;
   if (p.account_for_loss_in_pipeline_split) j["parallel"]["account_for_loss_in_pipeline_split"] = true;
+  if (p.first_stage_layers) j["parallel"]["first_stage_layers"] = *p.first_stage_layers;
+  if (p.last_stage_layers) j["parallel"]["last_stage_layers"] = *p.last_stage_layers;
   if (s.work == workload::infer)
     j["inference"] = {{"batch", s.inference.batch}, {"prompt_len", s.inference.prompt_len},
                       {"gen_len", s.inference.gen_len}, {"kv_cache_dtype", name_of(kKvCacheDtypeNames, s.inference.kv_cache_dtype)}};

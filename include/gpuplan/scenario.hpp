@@ -85,6 +85,11 @@ struct parallel_config {
   // get_num_layers_to_build). Frameworks whose profile has account_in_pipeline_split only.
   bool account_for_embedding_in_pipeline_split = false;
   bool account_for_loss_in_pipeline_split = false;
+  // Megatron-LM --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers
+  // (TransformerConfig num_layers_in_first/last_pipeline_stage): uneven pipeline stages, the
+  // other stages splitting the remaining blocks evenly (BLOOM-176B: 70 layers on 12 stages).
+  std::optional<std::int64_t> first_stage_layers;
+  std::optional<std::int64_t> last_stage_layers;
 
   friend bool operator==(const parallel_config&, const parallel_config&) = default;
 };

@@ -93,6 +93,28 @@ inline void validate_layout(const architecture& m, const scenario& s) {
            "only framework megatron counts the embedding or loss in the pipeline split (got framework " +
                std::string(to_string(s.fw)) + ")");
   }
+  // Megatron's uneven first/last stages (TransformerConfig __post_init__): its framework only,
+  // pp > 1, no interleaving and no embedding/loss units with them, every stage at least one
+  // block, and the other stages splitting the rest evenly.
+  for (const auto& [v, key] : {std::pair{p.first_stage_layers, "first_stage_layers"}, std::pair{p.last_stage_layers, "last_stage_layers"}}) {
+    if (!v) continue;
+    const std::string path = std::string("scenario.parallel.") + key;
+    if (!profile_of(s.fw).account_in_pipeline_split)
+      fail(path, "only framework megatron sets uneven pipeline stages (got framework " + std::string(to_string(s.fw)) + ")");
+    if (p.pp < 2) fail(path, "needs pp > 1 (got pp=" + i2s(p.pp) + ")");
+    if (p.virtual_stages > 1) fail(path, "is not modelled with interleaving (got virtual_stages=" + i2s(p.virtual_stages) + ")");
+    if (p.account_for_embedding_in_pipeline_split || p.account_for_loss_in_pipeline_split)
+      fail(path, "cannot be combined with account_for_embedding/loss_in_pipeline_split (Megatron-LM asserts it)");
+    if (*v < 1 || *v > m.total_layers())
+      fail(path, "must be between 1 and the number of layers=" + i2s(m.total_layers()) + " (got " + i2s(*v) + ")");
+  }
+  if (p.pp > 1 && (p.first_stage_layers || p.last_stage_layers)) {
+    const std::int64_t rest = m.total_layers() - p.first_stage_layers.value_or(0) - p.last_stage_layers.value_or(0);
+    const std::int64_t stages_left = p.pp - (p.first_stage_layers ? 1 : 0) - (p.last_stage_layers ? 1 : 0);
+    if (stages_left == 0 ? rest != 0 : (rest < stages_left || rest % stages_left != 0))
+      fail("scenario.parallel.pp", "the " + i2s(rest) + " layers left after the first/last stages must split evenly over the other " +
+                                       i2s(stages_left) + " stages, at least one each (got pp=" + i2s(p.pp) + ")");
+  }
   if (p.pp > 1 && (p.account_for_embedding_in_pipeline_split || p.account_for_loss_in_pipeline_split)) {
     const std::int64_t units = m.total_layers() + (p.account_for_embedding_in_pipeline_split ? 1 : 0) +
                                (p.account_for_loss_in_pipeline_split ? 1 : 0);

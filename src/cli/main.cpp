@@ -189,6 +189,10 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
                "megatron: the embedding counts as one layer of the pipeline split");
   add_bool_key(sub, a, "--account-for-loss-in-pipeline-split", "parallel.account_for_loss_in_pipeline_split",
                "megatron: the loss counts as one layer of the pipeline split");
+  add_key<std::int64_t>(sub, a, "--first-stage-layers", "parallel.first_stage_layers",
+                        "megatron: blocks on the first pipeline stage (--decoder-first-pipeline-num-layers)");
+  add_key<std::int64_t>(sub, a, "--last-stage-layers", "parallel.last_stage_layers",
+                        "megatron: blocks on the last pipeline stage (--decoder-last-pipeline-num-layers)");
   add_key<std::int64_t>(sub, a, "--cp", "parallel.cp", "Context-parallel degree");
   add_key<std::int64_t>(sub, a, "--ep", "parallel.ep", "Expert-parallel degree");
   add_key<std::int64_t>(sub, a, "--zero", "parallel.zero", "ZeRO stage 0-3 (FSDP full shard = 3)");
@@ -229,7 +233,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
                "--activation-offload", "--optimizer-in-backward"}},
       {"Parallelism", {"--gpus", "--gpus-per-node", "--tp", "--pp", "--virtual-stages", "--sp", "--cp", "--ep",
                        "--zero", "--offload-optimizer", "--offload-params", "--account-for-embedding-in-pipeline-split",
-                       "--account-for-loss-in-pipeline-split"}},
+                       "--account-for-loss-in-pipeline-split", "--first-stage-layers", "--last-stage-layers"}},
       {"LoRA, QLoRA, freeze", {"--lora-rank", "--lora-alpha", "--lora-targets", "--freeze-layers", "--quant",
                                "--double-quant", "--group-size"}},
       {"Serving", {"--infer", "--infer-batch", "--prompt-len", "--gen-len", "--kv-dtype", "--engine", "--max-batched-tokens",

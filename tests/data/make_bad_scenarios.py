@@ -26,7 +26,7 @@ add = lambda *a, **k: R.append(row(*a, **k))
 # Structure and unknown keys.
 add({"modle": "llama-2-13b"}, "scenario.modle: unknown key (expected one of: model, workload, method, lora, peft, freeze, quantization, precision, optimizer, micro_batch, seq_len, grad_accum, global_batch, framework, checkpointing, attention, compile, chunked_loss, activation_offload, optimizer_in_backward, gpu, num_gpus, gpus_per_node, network, parallel, inference, tokens, price_per_gpu_hour, engine)")
 add({}, "scenario.model: is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)", remove=["model"])
-add({"parallel": {"tq": 2}}, "scenario.parallel.tq: unknown key (expected one of: tp, pp, virtual_stages, sp, cp, ep, zero, offload_optimizer, offload_params, account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split)")
+add({"parallel": {"tq": 2}}, "scenario.parallel.tq: unknown key (expected one of: tp, pp, virtual_stages, sp, cp, ep, zero, offload_optimizer, offload_params, account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split, first_stage_layers, last_stage_layers)")
 add({"parallel": 4}, "scenario.parallel: must be a JSON object (got number 4)")
 add({"lora": {"rank": 8}}, "scenario.lora: only applies to method lora, qlora, dora or vera (got method full)")
 add({"freeze": {"trainable_layers": 2}}, "scenario.freeze: only applies to method freeze (got method full)")

@@ -62,6 +62,8 @@ constexpr std::array<field, 44> kFields = {{
     {"parallel/offload_params", {R"("none")", R"("cpu")", R"("nvme")"}},
     {"parallel/account_for_embedding_in_pipeline_split", {"true", "false"}},
     {"parallel/account_for_loss_in_pipeline_split", {"true", "false"}},
+    {"parallel/first_stage_layers", {"1", "3", "0", "-1", "100000"}},
+    {"parallel/last_stage_layers", {"1", "9", "0"}},
     {"lora/rank", {"1", "8", "64", "4096"}},
     {"lora/alpha", {"16", "0.5"}},
     {"lora/dropout", {"0", "0.05"}},

@@ -321,6 +321,47 @@ TEST_CASE("framework: the embedding / loss units of the split are megatron's, an
                        doctest::Contains("scenario.parallel.account_for_loss_in_pipeline_split"), config_error);
 }
 
+TEST_CASE("framework: megatron's uneven first and last stages (--decoder-first/last-pipeline-num-layers)") {
+  const architecture a = six_block_llama();
+  const double block = 202383360.0, embedding = 32000.0 * 4096, head = 32000.0 * 4096, final_norm = 4096, bf16 = 2;
+  // 6 blocks on 4 stages: the first 1 and the last 3 leave 2 for the 2 middle stages: 1, 1, 1, 3.
+  scenario s = megatron_pp4(false, false);
+  s.parallel.first_stage_layers = 1;
+  s.parallel.last_stage_layers = 3;
+  const auto st = estimate_memory_stages(a, s);
+  REQUIRE(st.size() == 4);
+  CHECK(in_bytes(st[0].weights) == bf16 * (block + embedding));
+  CHECK(in_bytes(st[1].weights) == bf16 * block);
+  CHECK(in_bytes(st[2].weights) == bf16 * block);
+  CHECK(in_bytes(st[3].weights) == bf16 * (3 * block + final_norm + head));
+  // Only the first set: 6 - 3 = 3 blocks over the other 3 stages: 3, 1, 1, 1.
+  s.parallel.last_stage_layers.reset();
+  s.parallel.first_stage_layers = 3;
+  const auto first = estimate_memory_stages(a, s);
+  CHECK(in_bytes(first[0].weights) == bf16 * (3 * block + embedding));
+  CHECK(in_bytes(first[3].weights) == bf16 * (block + final_norm + head));
+  // Errors: the other stages must split the rest evenly, megatron only, no interleaving or units.
+  s.parallel.first_stage_layers = 2;  // 4 blocks over 3 stages
+  CHECK_THROWS_WITH_AS(static_cast<void>(run(a, s)),
+                       doctest::Contains("scenario.parallel.pp: the 4 layers left after the first/last stages must split evenly over the other 3 stages"),
+                       config_error);
+  s.parallel.first_stage_layers = 7;
+  CHECK_THROWS_WITH_AS(static_cast<void>(run(a, s)), doctest::Contains("scenario.parallel.first_stage_layers: must be between 1 and the number of layers=6 (got 7)"),
+                       config_error);
+  s.parallel.first_stage_layers = 3;
+  s.fw = framework::hf;
+  CHECK_THROWS_WITH_AS(static_cast<void>(run(a, s)), doctest::Contains("scenario.parallel.first_stage_layers: only framework megatron"), config_error);
+  s.fw = framework::megatron;
+  s.parallel.account_for_loss_in_pipeline_split = true;
+  CHECK_THROWS_WITH_AS(static_cast<void>(run(a, s)), doctest::Contains("cannot be combined with account_for_embedding/loss_in_pipeline_split"), config_error);
+  // The scenario file round-trips the keys.
+  const auto j = io::read_scenario(json{{"model", "llama-2-7b"}, {"framework", "megatron"}, {"num_gpus", 4},
+                                        {"parallel", {{"pp", 4}, {"first_stage_layers", 5}, {"last_stage_layers", 9}}}});
+  CHECK(*j.settings().parallel.first_stage_layers == 5);
+  CHECK(*j.settings().parallel.last_stage_layers == 9);
+  CHECK(io::write_scenario(j)["parallel"]["last_stage_layers"] == 9);
+}
+
 TEST_CASE("framework rules: each names the estimate's terms it changes, the profile rule and a source") {
   const architecture& m = io::find_model("llama-2-7b");
   std::set<std::string> keys;  // every term `gpuplan explain` prints

@@ -443,7 +443,7 @@ TEST_CASE("fixed defect (src/scenario_json.cpp): scenario JSON nested 10^5 deep 
   CHECK(scenario_text(R"({"model": {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 10, "x": )" +
                       deep(100000) + "}}") == "error: scenario: malformed JSON: nested deeper than 256 levels");
   CHECK(scenario_text(R"({"model": "gpt2", "seq_len": 1024, "parallel": {"x": )" + deep(200) + "}}") ==
-        "error: scenario.parallel.x: unknown key (expected one of: tp, pp, virtual_stages, sp, cp, ep, zero, offload_optimizer, offload_params, account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split)");
+        "error: scenario.parallel.x: unknown key (expected one of: tp, pp, virtual_stages, sp, cp, ep, zero, offload_optimizer, offload_params, account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split, first_stage_layers, last_stage_layers)");
 }
 TEST_CASE("fixed defect (src/hf_config.cpp): a config.json nested 10^5 deep overflowed the stack") {
   // Every reader parses untrusted text through detail::parse_json_text (src/json_text.hpp).

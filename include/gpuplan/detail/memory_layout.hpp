@@ -69,8 +69,30 @@ inline split_units split_units_of(const parallel_config& par) {
 inline void blocks_of_stage(const architecture& a, const parallel_config& par, int stage, std::int64_t& begin_out,
                             std::int64_t& enc, std::int64_t& dec) {
   const int pp = std::max(1, par.pp);
-  const split_units u = split_units_of(par);
   const std::int64_t total = a.total_layers();
+  if (pp > 1 && (par.first_stage_layers || par.last_stage_layers)) {
+    // Megatron's uneven stages: the first and last as set, the others the rest evenly
+    // (validate.hpp has checked the split).
+    const std::int64_t first = par.first_stage_layers.value_or(0), last = par.last_stage_layers.value_or(0);
+    const std::int64_t left = pp - (par.first_stage_layers ? 1 : 0) - (par.last_stage_layers ? 1 : 0);
+    const std::int64_t per = left > 0 ? (total - first - last) / left : 0;
+    std::int64_t begin = 0, end = 0;
+    if (stage == 0 && par.first_stage_layers) {
+      end = first;
+    } else if (stage == pp - 1 && par.last_stage_layers) {
+      begin = total - last;
+      end = total;
+    } else {
+      const std::int64_t k = stage - (par.first_stage_layers ? 1 : 0);  // index among the even stages
+      begin = first + k * per;
+      end = begin + per;
+    }
+    begin_out = begin;
+    enc = std::max<std::int64_t>(0, std::min(end, a.layers) - begin);
+    dec = (end - begin) - enc;
+    return;
+  }
+  const split_units u = split_units_of(par);
   const std::int64_t units = total + u.lead + u.tail;
   const std::int64_t base = units / pp, extra = units % pp;
   const std::int64_t ubegin = stage * base + std::max<std::int64_t>(0, stage - (pp - extra));

@@ -406,6 +406,8 @@ inline void check_search_options(const scenario& tmpl, const search_options& o) 
 inline scenario without_layout(scenario s) {
   apply_layout(s, layout{.gpus = s.num_gpus});
   s.parallel.ep = 1;
+  s.parallel.first_stage_layers.reset();  // the search splits stages evenly
+  s.parallel.last_stage_layers.reset();
   return s;
 }
 
