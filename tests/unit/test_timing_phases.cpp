@@ -244,6 +244,47 @@ TEST_CASE("time phases: ZeRO-3 communicates every micro-batch (Qwen-7B, DeepSpee
         doctest::Approx(in_seconds(estimate_time(a, ddp1).total_communication)));
 }
 
+TEST_CASE("time phases: QLoRA dequantisation — bitsandbytes every pass, GPTQ's PyTorch unpacking in forward only") {
+  // Qwen-7B block linears: 4·4096² + 3·4096·11008 = 202,375,168 weights in 7 modules.
+  const architecture a = qwen_7b();
+  constexpr double kBlockLinears = 202375168.0;
+  scenario s = on("a100-80gb", 1);
+  s.meth = method::qlora;
+  s.lora.targets = lora_all_linear;
+  s.quant = quantization{.weights = dtype::int4, .group_size = 128};
+  const efficiency_params e;
+  warning_set w = 0;
+  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const double bwe = kA100Bandwidth * 0.8;
+  // 256 rows >= auto-gptq's kernel_switch_threshold (128): 16.5 B per weight in 9 extra kernels
+  // per module, once per forward; backward reuses the 16-bit weight torch.matmul saved.
+  const block_cost g = block_seconds(a, s, d, 256, 1, 256, 256, false, e);
+  CHECK(g.dequant == doctest::Approx(kBlockLinears * 16.5 / bwe));
+  CHECK(g.dequant == doctest::Approx(2.048e-3).epsilon(1e-3));
+  CHECK(g.dequant_bwd == 0);
+  CHECK(g.dequant_kernels == 9 * 7);
+  // 64 rows take auto-gptq's CUDA kernel: read the packed weights (4 bits + fp16 scale and
+  // 4-bit zero per 128 weights = 4.156 bits), write the 16-bit copy, in every pass.
+  const block_cost small = block_seconds(a, s, d, 64, 1, 64, 64, false, e);
+  CHECK(small.dequant == doctest::Approx((kBlockLinears * (4.0 + 20.0 / 128) / 8 + kBlockLinears * 2) / bwe).epsilon(1e-3));
+  CHECK(small.dequant_bwd == small.dequant);
+  CHECK(small.dequant_kernels == 0);
+  // bitsandbytes nf4 dequantises in forward and again in backward (MatMul4Bit keeps the packed weight).
+  s.quant = quantization{.weights = dtype::nf4};
+  const block_cost nf4 = block_seconds(a, s, d, 256, 1, 256, 256, false, e);
+  CHECK(nf4.dequant_bwd == nf4.dequant);
+  CHECK(nf4.dequant < g.dequant / 4);
+  // With full checkpointing the unpacking runs in the forward and in the recompute: its kernels twice.
+  block_group grp;
+  grp.count = 32;
+  grp.cost = g;
+  const backward_scope sc{.trained_blocks = 0, .path_blocks = 1};
+  const compute_cost full = add_block_compute(compute_cost{}, grp, checkpointing::full, sc);
+  const compute_cost none = add_block_compute(compute_cost{}, grp, checkpointing::none, sc);
+  CHECK(full.kernels - none.kernels == doctest::Approx(32 * (g.kernels + g.dequant_kernels)));
+  CHECK(full.recompute - none.recompute == doctest::Approx(32 * (g.linear + g.core + g.elementwise + g.scores + g.adapters + g.dequant)));
+}
+
 TEST_CASE("time phases: TP all-reduces exposed after overlap with the dW GEMMs") {
   // 48 blocks, tp = 8 in one DGX A100, T = 8192 tokens of h = 6144: one all-reduce of
   // T·h·2 B = 100.7 MB: 2·7/8 · 100.7 MB / 240 GB/s + 14 · 2 µs = 0.762 ms.

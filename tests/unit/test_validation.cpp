@@ -97,12 +97,16 @@ struct recorded { const char* what; bool held_out; bool memory; bool loso; doubl
 // The sets include the rows of the PEFT methods beyond LoRA (PF5m-PF9m, PF11m, PF7t, QW-E2048),
 // whose seq_len is the benchmark's truncation cap: an upper bound. Memory was 8.5% / 30.7%
 // held out and 5.1% / 27.2% LOSO until PEFT's frozen base stopped saving what only weight
-// gradients need (memory_terms.hpp frozen_linears).
+// gradients need (memory_terms.hpp frozen_linears). LOSO time was 18.7% until GPTQ training's
+// PyTorch unpacking was charged (timing_compute.hpp kGptqTorchDequantBytes): QW-Q256t went from
+// -57% to -35%, and the fits without each other source lost the pull toward slower constants that
+// this unmodelled cost had lent them, so the rows the model makes too fast (torchtitan, llm-foundry)
+// moved further out.
 constexpr recorded kRecorded[] = {
     {"held-out memory", true, true, false, 0.043, 0.123},
     {"held-out time", true, false, false, 0.167, 0.568},
     {"LOSO memory", false, true, true, 0.044, 0.157},
-    {"LOSO time", false, false, true, 0.187, 0.580},
+    {"LOSO time", false, false, true, 0.206, 0.580},
 };
 }  // namespace
 

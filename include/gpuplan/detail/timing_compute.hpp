@@ -34,6 +34,15 @@ inline constexpr double kSoftmaxUpcastPasses = 1.0;
 inline constexpr double kLoraDropoutAccesses = 3.0;
 // bitsandbytes matmul_4bit dequantizes to a bf16 copy (2 B written per weight) that the GEMM reads.
 inline constexpr double kDequantWriteBytes = 2.0;
+// GPTQ int4 in training: transformers loads auto-gptq's QuantLinear with exllama off (Qwen finetune.py
+// GPTQConfig(bits=4, disable_exllama=True)); at >= kernel_switch_threshold rows its forward unpacks
+// the weights in PyTorch ops (auto_gptq qlinear_cuda_old.py: shift, to(int8), and, - zeros, * scales).
+inline constexpr double kGptqTorchPathRows = 128;
+// Bytes per weight of that unpacking: shift r 0.5 w 4 (int32), to(int8) r 4 w 1, and r 1 w 1,
+// - zeros r 1 w 1, * scales r 1 w 2 (16-bit) = 16.5.
+inline constexpr double kGptqTorchDequantBytes = 16.5;
+// Kernels of that unpacking per linear: 5 on the weights, 4 on the zeros (shift, to, and, + 1).
+inline constexpr int kGptqTorchDequantKernels = 9;
 // LLM.int8 with outlier decomposition runs 2–3x slower than 16-bit matmuls beyond its
 // traffic (bitsandbytes issues #465 and #181): the middle.
 inline constexpr double kLlmInt8GemmFactor = 2.5;
@@ -84,7 +93,9 @@ struct block_cost {
   double elementwise = 0;   // forward element-wise (norms, activations, residuals, rope, dropout, casts)
   double scores = 0;        // forward element-wise on s x s scores (eager only)
   double adapters = 0;      // forward LoRA (two skinny GEMMs + the add)
-  double dequant = 0;       // one dequantization of the frozen base weights (QLoRA)
+  double dequant = 0;       // one dequantization of the frozen base weights (QLoRA), per forward
+  double dequant_bwd = 0;   // the same in backward (0 when the forward saved the 16-bit weight)
+  double dequant_kernels = 0;  // kernels of one forward's dequantization beyond the block's own
   double tp_bytes = 0;      // bytes of one tensor-parallel all-reduce
   int tp_collectives = kTpAllReducesPerBlock;  // all-reduces per forward
   int kernels = 0;          // kernels launched per forward
@@ -104,7 +115,8 @@ inline bool flash_kernel(const scenario& run, const peak_rates& r) { return run.
 struct linear_cost {
   double linear = 0, col_attn = 0, col_mlp = 0;  // as block_cost
   double adapters = 0;
-  double dequant = 0;
+  double dequant = 0, dequant_bwd = 0;  // as block_cost
+  double dequant_kernels = 0;
   double fp8_cast_elems = 0;  // GEMM input elements quantized to FP8 (amax + cast), Transformer Engine
 };
 
@@ -134,10 +146,12 @@ inline linear_cost block_linears(const architecture& a, const scenario& run, con
   const double ep = std::max(1, run.parallel.ep);
   const bool lora = is_lora(run);
   double linear_params = 0;
+  double linears = 0;  // linear modules per block
   for (int i = 0; i < kLinearKinds; ++i) {
     const auto id = static_cast<linear_id>(i);
     const linear_shape s = linear_of(a, id, decoder_block);
     if (s.count == 0) continue;
+    linears += static_cast<double>(s.count);
     double in = static_cast<double>(s.in), out = static_cast<double>(s.out);
     if (column_parallel(id)) out /= tp; else in /= tp;
     const double m = tokens, count = static_cast<double>(s.count);
@@ -164,7 +178,13 @@ inline linear_cost block_linears(const architecture& a, const scenario& run, con
   if (run.meth == method::qlora || (run.quant && is_quantized(run.quant->weights))) {
     // Read the packed weights (bits_per_element incl. scales), write the bf16 copy.
     const double packed = bits_per_element(base_quantization(run), static_cast<double>(a.hidden)) / kBitsPerByte;
-    c.dequant = linear_params * (packed + kDequantWriteBytes) / d.bwe;
+    c.dequant = c.dequant_bwd = linear_params * (packed + kDequantWriteBytes) / d.bwe;
+    if (run.work == workload::train && base_quantization(run).weights == dtype::int4 && tokens >= kGptqTorchPathRows) {
+      // GPTQ's PyTorch unpacking; torch.matmul saves the 16-bit weight, so backward does not repeat it.
+      c.dequant = linear_params * kGptqTorchDequantBytes / d.bwe;
+      c.dequant_bwd = 0;
+      c.dequant_kernels = kGptqTorchDequantKernels * linears;
+    }
     if (base_quantization(run).weights == dtype::int8) {
       c.linear *= kLlmInt8GemmFactor;
       c.col_attn *= kLlmInt8GemmFactor;
@@ -251,6 +271,7 @@ inline block_cost block_seconds(const architecture& a, const scenario& run, cons
   c.linear_col_mlp = l.col_mlp;
   c.adapters = l.adapters;
   c.dequant = l.dequant;
+  c.dequant_bwd = l.dequant_bwd;
   const bool flash = flash_kernel(run, d.peak);
   const attention_cost self = attention_core_seconds(a, run, d, batch, s_q, s_kv, a.kind != model_kind::encoder, flash, e);
   c.core = self.fwd;
@@ -274,6 +295,7 @@ inline block_cost block_seconds(const architecture& a, const scenario& run, cons
   c.tp_collectives = kTpAllReducesPerBlock + (decoder_block ? 1 : 0);
   c.kernels = (fused(run) ? kFusedKernelsPerBlock : kEagerKernelsPerBlock) +
               (is_lora(run) ? kLoraKernelsPerTarget * std::popcount(run.lora.targets) : 0);
+  c.dequant_kernels = l.dequant_kernels;
   return c;
 }
 
@@ -375,10 +397,11 @@ inline compute_cost add_block_compute(compute_cost c, const block_group& g, chec
   c.fwd += g.count * forward;
   c.bwd += trained * kTrainableBackwardRatio * b.linear + (path - trained) * kFrozenBackwardRatio * b.linear +
            path * (b.core_bwd + kElementwiseBackwardRatio * b.elementwise + kElementwiseBackwardRatio * b.scores +
-                   kTrainableBackwardRatio * b.adapters + b.dequant);
+                   kTrainableBackwardRatio * b.adapters + b.dequant_bwd);
   if (ckpt == checkpointing::full) c.recompute += path * forward;
   else if (ckpt == checkpointing::selective) c.recompute += path * (b.core + b.scores);
   c.kernels += g.count * b.kernels * (ckpt == checkpointing::full ? kLaunchPassesFullRecompute : kLaunchPasses);
+  c.kernels += g.count * b.dequant_kernels * (ckpt == checkpointing::full ? 2 : 1);  // forward passes only
   return c;
 }
 
