@@ -21,6 +21,7 @@
 #include "embedded.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/plan_names.hpp"
 #include "csv_text.hpp"
 #include "json_text.hpp"
 
@@ -528,6 +529,40 @@ void apply_market(recommend_options& o, const std::string& prices_file, bool spo
     const std::string id = find_gpu(p.gpu_id).id;
     if (auto it = o.purchase_usd.find(id); it == o.purchase_usd.end() || p.price_usd < it->second) o.purchase_usd[id] = p.price_usd;
   }
+}
+
+recommend_options market_options(const std::optional<std::vector<std::string>>& gpus,
+                                 const std::map<std::string, double, std::less<>>& prices,
+                                 const std::string& prices_file, bool spot, const std::string& rank,
+                                 const market_names& names) {
+  recommend_options o;
+  apply_market(o, prices_file, spot);
+  for (const auto& [id, p] : prices) {
+    if (!(p >= 0) || !std::isfinite(p) || p > kMaxPricePerGpuHour)
+      throw config_error(names.prices, "must be a price per GPU-hour between 0 and " + detail::num(kMaxPricePerGpuHour) +
+                                           " (got " + detail::num(p) + " for " + id + ")");
+    o.price_per_gpu_hour[find_gpu(id, names.prices).id] = p;
+  }
+  if (gpus) {
+    for (const auto& id : *gpus) o.gpus.push_back(find_gpu(id, names.gpus));
+  } else {
+    for (const auto& id : gpu_ids())
+      if (const gpu_spec g = find_gpu(id); o.rentals.contains(g.id) || o.price_per_gpu_hour.contains(g.id)) o.gpus.push_back(g);
+  }
+  if (o.gpus.empty()) throw config_error(names.gpus, "no candidate GPU has a price; " + names.remedy);
+  if (const auto r = from_string<recommend_rank>(rank)) o.rank = *r;
+  else throw config_error(names.rank, "must be " + name_list<recommend_rank>(" or ") + " (got '" + rank + "')",
+                          error_kind::unknown_name);
+  return o;
+}
+
+std::map<std::string, double, std::less<>> hourly_prices(const recommend_options& market) {
+  std::map<std::string, double, std::less<>> out;
+  for (const auto& [id, offers] : market.rentals)
+    for (const rental_offer& f : offers)
+      if (auto it = out.find(id); it == out.end() || f.price_per_gpu_hour < it->second) out[id] = f.price_per_gpu_hour;
+  for (const auto& [id, p] : market.price_per_gpu_hour) out[id] = p;
+  return out;
 }
 
 }  // namespace gpuplan::io

@@ -52,28 +52,15 @@ recommend_options market_of(const std::optional<std::vector<std::string>>& gpus,
                             double deadline_seconds, std::optional<double> budget, int max_gpus, const std::string& rank,
                             bool keep_late, double confidence, const std::string& headroom, const std::string& prices_file,
                             bool spot) {
-  recommend_options o;
+  const std::map<std::string, double, std::less<>> user_prices(prices.begin(), prices.end());
+  recommend_options o = io::market_options(gpus, user_prices, prices_file, spot, rank,
+                                           {"recommend.gpus", "recommend.price_per_gpu_hour", "recommend.rank",
+                                            "name GPUs with gpus=[...] or give prices={...}"});
   o.margin = margin_of(confidence, headroom, "recommend");
-  io::apply_market(o, prices_file, spot);  // the dated catalog, the user's file over it
-  for (const auto& [id, p] : prices) {
-    (void)io::find_gpu(id, "recommend.price_per_gpu_hour." + id);
-    o.price_per_gpu_hour.emplace(id, p);
-  }
-  if (gpus) {
-    o.gpus = gpu_list(gpus, "recommend.gpus");
-  } else {  // every GPU one can rent, as the CLI
-    for (const gpu_spec& g : gpu_list(std::nullopt, "recommend.gpus"))
-      if (o.rentals.contains(g.id) || o.price_per_gpu_hour.contains(g.id)) o.gpus.push_back(g);
-  }
-  if (o.gpus.empty())
-    throw config_error("recommend.gpus", "no candidate GPU has a price; name GPUs with gpus=[...] or give prices={...}");
   o.deadline = seconds(deadline_seconds);
   o.budget = budget;
   o.max_gpus = max_gpus;
   o.keep_late = keep_late;
-  if (const auto v = from_string<recommend_rank>(rank)) o.rank = *v;
-  else throw config_error("recommend.rank", "must be " + name_list<recommend_rank>(" or ") + " (got '" + rank + "')",
-                          error_kind::unknown_name);
   return o;
 }
 

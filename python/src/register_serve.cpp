@@ -50,21 +50,11 @@ void register_serve(py::module_& m) {
         w.output_len = r.settings().inference.gen_len;
         w.itl_target = seconds(itl_target_s);
         // The catalog's cheapest on-demand price per GPU-hour, the caller's prices over it.
-        std::map<std::string, double, std::less<>> by_id;
-        const std::vector<io::price_row>& catalog = io::price_catalog();
-        for (const std::string& id : io::gpu_ids())
-          if (const auto p = io::cheapest_price(catalog, id)) by_id[id] = *p;
-        for (const auto& [id, p] : prices) {
-          if (!(p >= 0) || !std::isfinite(p))
-            gpuplan::detail::fail("recommend_serving.prices", "must be a non-negative price per GPU-hour (got " +
-                                                                  gpuplan::detail::num(p) + " for " + id + ")");
-          by_id[io::find_gpu(id, "recommend_serving.prices").id] = p;
-        }
-        std::vector<gpu_spec> gpus;
-        for (const auto& id : gpu_ids) gpus.push_back(io::find_gpu(id, "recommend_serving.gpus"));
-        if (gpu_ids.empty())
-          for (const std::string& id : io::gpu_ids())
-            if (by_id.contains(id)) gpus.push_back(io::find_gpu(id));
+        const recommend_options market = io::market_options(
+            gpu_ids.empty() ? std::nullopt : std::optional(gpu_ids), prices, {}, false, "cost",
+            {"recommend_serving.gpus", "recommend_serving.prices", "recommend_serving.rank", "name GPUs with gpus=[...] or give prices={...}"});
+        const auto by_id = io::hourly_prices(market);
+        const std::vector<gpu_spec>& gpus = market.gpus;
         serve_recommendation rec;
         {
           py::gil_scoped_release unlocked;

@@ -65,6 +65,19 @@ std::map<std::string, double, std::less<>> parse_prices(const std::string& text,
   return out;
 }
 
+namespace {
+
+// The candidates, prices and ranking of --gpus-list, --price, --prices, --spot and --rank.
+recommend_options market_of(const recommend_request& request) {
+  std::optional<std::vector<std::string>> gpus;
+  if (!request.gpus_list.empty()) gpus = split_list(request.gpus_list, "--gpus-list");
+  const auto prices = request.prices.empty() ? std::map<std::string, double, std::less<>>{} : parse_prices(request.prices, "--price");
+  return io::market_options(gpus, prices, request.prices_file, request.spot, request.rank,
+                            {"--gpus-list", "--price", "--rank", "name GPUs with --gpus-list or give --price"});
+}
+
+}  // namespace
+
 std::optional<fit_suggestions> what_would_make_it_fit(const io::resolved_run& run, const plan_margin& margin) {
   suggest_options o;
   o.gpus = catalog_gpus();
@@ -236,21 +249,8 @@ int run_recommend_serving(const io::resolved_run& run, const recommend_request& 
   w.output_len = s.inference.gen_len;
   w.itl_target = seconds(io::parse_latency(request.itl_target, "--itl-target"));
   // The cheapest published offer per GPU-hour, then the user's --price over it.
-  std::map<std::string, double, std::less<>> prices;
-  for (const auto& [id, offers] : io::rental_offers(request.prices_file, request.spot))
-    for (const rental_offer& f : offers)
-      if (auto it = prices.find(id); it == prices.end() || f.price_per_gpu_hour < it->second) prices[id] = f.price_per_gpu_hour;
-  if (!request.prices.empty())
-    for (const auto& [id, p] : parse_prices(request.prices, "--price")) prices[io::find_gpu(id, "--price").id] = p;
-  std::vector<gpu_spec> gpus;
-  if (request.gpus_list.empty()) {
-    for (const gpu_spec& g : catalog_gpus())
-      if (prices.contains(g.id)) gpus.push_back(g);
-  } else {
-    for (const auto& id : split_list(request.gpus_list, "--gpus-list")) gpus.push_back(io::find_gpu(id, "--gpus-list"));
-  }
-  if (gpus.empty()) throw config_error("--gpus-list", "no candidate GPU has a price; name GPUs with --gpus-list or give --price");
-  const serve_recommendation r = recommend_serving(run.model(), s, w, gpus, prices, std::min(max_gpus, 8));
+  const recommend_options market = market_of(request);
+  const serve_recommendation r = recommend_serving(run.model(), s, w, market.gpus, io::hourly_prices(market), std::min(max_gpus, 8));
   std::size_t meeting = 0;
   for (const serve_option& o : r.rows) meeting += o.meets ? 1 : 0;
   if (style.format == io::report_format::json) {
@@ -269,21 +269,12 @@ int run_recommend_serving(const io::resolved_run& run, const recommend_request& 
 // --spot, --kwh-price, --gpus-list, --deadline, --budget, --max-gpus (default `max_gpus`),
 // --rank and --top.
 recommend_options market_options(const recommend_request& request, int max_gpus) {
-  recommend_options o;
+  recommend_options o = market_of(request);
   o.margin = request.margin;
-  if (!request.prices.empty()) o.price_per_gpu_hour = parse_prices(request.prices, "--price");
-  io::apply_market(o, request.prices_file, request.spot);
   if (request.kwh_price) {
     if (!(*request.kwh_price >= 0) || !std::isfinite(*request.kwh_price) || *request.kwh_price > 100)
       throw config_error("--kwh-price", "must be a number between 0 and 100 per kWh (got " + detail::num(*request.kwh_price) + ")");
     o.kwh_price = *request.kwh_price;
-  }
-  if (request.gpus_list.empty()) {
-    // Every GPU one can rent: a catalog or --prices offer, or a --price.
-    for (const gpu_spec& g : catalog_gpus())
-      if (o.rentals.contains(g.id) || o.price_per_gpu_hour.contains(g.id)) o.gpus.push_back(g);
-  } else {
-    for (const auto& id : split_list(request.gpus_list, "--gpus-list")) o.gpus.push_back(io::find_gpu(id, "--gpus-list"));
   }
   o.deadline = seconds(io::parse_duration(request.deadline, "--deadline"));
   if (request.budget && (!(*request.budget >= 0) || !std::isfinite(*request.budget)))
@@ -292,12 +283,8 @@ recommend_options market_options(const recommend_request& request, int max_gpus)
   o.max_gpus = request.max_gpus.value_or(max_gpus);
   if (o.max_gpus < 1 || o.max_gpus > 4096)
     throw config_error("--max-gpus", "must be between 1 and 4096 (got " + std::to_string(o.max_gpus) + ")");
-  if (const auto rank = from_string<recommend_rank>(request.rank)) o.rank = *rank;
-  else throw config_error("--rank", "must be " + name_list<recommend_rank>(" or ") + " (got '" + request.rank + "')",
-                          error_kind::unknown_name);
   if (request.top_k < 1 || request.top_k > 100000)
     throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
-  if (o.gpus.empty()) throw config_error("--gpus-list", "no candidate GPU has a price; name GPUs with --gpus-list or give --price");
   return o;
 }
 

@@ -110,4 +110,25 @@ std::map<std::string, std::vector<rental_offer>, std::less<>> rental_offers(cons
 // both start from it.
 void apply_market(recommend_options& o, const std::string& prices_file = {}, bool spot = false);
 
+// Where a recommendation's market came from, for its errors: the CLI's flags or Python's keywords.
+struct market_names {
+  std::string gpus;      // "--gpus-list" / "recommend.gpus"
+  std::string prices;    // "--price" / "recommend.price_per_gpu_hour"
+  std::string rank;      // "--rank" / "recommend.rank"
+  std::string remedy;    // how to name candidates or give prices, when none has a price
+};
+
+// The market every recommendation starts from: apply_market(prices_file, spot), the user's
+// `prices` per GPU-hour over it (keyed by canonical GPU id), the candidates named in `gpus` (else every GPU one can
+// rent: a catalog or user price) and the ranking named `rank`. Unknown GPU ids and ranks,
+// and no candidate with a price, are config_errors naming `names`' field.
+recommend_options market_options(const std::optional<std::vector<std::string>>& gpus,
+                                 const std::map<std::string, double, std::less<>>& prices,
+                                 const std::string& prices_file, bool spot, const std::string& rank,
+                                 const market_names& names);
+
+// Per GPU id, the cheapest offer per GPU-hour of a market, the user's prices over it
+// (what `recommend --serve` prices replicas with).
+std::map<std::string, double, std::less<>> hourly_prices(const recommend_options& market);
+
 }  // namespace gpuplan::io
