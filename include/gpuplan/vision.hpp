@@ -313,11 +313,17 @@ inline std::vector<std::string> vision_model_names() {
 // vit_b_16, convnext_tiny, efficientnet_b3) or timm's for the same architecture
 // (vit_base_patch16_224 and vit_large_patch16_224 are torchvision's ViT-B/16 and ViT-L/16:
 // 86,567,656 and 304,326,632 parameters; timm's resnet*, vgg16, convnext_* and
-// efficientnet_b0..b4 share torchvision's names); nullopt for any other name.
+// efficientnet_b0..b4 share torchvision's names), also as a Hub id or a qualified name
+// (timm/resnet50.a1_in1k: the pretrained tag after the dot names weights, not an
+// architecture; torchvision.models.resnet50); nullopt for any other name.
 inline std::optional<std::string> canonical_vision_name(std::string_view name) {
+  for (std::string_view prefix : {"timm/", "torchvision.models.", "torchvision/"})
+    if (name.starts_with(prefix)) { name.remove_prefix(prefix.size()); break; }
+  name = name.substr(0, name.find('.'));  // timm.create_model("resnet50.a1_in1k"): the tag
   std::string n = detail::catalog_key(name);
   if (n == "vit-base-patch16-224") n = "vit-b-16";
   if (n == "vit-large-patch16-224") n = "vit-l-16";
+  if (n == "vit-huge-patch14-224") n = "vit-h-14";
   if (n == "vgg16") n = "vgg-16";
   for (int d : {18, 34, 50, 101, 152})
     if (n == "resnet" + std::to_string(d)) n = "resnet-" + std::to_string(d);

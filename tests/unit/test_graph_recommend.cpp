@@ -269,6 +269,11 @@ TEST_CASE("vision names: torchvision's builders and timm's names of the same arc
   CHECK(vision::default_image("efficientnet_b3") == 300);
   CHECK(vision::training_recipe_of("vit_base_patch16_224").global_batch == 1024);
   CHECK_FALSE(vision::canonical_vision_name("vit_base_patch16_384"));
+  // Hub ids and qualified names: timm's pretrained tag names weights of the same architecture.
+  CHECK(*vision::canonical_vision_name("timm/resnet50.a1_in1k") == "resnet-50");
+  CHECK(*vision::canonical_vision_name("vit_base_patch16_224.augreg2_in21k_ft_in1k") == "vit-b-16");
+  CHECK(*vision::canonical_vision_name("torchvision.models.convnext_tiny") == "convnext-tiny");
+  CHECK_FALSE(vision::canonical_vision_name("timm/resnet51.a1_in1k"));
   CHECK_THROWS_WITH_AS(vision::vision_model("resnet51"), doctest::Contains("unknown vision model 'resnet51'"), config_error);
 }
 
