@@ -106,6 +106,7 @@ graph_plan diffusion_plan(const graph_recommend_query& q) {
   const std::string& fp = q.flag_prefix;
   const std::string what = "diffusion models";
   not_for(q.image.has_value(), fp + "image", what + " (use " + fp + "resolution)");
+  not_for(q.zero.has_value(), fp + "zero", what + " (diffusers' scripts train under DDP)");
   const auto p = diffusion::pipeline_by_name(q.model);
   diffusion::finetune_options o;
   const std::string method = q.method.value_or("full");
@@ -168,19 +169,22 @@ graph_plan image_plan(const graph_recommend_query& q) {
   const optimizer opt = enum_field<optimizer>(q.optimizer, recipe.opt, fp + "optimizer");
   graph_plan p;
   const bool ckpt = q.checkpointing.value_or(false);
-  p.workload = image_training(g, prec, opt, {}, ckpt);
+  const int zero = q.zero.value_or(0);
+  if (zero < 0 || zero > 3) fail(fp + "zero", "must be 0, 1, 2 or 3 (got " + std::to_string(zero) + ")");
+  p.workload = image_training(g, prec, opt, {}, ckpt, zero);
   if (p.workload.name.empty()) p.workload.name = "graph";
   p.workload.global_batch = recipe.global_batch;
   p.workload.recipe = recipe.source;
   const std::int64_t image = q.image.value_or(vision::default_image(q.model));
   const std::string how = (catalog ? std::to_string(image) + "x" + std::to_string(image) + ", " : std::string()) +
                           std::string(to_string(prec)) + ", " + std::string(to_string(opt)) +
-                          (ckpt ? ", checkpointing" : "");
+                          (ckpt ? ", checkpointing" : "") + (zero > 0 ? ", ZeRO-" + std::to_string(zero) : "");
   finish(p, q, vision::kImageNetTrainImages, catalog ? "ImageNet-1k" : "ImageNet-1k's size", recipe.epochs, how);
   p.settings["workload"] = "image-training";
   p.settings["precision"] = to_string(prec);
   p.settings["optimizer"] = to_string(opt);
   p.settings["checkpointing"] = ckpt;
+  p.settings["zero"] = zero;
   if (catalog) p.settings["image"] = image;
   check_step(q, p.workload);
   return p;

@@ -1084,7 +1084,7 @@ json graph_recommend_json(const std::vector<graph_recommendation>& r) {
   return arr;
 }
 
-table graph_recommend_table(const std::vector<graph_recommendation>& r, Seconds deadline) {
+table graph_recommend_table(const std::vector<graph_recommendation>& r, Seconds deadline, int zero) {
   table t;
   t.title = "GPU recommendation (deadline " + format_seconds(deadline) + ")";
   t.header = {"#", "GPU", "Count", "Link", "Batch/GPU", "Memory/GPU", "Images/s", "Scaling", "Wall-clock", "Cost", "$/h",
@@ -1104,9 +1104,14 @@ table graph_recommend_table(const std::vector<graph_recommendation>& r, Seconds 
   t.right_align = {true, false, true, false, true, true, true, true, true, true, true, false, false};
   if (r.empty()) t.notes.push_back("No GPU type and count in the list fits this run, even at one sample per GPU.");
   t.notes.insert(t.notes.begin(),
-                 "PyTorch DDP: each GPU runs micro-batch × accumulation of the global batch; the gradients are all-reduced "
-                 "once per optimizer step over the GPUs' link. Scaling: images/s per GPU against one GPU of the type. "
-                 "Memory: nvidia-smi peak (reserved + CUDA context), planned with the headroom kept free.");
+                 std::string(zero >= 3 ? "ZeRO-3 (FSDP FULL_SHARD): each GPU runs micro-batch × accumulation of the global "
+                                         "batch, gathering the weights and reduce-scattering the gradients every micro-batch"
+                             : zero >= 1 ? "ZeRO-" + std::to_string(zero) + ": each GPU runs micro-batch × accumulation of the "
+                                           "global batch; the gradients are reduce-scattered once per optimizer step"
+                                         : "PyTorch DDP: each GPU runs micro-batch × accumulation of the global batch; the "
+                                           "gradients are all-reduced once per optimizer step") +
+                     " over the GPUs' link. Scaling: images/s per GPU against one GPU of the type. "
+                     "Memory: nvidia-smi peak (reserved + CUDA context), planned with the headroom kept free.");
   t.notes.insert(t.notes.begin(), kRecommendRankNote);
   return t;
 }

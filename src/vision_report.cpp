@@ -55,13 +55,13 @@ vision_report vision_report_of(const vision_query& q) {
   const std::int64_t image = q.image.value_or(vision::default_image(q.model));  // catalog models
   const std::string name = g.name.empty() ? "graph" : g.name;
   const auto cost = layers::analyze(g);
-  const auto e = vision::estimate_graph(g, q.batch, *prec, *opt, gpu, !q.infer, {}, q.num_gpus, q.checkpointing);
+  const auto e = vision::estimate_graph(g, q.batch, *prec, *opt, gpu, !q.infer, {}, q.num_gpus, q.checkpointing, q.zero);
   std::optional<Seconds> total;
   if (images) total = vision::time_to_train(e, *images, q.epochs);
   vision_report r;
   r.fits = e.fits(gpu);
   r.json = {{"model", name}, {"gpu", gpu.id}, {"workload", q.infer ? "infer" : "train"},
-            {"batch", q.batch}, {"num_gpus", q.num_gpus}, {"precision", q.precision}, {"optimizer", q.optimizer}, {"checkpointing", q.checkpointing},
+            {"batch", q.batch}, {"num_gpus", q.num_gpus}, {"precision", q.precision}, {"optimizer", q.optimizer}, {"checkpointing", q.checkpointing}, {"zero", q.zero},
             {"params", e.params}, {"forward_flops_per_image", cost.flops}, {"forward_macs_per_image", cost.matmul_flops / 2},
             {"flops_per_image", in_flops(e.flops_per_sample)},
             {"memory", {{"weights", in_bytes(e.weights)}, {"gradients", in_bytes(e.gradients)},
@@ -71,7 +71,7 @@ vision_report vision_report_of(const vision_query& q) {
             {"time", {{"step_seconds", in_seconds(e.step)}, {"compute_seconds", in_seconds(e.compute)},
                       {"memory_bound_seconds", in_seconds(e.memory_bound)},
                       {"optimizer_seconds", in_seconds(e.optimizer_step)},
-                      {"all_reduce_seconds", in_seconds(e.gradient_all_reduce)}, {"images_per_second", e.samples_per_s}}}};
+                      {"data_parallel_comm_seconds", in_seconds(e.data_parallel_comm)}, {"images_per_second", e.samples_per_s}}}};
   if (total) r.json["time"]["to_train_seconds"] = in_seconds(*total);
   r.json["input"] = {{"c", g.input.c}, {"d", g.input.d}, {"h", g.input.h}, {"w", g.input.w}};
   if (catalog) r.json["image"] = image;
@@ -80,7 +80,8 @@ vision_report vision_report_of(const vision_query& q) {
   t.title = name + " on " + (q.num_gpus > 1 ? std::to_string(q.num_gpus) + "x " : "") + gpu.id + ", " + (q.infer ? "inference" : "training") + ", batch " + std::to_string(q.batch) + (q.num_gpus > 1 ? " per GPU" : "") +
             ", " + (catalog ? std::to_string(image) + "x" + std::to_string(image)
                                                   : "input " + shape_text(g.input)) + ", " + q.precision +
-            (q.infer ? "" : ", " + q.optimizer) + (q.checkpointing ? ", checkpointing" : "");
+            (q.infer ? "" : ", " + q.optimizer) + (q.checkpointing ? ", checkpointing" : "") +
+            (q.zero > 0 ? ", ZeRO-" + std::to_string(q.zero) : "");
   t.header = {"Term", "Value"};
   t.rows = {{"parameters", format_count(e.params)},
             {"forward multiply-adds per image", format_number(cost.matmul_flops / 2 / 1e9, 4) + " G"},
@@ -97,7 +98,11 @@ vision_report vision_report_of(const vision_query& q) {
   t.rows.push_back({"reserved (caching allocator)", format_bytes(e.reserved)});
   t.rows.push_back({"device (reserved + CUDA context)", format_bytes(e.device) + " of " + format_bytes_short(gpu.usable_memory)});
   t.rows.push_back({"step", format_seconds(e.step)});
-  if (q.num_gpus > 1 && !q.infer) t.rows.push_back({"gradient all-reduce (mostly hidden by backward)", format_seconds(e.gradient_all_reduce)});
+  if (q.num_gpus > 1 && !q.infer)
+    t.rows.push_back({q.zero >= 3   ? "parameter gathers + gradient reduce-scatter (mostly hidden by compute)"
+                      : q.zero >= 1 ? "gradient reduce-scatter + parameter all-gather"
+                                    : "gradient all-reduce (mostly hidden by backward)",
+                      format_seconds(e.data_parallel_comm)});
   t.rows.push_back({q.num_gpus > 1 ? "images/s (all GPUs)" : "images/s", format_rate(e.samples_per_s, "images")});
   if (total)
     t.rows.push_back({"time to train (" + format_count(static_cast<std::int64_t>(*images)) + " images x " +

@@ -476,8 +476,11 @@ struct graph_estimate {
   // Host time to launch the step's kernels in eager PyTorch (kernels × launch_seconds): the
   // GPU idles when compute + memory_bound is shorter (small batches).
   Seconds launch = seconds(0);
-  Seconds gradient_all_reduce = seconds(0);  // data parallel: the whole all-reduce (exposed part is in `step`)
+  // Data-parallel communication, all of it (the exposed part is in `step`): DDP's gradient
+  // all-reduce, ZeRO-1/2's reduce-scatter and parameter all-gather, ZeRO-3's gathers.
+  Seconds data_parallel_comm = seconds(0);
   int num_gpus = 1;
+  int zero = 0;  // ZeRO stage the model states are sharded with over the num_gpus GPUs
   double samples_per_s = 0;  // all GPUs together
   [[nodiscard]] bool fits(const gpu_spec& g) const { return device <= g.usable_memory; }
 };
@@ -500,30 +503,75 @@ inline double gemm_layer_seconds(const layers::layer& l, const layers::layer_cos
   return std::max(compute, traffic);
 }
 
-// PyTorch DDP's gradient all-reduce of `params` gradients on `num_gpus` GPUs, in the
-// gradients' dtype (fp32 under AMP: reduced_gradient_bytes), bucketed and overlapping
-// `backward_seconds` of backward as timing_comm.hpp's dp_reduction: the whole all-reduce,
-// and the part not hidden (at least the last bucket's).
+// Data-parallel communication of one training step of `params` parameters on `num_gpus`
+// GPUs under ZeRO stage `zero`, as timing_comm.hpp models transformer runs: ZeRO-0 (PyTorch
+// DDP) all-reduces the gradients in their dtype (fp32 under AMP: reduced_gradient_bytes),
+// ZeRO-1/2 reduce-scatter them in 16-bit and all-gather the updated parameters, exposed
+// (dp_reduction); the reduction overlaps `backward_seconds` up to ddp_overlap, at least the
+// last bucket exposed. ZeRO-3 (FSDP FULL_SHARD) all-gathers the parameters for forward and
+// again for backward and reduce-scatters the gradients, hidden behind fsdp_overlap of
+// `compute_seconds` but for the first unit's gather, `first_unit` of the parameters
+// (zero3_gathers). The whole, and the part not hidden.
 struct ddp_cost {
   double whole = 0, exposed = 0;  // seconds
 };
-inline ddp_cost ddp_all_reduce(double params, precision prec, const gpu_spec& gpu, int num_gpus, double backward_seconds,
-                               const efficiency_params& eff) {
+inline ddp_cost data_parallel_comm(double params, precision prec, const gpu_spec& gpu, int num_gpus, int zero,
+                                   double compute_seconds, double backward_seconds, double first_unit,
+                                   const efficiency_params& eff) {
   if (num_gpus < 2) return {};
   scenario sc;
   sc.gpu = gpu;
   sc.num_gpus = num_gpus;
   sc.prec = prec;
-  const auto link = gpuplan::detail::collective_link(sc, num_gpus, 1);
-  const double grad_bytes = params * gpuplan::detail::reduced_gradient_bytes(sc);
-  const double t = gpuplan::detail::all_reduce_seconds(grad_bytes, num_gpus, link, eff);
-  const double bucket = gpuplan::detail::all_reduce_seconds(std::min(grad_bytes, gpuplan::detail::kDdpBucketBytes), num_gpus, link, eff);
-  return {t, std::max(bucket, t - eff.ddp_overlap * backward_seconds)};
+  sc.parallel.zero = zero;
+  const gpuplan::detail::stage_parameters p{0, 0, params, params};
+  if (zero >= 3) {
+    const auto z = gpuplan::detail::zero3_gathers(sc, p, first_unit, compute_seconds, eff);
+    return {z.per_microbatch, z.exposed};
+  }
+  gpuplan::detail::compute_cost backward;
+  backward.microbatch = backward_seconds;
+  backward.backward_share = 1;
+  const auto d = gpuplan::detail::dp_reduction(sc, p, backward, eff);
+  return {d.reduce + d.gather, d.exposed};
+}
+
+// PyTorch DDP's gradient all-reduce (ZeRO-0 above).
+inline ddp_cost ddp_all_reduce(double params, precision prec, const gpu_spec& gpu, int num_gpus, double backward_seconds,
+                               const efficiency_params& eff) {
+  return data_parallel_comm(params, prec, gpu, num_gpus, 0, backward_seconds, backward_seconds, 1.0, eff);
+}
+
+// ZeRO-3 / FSDP units of a graph: each checkpoint segment (else each residual block) is
+// one wrapped unit, as FSDP's ModuleWrapPolicy wraps blocks; the layers outside every
+// unit belong to the root, which stays gathered from forward to backward (FSDP does not
+// reshard the root after forward). No residual block: the whole graph is one unit.
+struct sharding_units {
+  double root = 0;     // parameters outside every unit
+  double largest = 0;  // parameters of the largest unit
+};
+inline sharding_units sharding_units_of(const graph& g, const layers::graph_cost& gc) {
+  const auto segments = g.segments.empty() ? residual_segments(g) : g.segments;
+  const int n = static_cast<int>(gc.per_layer.size());
+  std::vector<bool> in_unit(gc.per_layer.size(), false);
+  sharding_units u;
+  for (const auto& [first, last] : segments) {
+    double unit = 0;
+    for (int i = std::max(first, 0); i <= std::min(last, n - 1); ++i) {
+      unit += static_cast<double>(gc.per_layer[static_cast<std::size_t>(i)].params);
+      in_unit[static_cast<std::size_t>(i)] = true;
+    }
+    u.largest = std::max(u.largest, unit);
+  }
+  for (std::size_t i = 0; i < in_unit.size(); ++i)
+    if (!in_unit[i]) u.root += static_cast<double>(gc.per_layer[i].params);
+  return u;
 }
 }  // namespace detail
 
 // One step of `batch` samples per GPU on `num_gpus` GPUs of one kind (PyTorch DDP: the
-// gradients are all-reduced, overlapping backward as in timing_comm.hpp's dp_reduction). Training: weights, gradients and optimizer
+// gradients are all-reduced, overlapping backward as in timing_comm.hpp's dp_reduction;
+// with `zero` 1-3 the model states are sharded as ZeRO, data_parallel_comm). Training: weights, gradients and optimizer
 // state under the precision policy of memory_precision.hpp (AMP keeps fp32 weights
 // and gradients: 4 + 4 bytes, the same sum as its 2 + 4 master + 2 gradient), the
 // saved activations of analyze(), and a backward transient of the largest layer's
@@ -532,7 +580,7 @@ inline ddp_cost ddp_all_reduce(double params, precision prec, const gpu_spec& gp
 // by bytes at efficiency_params::bandwidth_fraction, and the optimizer's traffic.
 inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precision prec, optimizer opt,
                                      const gpu_spec& gpu, bool train = true, const efficiency_params& eff = {},
-                                     int num_gpus = 1, bool checkpointing = false) {
+                                     int num_gpus = 1, bool checkpointing = false, int zero = 0) {
   using gpuplan::detail::fail;
   if (batch < 1 || batch > 1000000) fail("batch", "must be in [1, 1000000] (got " + std::to_string(batch) + ")");
   if (num_gpus < 1 || num_gpus > 65536) fail("num_gpus", "must be in [1, 65536] (got " + std::to_string(num_gpus) + ")");
@@ -540,6 +588,8 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
     fail("gpu", "needs memory and bandwidth (got '" + gpu.id + "')");
   if (prec == precision::fp8_mixed) fail("precision", "fp8-mixed is not modelled for layer graphs (got fp8-mixed)");
   if (checkpointing && !train) fail("checkpointing", "applies to training only (got inference)");
+  if (zero < 0 || zero > 3) fail("zero", "must be 0, 1, 2 or 3 (got " + std::to_string(zero) + ")");
+  if (zero > 0 && !train) fail("zero", "shards training states; inference has none (got " + std::to_string(zero) + ")");
   switch (opt) {
     case optimizer::sgd: case optimizer::sgd_momentum: case optimizer::adam: case optimizer::adamw:
     case optimizer::adamw_8bit: case optimizer::lion: break;
@@ -551,13 +601,18 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
   const double P = static_cast<double>(gc.params), B = static_cast<double>(batch);
   graph_estimate e;
   e.params = gc.params;
-  e.weights = bytes(P * (train ? pb.weight + pb.master : pb.weight));
+  // ZeRO (Rajbhandari et al. 2020, Fig. 1): stage 1 shards the optimizer state and the fp32
+  // master copy over the GPUs, 2 also the gradients, 3 also the 16-bit weights.
+  const double dp = static_cast<double>(num_gpus);
+  auto shard = [&](int stage) { return zero >= stage ? dp : 1.0; };
+  e.zero = zero;
+  e.weights = bytes(train ? P * pb.weight / shard(3) + P * pb.master / shard(1) : P * pb.weight);
   double largest_io = 0;  // elements of the largest layer's input + output, per sample
   for (const auto& c : gc.per_layer)
     largest_io = std::max(largest_io, static_cast<double>(c.in.elements() + c.out.elements()));
   if (train) {
-    e.gradients = bytes(P * pb.grad);
-    e.optimizer = bytes(P * gpuplan::detail::mem::optimizer_bytes_per_param(opt, pb.state));
+    e.gradients = bytes(P * pb.grad / shard(2));
+    e.optimizer = bytes(P * gpuplan::detail::mem::optimizer_bytes_per_param(opt, pb.state) / shard(1));
     if (checkpointing) {
       // torch.utils.checkpoint over the graph's segments, else every residual branch.
       graph seg = g;
@@ -569,6 +624,14 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
       e.activations = bytes(B * gc.saved_bytes(pb.act));
     }
     e.transient = bytes(B * largest_io * pb.act);  // grad_output and grad_input of the layer in backward
+    if (zero >= 3) {
+      // The root gathered from forward to backward, the unit in use and the next prefetched.
+      const auto u = detail::sharding_units_of(g, gc);
+      e.transient += bytes((u.root + gpuplan::detail::mem::kGatheredUnitsInFlight * u.largest) * pb.weight);
+    } else if (zero >= 1 && num_gpus > 1) {
+      // DeepSpeed ZeRO-1/2 reduce bucket (reduce_bucket_size, memory_transients.hpp).
+      e.transient += bytes(std::min(P, gpuplan::memory_defaults::zero_reduce_bucket_elems) * pb.grad);
+    }
   } else {
     e.activations = bytes(B * gc.peak_live_elements * pb.act);
   }
@@ -608,7 +671,7 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
     // torch.optim SGD/Adam (foreach): read weight, gradient and state, write weight and state.
     const double opt_bytes = P * (2 * (pb.weight + pb.master) + pb.grad +
                                   2 * gpuplan::detail::mem::optimizer_bytes_per_param(opt, pb.state));
-    e.optimizer_step = seconds(opt_bytes / rates.bwe);
+    e.optimizer_step = seconds(opt_bytes / shard(1) / rates.bwe);  // each GPU updates its shard
   }
   // Eager PyTorch launches every kernel from the host (timing_params.hpp launch_seconds, the
   // transformer model's floor in timing_compute.hpp); backward launches about twice the forward's.
@@ -617,9 +680,12 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
   e.num_gpus = num_gpus;
   if (train && num_gpus > 1) {
     // Backward (with any recompute) is (passes - 1) / passes of the compute and memory-bound time.
-    const auto ar = detail::ddp_all_reduce(P, prec, gpu, num_gpus, (passes - 1) / passes * in_seconds(e.compute + e.memory_bound), eff);
-    e.gradient_all_reduce = seconds(ar.whole);
-    e.step += seconds(ar.exposed);
+    const double busy = in_seconds(e.compute + e.memory_bound);
+    const auto u = detail::sharding_units_of(g, gc);
+    const double first_unit = P > 0 ? std::min(1.0, (u.root + u.largest) / P) : 1.0;
+    const auto dpc = detail::data_parallel_comm(P, prec, gpu, num_gpus, zero, busy, (passes - 1) / passes * busy, first_unit, eff);
+    e.data_parallel_comm = seconds(dpc.whole);
+    e.step += seconds(dpc.exposed);
   }
   e.samples_per_s = B * num_gpus / in_seconds(e.step);
   return e;

@@ -596,7 +596,7 @@ def export(plan: Union["SearchResult", SearchRow, Scenario], target: str) -> str
 
 # The keywords gp.recommend takes for an image or diffusion model (io/graph_plan.hpp).
 _GRAPH_KEYS = ("images", "image", "resolution", "global_batch", "batch", "lora_rank", "method", "precision",
-               "optimizer", "checkpointing", "ema")
+               "optimizer", "checkpointing", "ema", "zero")
 
 
 def recommend(model: Optional[Union[ModelLike, Scenario, Any]] = None, /, *, gpus: Optional[Sequence[str]] = None,
@@ -619,7 +619,8 @@ def recommend(model: Optional[Union[ModelLike, Scenario, Any]] = None, /, *, gpu
     ImageNet-1k; diffusion the recipe's 60,000), `epochs`, `image`, `resolution`,
     `global_batch`, `batch` (micro-batch per GPU; default the largest that fits), `method`
     ("full"; diffusion also "lora"), `lora_rank`, `precision`, `optimizer`,
-    `checkpointing` and `ema` (diffusion); `max_gpus` defaults to 8. Returns
+    `checkpointing`, `ema` (diffusion) and `zero` (classifiers: the ZeRO stage sharding the
+    model states over the GPUs, 3 = FSDP FULL_SHARD); `max_gpus` defaults to 8. Returns
     :class:`GraphRecommendations`."""
     ids = None if gpus is None else ([gpus] if isinstance(gpus, str) else [str(g) for g in gpus])
     price_map = {str(k): _number(v, f"recommend.prices.{k}") for k, v in (prices or {}).items()}
@@ -641,6 +642,8 @@ def recommend(model: Optional[Union[ModelLike, Scenario, Any]] = None, /, *, gpu
                 continue
             if k in ("image", "resolution", "global_batch", "batch", "lora_rank"):
                 query[k] = _int(v, f"recommend.{k}", 1, 1 << 40)
+            elif k == "zero":
+                query[k] = _int(v, "recommend.zero", 0, 3)
             elif k in ("method", "precision", "optimizer"):
                 if not isinstance(v, str):
                     raise _error(f"recommend.{k}", f"must be a string (got {type(v).__name__} {v!r})")

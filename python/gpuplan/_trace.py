@@ -118,10 +118,11 @@ class Graph:
     def estimate(self, gpu: str = "a100-80gb", batch: int = 32, precision: str = "fp16-mixed",
                  optimizer: str = "sgd-momentum", infer: bool = False, num_gpus: int = 1,
                  images: Union[None, int, float, str] = None, epochs: float = 1,
-                 checkpointing: bool = False) -> VisionResult:
+                 checkpointing: bool = False, zero: int = 0) -> VisionResult:
         """Memory and time of training (or, with infer=True, running) the graph with `batch`
-        samples per GPU on `num_gpus` GPUs: the figures of gp.vision (to_dict() is the same dict)."""
-        run = _run_args("estimate", gpu, batch, precision, optimizer, infer, images, epochs, num_gpus, checkpointing)
+        samples per GPU on `num_gpus` GPUs, `zero` 1-3 sharding the model states over them:
+        the figures of gp.vision (to_dict() is the same dict)."""
+        run = _run_args("estimate", gpu, batch, precision, optimizer, infer, images, epochs, num_gpus, checkpointing, zero)
         return VisionResult(_core.vision_graph(self._text, *run))
 
     def __eq__(self, other: object) -> bool:

@@ -103,28 +103,30 @@ class VisionResult(_GraphModelResult):
 def vision(model: str, gpu: str = "a100-80gb", batch: int = 32, image: Optional[int] = None, classes: int = 1000,
            precision: str = "fp16-mixed", optimizer: str = "sgd-momentum", infer: bool = False,
            images: Union[None, int, float, str] = None, epochs: float = 1, num_gpus: int = 1,
-           checkpointing: bool = False) -> VisionResult:
+           checkpointing: bool = False, zero: int = 0) -> VisionResult:
     """Memory and time of training (or, with ``infer=True``, running) a torchvision image
     model — resnet-18/34/50/101/152, vgg-16, vit-b-16, vit-l-16, vit-h-14,
     convnext-tiny/small/base/large, efficientnet-b0..b4 — on one GPU. ``image`` (pixels)
     defaults to the crop size of the model's torchvision weights: 224, EfficientNet-B1..B4
     240, 288, 300, 380. ``images`` (a count or an amount such
     as "1.28M") and ``epochs`` give the time to train; ``num_gpus`` > 1 trains data-parallel
-    (DDP) with ``batch`` images per GPU; ``checkpointing=True`` checkpoints every residual
-    block (torch.utils.checkpoint, timm's set_grad_checkpointing)."""
+    (DDP) with ``batch`` images per GPU, ``zero`` 1-3 sharding the optimizer state, then the
+    gradients, then the weights over them (ZeRO stages; 3 is FSDP's FULL_SHARD, each residual
+    block a unit); ``checkpointing=True`` checkpoints every residual block
+    (torch.utils.checkpoint, timm's set_grad_checkpointing)."""
     if not isinstance(model, str):
         raise _error("vision.model", f"must be a string (got {type(model).__name__} {model!r})")
     im = None if image is None else _int(image, "vision.image", 1, 1 << 20)
     c = _int(classes, "vision.classes", 1, 1 << 30)
-    run = _run_args("vision", gpu, batch, precision, optimizer, infer, images, epochs, num_gpus, checkpointing)
+    run = _run_args("vision", gpu, batch, precision, optimizer, infer, images, epochs, num_gpus, checkpointing, zero)
     return VisionResult(_core.vision(model, run[0], run[1], im, c, *run[2:]))
 
 
 def _run_args(prefix: str, gpu: Any, batch: Any, precision: Any, optimizer: Any, infer: Any,
-              images: Any, epochs: Any, num_gpus: Any,
-              checkpointing: Any) -> Tuple[str, int, str, str, bool, Optional[str], float, int, bool]:
+              images: Any, epochs: Any, num_gpus: Any, checkpointing: Any,
+              zero: Any) -> Tuple[str, int, str, str, bool, Optional[str], float, int, bool, int]:
     """The checked run settings gp.vision and Graph.estimate share, in the bindings' order:
-    (gpu, batch, precision, optimizer, infer, images as the CLI's text, epochs, num_gpus, checkpointing)."""
+    (gpu, batch, precision, optimizer, infer, images as the CLI's text, epochs, num_gpus, checkpointing, zero)."""
     for name, v in (("gpu", gpu), ("precision", precision), ("optimizer", optimizer)):
         if not isinstance(v, str):
             raise _error(f"{prefix}.{name}", f"must be a string (got {type(v).__name__} {v!r})")
@@ -134,6 +136,7 @@ def _run_args(prefix: str, gpu: Any, batch: Any, precision: Any, optimizer: Any,
     b = _int(batch, f"{prefix}.batch", 1, 1_000_000)
     ep = _number(epochs, f"{prefix}.epochs")
     n = _int(num_gpus, f"{prefix}.num_gpus", 1, 65536)
+    z = _int(zero, f"{prefix}.zero", 0, 3)
     dataset: Optional[str] = None
     if images is not None:
         if isinstance(images, str):
@@ -142,4 +145,4 @@ def _run_args(prefix: str, gpu: Any, batch: Any, precision: Any, optimizer: Any,
             dataset = repr(float(_number(images, f"{prefix}.images")))
         else:
             raise _error(f"{prefix}.images", f"must be a number or an amount such as '1.28M' (got {images!r})")
-    return gpu, b, precision, optimizer, infer, dataset, ep, n, checkpointing
+    return gpu, b, precision, optimizer, infer, dataset, ep, n, checkpointing, z

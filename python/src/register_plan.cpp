@@ -174,7 +174,7 @@ void register_plan(py::module_& m) {
         for (auto item : query) {
           static const std::set<std::string> known{"model", "graph", "images", "epochs", "image", "resolution",
                                                    "global_batch", "batch", "lora_rank", "method", "precision",
-                                                   "optimizer", "checkpointing", "ema"};
+                                                   "optimizer", "checkpointing", "ema", "zero"};
           const auto k = py::cast<std::string>(item.first);
           if (!known.contains(k)) throw config_error("recommend." + k, "does not apply to image and diffusion models");
         }
@@ -189,6 +189,7 @@ void register_plan(py::module_& m) {
           *f = py::cast<std::optional<std::string>>(get(k));
         q.checkpointing = py::cast<std::optional<bool>>(get("checkpointing"));
         q.ema = py::cast<std::optional<bool>>(get("ema"));
+        q.zero = py::cast<std::optional<int>>(get("zero"));
         const recommend_options o = market_of(gpus, prices, deadline_seconds, budget, max_gpus, rank, keep_late, confidence,
                                               headroom, prices_file, spot);
         io::graph_plan plan;
@@ -199,7 +200,7 @@ void register_plan(py::module_& m) {
           rows = recommend_graph(plan.workload, o);
         }
         return result_dict(io::graph_recommend_document(plan, rows, o, rows.size(), spot),
-                           io::graph_recommend_table(rows, o.deadline));
+                           io::graph_recommend_table(rows, o.deadline, plan.settings.value("zero", 0)));
       },
       py::arg("query"), py::arg("gpus") = py::none(), py::arg("prices") = std::map<std::string, double>{},
       py::arg("deadline_seconds") = 86400.0, py::arg("budget") = py::none(), py::arg("max_gpus") = 8, py::arg("rank") = "cost",

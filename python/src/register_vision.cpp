@@ -30,8 +30,9 @@ py::dict report_dict(const io::vision_query& q) {
 // The run settings gp.vision and Graph.estimate share.
 void set_run(io::vision_query& q, const std::string& gpu, std::int64_t batch, const std::string& precision,
              const std::string& optimizer, bool infer, std::optional<std::string> images, double epochs, int num_gpus,
-             bool checkpointing) {
+             bool checkpointing, int zero) {
   q.checkpointing = checkpointing;
+  q.zero = zero;
   q.gpu = gpu;
   q.batch = batch;
   q.precision = precision;
@@ -65,32 +66,32 @@ void register_vision(py::module_& m) {
       "vision",
       [](const std::string& model, const std::string& gpu, std::int64_t batch, std::optional<std::int64_t> image, std::int64_t classes,
          const std::string& precision, const std::string& optimizer, bool infer, std::optional<std::string> images,
-         double epochs, int num_gpus, bool checkpointing) {
+         double epochs, int num_gpus, bool checkpointing, int zero) {
         io::vision_query q;
         q.model = model;
         q.image = image;
         q.classes = classes;
         q.flag_prefix = "vision.";
-        set_run(q, gpu, batch, precision, optimizer, infer, std::move(images), epochs, num_gpus, checkpointing);
+        set_run(q, gpu, batch, precision, optimizer, infer, std::move(images), epochs, num_gpus, checkpointing, zero);
         return report_dict(q);
       },
       py::arg("model"), py::arg("gpu"), py::arg("batch"), py::arg("image"), py::arg("classes"), py::arg("precision"),
-      py::arg("optimizer"), py::arg("infer"), py::arg("images") = py::none(), py::arg("epochs") = 1.0, py::arg("num_gpus") = 1, py::arg("checkpointing") = false,
+      py::arg("optimizer"), py::arg("infer"), py::arg("images") = py::none(), py::arg("epochs") = 1.0, py::arg("num_gpus") = 1, py::arg("checkpointing") = false, py::arg("zero") = 0,
       "vision.hpp: parameters, FLOPs, memory and images/s of a torchvision image model on one GPU.");
 
   m.def(
       "vision_graph",
       [](const std::string& graph_json, const std::string& gpu, std::int64_t batch, const std::string& precision,
          const std::string& optimizer, bool infer, std::optional<std::string> images, double epochs, int num_gpus,
-         bool checkpointing) {
+         bool checkpointing, int zero) {
         io::vision_query q;
         q.graph = io::read_graph_text(graph_json);
         q.flag_prefix = "estimate.";
-        set_run(q, gpu, batch, precision, optimizer, infer, std::move(images), epochs, num_gpus, checkpointing);
+        set_run(q, gpu, batch, precision, optimizer, infer, std::move(images), epochs, num_gpus, checkpointing, zero);
         return report_dict(q);
       },
       py::arg("graph_json"), py::arg("gpu"), py::arg("batch"), py::arg("precision"), py::arg("optimizer"), py::arg("infer"),
-      py::arg("images") = py::none(), py::arg("epochs") = 1.0, py::arg("num_gpus") = 1, py::arg("checkpointing") = false,
+      py::arg("images") = py::none(), py::arg("epochs") = 1.0, py::arg("num_gpus") = 1, py::arg("checkpointing") = false, py::arg("zero") = 0,
       "gp.vision's figures for a layer graph given as graph JSON text (io/graph_json.hpp).");
   m.def(
       "graph_analyze", [](const std::string& graph_json) { return from_json(analysis_json(io::read_graph_text(graph_json))); },

@@ -425,7 +425,7 @@ int run_recommend_graph(io::graph_recommend_query q, const recommend_request& re
   std::string text = std::string(md ? "### " : "") + plan.summary + "\n" + prices_line(request, o);
   if (o.budget) text += "budget " + money(*o.budget) + "\n";
   text += "\n";
-  io::table t = io::graph_recommend_table(rows, o.deadline);
+  io::table t = io::graph_recommend_table(rows, o.deadline, plan.settings.value("zero", 0));
   if (total > rows.size()) t.notes.push_back("showing " + std::to_string(rows.size()) + " of " + std::to_string(total) + " rows (--top)");
   text += io::render(t, style);
   print(text);

@@ -403,6 +403,7 @@ io::graph_recommend_query graph_query_of(const run_args& a, io::graph_recommend_
     else if (path == "precision") q.precision = text();
     else if (path == "optimizer") q.optimizer = text();
     else if (path == "lora.rank") q.lora_rank = v.get<std::int64_t>();
+    else if (path == "parallel.zero") q.zero = v.get<int>();
     else if (path == "checkpointing") {
       if (text() != "none" && text() != "full")
         throw config_error("--checkpointing", "must be none or full for image and diffusion models (got " + text() + ")");

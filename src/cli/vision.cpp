@@ -26,11 +26,13 @@ CLI::App* add_vision_command(CLI::App& app, io::vision_query& q) {
   sub->add_option("--precision", q.precision, "Precision: " + name_list<precision>() + " (default fp16-mixed)");
   sub->add_option("--optimizer", q.optimizer, "Optimizer: sgd, sgd-momentum (default), adam, adamw, adamw-8bit, lion");
   sub->add_flag("--infer", q.infer, "Inference (forward only) instead of training");
+  sub->add_option("--zero", q.zero, "Training on --gpus: shard the optimizer state (1), also the gradients (2), also the weights (3, FSDP FULL_SHARD, each residual block a unit) over the GPUs (ZeRO; default 0, DDP)");
   sub->add_flag("--checkpointing", q.checkpointing, "Training: activation checkpointing of every residual block (torch.utils.checkpoint, timm set_grad_checkpointing)");
   sub->add_option("--images", q.images, "Dataset size in images (1.28M): prints the time to train");
   sub->add_option("--epochs", q.epochs, "Passes over the dataset (default 1)");
   sub->footer("Examples:\n  gpuplan vision resnet-50 --gpu t4 --batch 64 --image 224\n"
               "  gpuplan vision vit-b-16 --gpu a100-80gb --gpus 8 --batch 128 --optimizer adamw --images 1.28M --epochs 300\n"
+              "  gpuplan vision vit-h-14 --gpu rtx-4090 --gpus 8 --zero 3 --optimizer adamw --batch 16\n"
               "  gpuplan vision resnet-50 --image 128 --export-graph resnet50.json\n"
               "  gpuplan vision --graph resnet50.json --gpu t4 --batch 64\n");
   return sub;

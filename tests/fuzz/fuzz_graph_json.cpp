@@ -1,7 +1,7 @@
 // fuzz_graph_json — graph files (`gpuplan vision --graph FILE`, gp.Graph; io/graph_json.hpp)
 // as raw bytes. Bad input is a one-line config_error naming its path; an accepted graph
 // has finite, non-negative figures, survives write -> read unchanged, and estimates on
-// one GPU without error or a non-finite number.
+// one GPU, and sharded over eight, without error or a non-finite number.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -32,6 +32,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto e = gpuplan::vision::estimate_graph(g, 1, gpuplan::precision::fp16_mixed, gpuplan::optimizer::adamw, gpu, train);
       finite_nonneg(gpuplan::in_bytes(e.peak_allocated), "peak_allocated");
       finite_nonneg(gpuplan::in_seconds(e.step), "step");
+    }
+    // Sharded over 8 GPUs (ZeRO-3: the graph's own segments, else its residual blocks, as units).
+    for (const int zero : {1, 3}) {
+      const auto e = gpuplan::vision::estimate_graph(g, 1, gpuplan::precision::fp16_mixed, gpuplan::optimizer::adamw, gpu,
+                                                     true, {}, 8, false, zero);
+      finite_nonneg(gpuplan::in_bytes(e.peak_allocated), "sharded peak_allocated");
+      finite_nonneg(gpuplan::in_seconds(e.step), "sharded step");
     }
   } catch (const gpuplan::config_error& e) {
     gpuplan::fuzz::check_error(e);

@@ -63,6 +63,16 @@ def test_aliases_batch_limits_and_effective_global_batch():
         gp.recommend("vit-l-16", checkpointing="selective")
     with pytest.raises(gp.InvalidInputError, match=r"recommend\.checkpointing: the graph has no residual blocks"):
         gp.recommend("vgg-16", checkpointing=True)
+    # ZeRO-3 shards ViT-H's AdamW states over the GPUs: less memory per GPU than DDP.
+    z3 = gp.recommend("vit-h-14", zero=3, gpus=["rtx-4090"], max_gpus=8)
+    ddp = gp.recommend("vit-h-14", gpus=["rtx-4090"], max_gpus=8)
+    assert z3.to_dict()["zero"] == 3
+    eight = lambda r: next(x for x in r if x.count == 8)
+    assert eight(z3).micro_batch >= eight(ddp).micro_batch
+    with pytest.raises(gp.InvalidInputError, match=r"recommend\.zero: must be between 0 and 3"):
+        gp.recommend("vit-h-14", zero=5)
+    with pytest.raises(gp.ConfigError, match=r"recommend\.zero: does not apply to diffusion models"):
+        gp.recommend("sd-1.5", zero=2)
 
 
 def test_graph_input_and_catalog_recipe():

@@ -37,6 +37,23 @@ def test_data_parallel():
         gp.vision("resnet-50", num_gpus=0)
 
 
+def test_sharded_training():
+    # ViT-H/14 with AdamW on 8 RTX 4090s: DDP holds 16 B of model states per parameter on
+    # every GPU (632M params: ~10 GB); ZeRO-3 (FSDP FULL_SHARD) holds 16/8 plus the root
+    # and two gathered residual blocks in 16-bit.
+    ddp = gp.vision("vit-h-14", gpu="rtx-4090", batch=16, optimizer="adamw", num_gpus=8)
+    z3 = gp.vision("vit-h-14", gpu="rtx-4090", batch=16, optimizer="adamw", num_gpus=8, zero=3)
+    states = lambda r: sum(r.to_dict()["memory"][k] for k in ("weights", "gradients", "optimizer"))
+    assert states(ddp) == pytest.approx(632_045_800 * 16)
+    assert states(z3) == pytest.approx(632_045_800 * 16 / 8)
+    assert z3.to_dict()["zero"] == 3 and z3.device < ddp.device
+    assert z3.to_dict()["time"]["data_parallel_comm_seconds"] > 0
+    with pytest.raises(gp.InvalidInputError, match="vision.zero"):
+        gp.vision("resnet-50", zero=4)
+    with pytest.raises(gp.ConfigError, match="zero: shards training states"):
+        gp.vision("resnet-50", zero=2, infer=True)
+
+
 def test_vit_h_does_not_fit_a_t4():
     r = gp.vision("vit-h-14", gpu="t4", batch=64)
     assert r.params == 632_045_800 and not r.fits

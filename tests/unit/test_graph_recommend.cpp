@@ -155,6 +155,22 @@ TEST_CASE("image_training: the 1-GPU row is estimate_graph's step; more GPUs add
   CHECK(in_bytes(e1.reserved) == doctest::Approx(in_bytes(e1.peak_allocated) * 1.10 + 32.0 * kMiB).epsilon(1e-12));
 }
 
+TEST_CASE("image_training under ZeRO-3: the gathers repeat every micro-batch, so they are in the micro-step") {
+  const auto a100 = io::find_gpu("a100-80gb");
+  const auto g = vision::vision_model("vit-b-16");
+  const auto w = image_training(g, precision::fp16_mixed, optimizer::adamw, {}, false, 3);
+  const graph_step s = w.step(a100, 64, 8);
+  const auto e = vision::estimate_graph(g, 64, precision::fp16_mixed, optimizer::adamw, a100, true, {}, 8, false, 3);
+  CHECK(in_seconds(s.exposed_all_reduce) == 0);
+  CHECK(in_seconds(s.micro + s.optimizer) == doctest::Approx(in_seconds(e.step)).epsilon(1e-12));
+  CHECK(s.micro > std::max(e.compute + e.memory_bound, e.launch));  // the first unit's gather is never hidden
+  CHECK(s.device == e.device);
+  // DDP on the same GPUs: the exposed all-reduce stays once per optimizer step.
+  const graph_step d = image_training(g, precision::fp16_mixed, optimizer::adamw).step(a100, 64, 8);
+  CHECK(in_seconds(d.exposed_all_reduce) > 0);
+  CHECK(d.device > s.device);
+}
+
 TEST_CASE("diffusion fine-tuning: the EMA copy, the recipe and the DDP step") {
   const auto a100 = io::find_gpu("a100-80gb");
   const auto p = df::sd15();
@@ -240,6 +256,14 @@ TEST_CASE("graph_plan_of: the published recipes, the user's overrides and the er
   v.checkpointing = true;  // every residual block checkpointed
   CHECK(io::graph_plan_of(v).settings["checkpointing"] == true);
   v.checkpointing.reset();
+  v.zero = 3;  // sharded over the GPUs; diffusion fine-tunes stay under DDP
+  CHECK(io::graph_plan_of(v).settings["zero"] == 3);
+  v.zero = 4;
+  CHECK_THROWS_WITH_AS(io::graph_plan_of(v), doctest::Contains("--zero: must be 0, 1, 2 or 3 (got 4)"), config_error);
+  v.zero.reset();
+  d.resolution.reset();
+  d.zero = 1;
+  CHECK_THROWS_WITH_AS(io::graph_plan_of(d), doctest::Contains("--zero: does not apply to diffusion models"), config_error);
   v.images = "-1";
   CHECK_THROWS_AS(io::graph_plan_of(v), config_error);
   v.images = "1e13";

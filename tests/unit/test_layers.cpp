@@ -368,6 +368,56 @@ TEST_CASE("vision: ResNet-50 training throughput against NVIDIA DeepLearningExam
   CHECK(t4.samples_per_s < e.samples_per_s / 4);
 }
 
+TEST_CASE("vision: ZeRO-1/2/3 shard a graph's model states over the GPUs; ZeRO-3 gathers by residual block") {
+  const auto& a100 = io::find_gpu("a100-80gb");
+  const auto g = vision::vision_model("vit-b-16");
+  const double P = 86567656;  // torchvision ViT-B/16
+  auto est = [&](int zero, int n = 8) {
+    return vision::estimate_graph(g, 64, precision::fp16_mixed, optimizer::adamw, a100, true, {}, n, false, zero);
+  };
+  const auto z0 = est(0), z1 = est(1), z2 = est(2), z3 = est(3);
+  // AMP as DeepSpeed counts it: 2 B weights + 4 B fp32 master, 2 B gradients, 8 B AdamW moments;
+  // ZeRO-1 shards master and moments over 8 GPUs, ZeRO-2 also the gradients, ZeRO-3 also the weights.
+  CHECK(in_bytes(z0.weights) == doctest::Approx(P * 6));
+  CHECK(in_bytes(z1.weights) == doctest::Approx(P * (2 + 4.0 / 8)));
+  CHECK(in_bytes(z1.optimizer) == doctest::Approx(P * 8 / 8));
+  CHECK(in_bytes(z1.gradients) == doctest::Approx(P * 2));
+  CHECK(in_bytes(z2.gradients) == doctest::Approx(P * 2 / 8));
+  CHECK(in_bytes(z3.weights) == doctest::Approx(P * 6 / 8));
+  CHECK(in_bytes(z3.activations) == doctest::Approx(in_bytes(z0.activations)));
+  // Units: each residual branch (LN + attention + add: 2,363,904; LN + MLP + add: 4,723,968);
+  // the root holds the patch embedding 590,592, class token 768, position embedding 151,296,
+  // final LN 1,536 and head 769,000 = 1,513,192.
+  const auto u = vision::detail::sharding_units_of(g, layers::analyze(g));
+  CHECK(u.root == 1513192);
+  CHECK(u.largest == 4723968);
+  // ZeRO-1/2 add DeepSpeed's reduce bucket (min(P, 5e8) 16-bit gradients); ZeRO-3 the root
+  // and two units gathered in 16-bit.
+  CHECK(in_bytes(z1.transient - z0.transient) == doctest::Approx(P * 2));
+  CHECK(in_bytes(z3.transient - z0.transient) == doctest::Approx((1513192 + 2 * 4723968) * 2.0));
+  CHECK(z3.device < z2.device);
+  CHECK(z2.device < z1.device);
+  CHECK(z1.device < z0.device);
+  // Each GPU updates its shard.
+  CHECK(in_seconds(z1.optimizer_step) == doctest::Approx(in_seconds(z0.optimizer_step) / 8));
+  // ZeRO-3: the parameters all-gathered twice (16-bit) and the gradients reduce-scattered:
+  // 3 gathers of 2P bytes, against DDP's all-reduce of fp32 gradients.
+  scenario sc;
+  sc.gpu = a100;
+  sc.num_gpus = 8;
+  const auto link = gpuplan::detail::collective_link(sc, 8, 1);
+  const efficiency_params e;
+  CHECK(in_seconds(z3.data_parallel_comm) == doctest::Approx(3 * gpuplan::detail::gather_seconds(P * 2, 8, link, e)));
+  CHECK(in_seconds(z0.data_parallel_comm) == doctest::Approx(gpuplan::detail::all_reduce_seconds(P * 4, 8, link, e)));
+  // ZeRO-1/2: reduce-scatter of 16-bit gradients + all-gather of the updated 16-bit weights.
+  CHECK(in_seconds(z2.data_parallel_comm) == doctest::Approx(2 * gpuplan::detail::gather_seconds(P * 2, 8, link, e)));
+  // One GPU: nothing to shard over.
+  CHECK(in_bytes(est(3, 1).weights) == doctest::Approx(P * 6));
+  CHECK_THROWS_WITH_AS(est(4), doctest::Contains("zero: must be 0, 1, 2 or 3 (got 4)"), config_error);
+  CHECK_THROWS_WITH_AS(vision::estimate_graph(g, 8, precision::fp16_mixed, optimizer::sgd, a100, false, {}, 8, false, 3),
+                       doctest::Contains("zero: shards training states"), config_error);
+}
+
 TEST_CASE("vision: data-parallel ResNet-50 on 8 A100s (row NR2), the all-reduce by hand") {
   const auto& a100 = io::find_gpu("a100-80gb");
   const auto g = vision::resnet(50);
@@ -376,7 +426,7 @@ TEST_CASE("vision: data-parallel ResNet-50 on 8 A100s (row NR2), the all-reduce 
   // DDP under AMP all-reduces fp32 gradients: 25,557,032 x 4 B = 102,228,128 B. Ring over NVLink
   // (300 GB/s per direction, comm_fraction 0.8, 2 us per step): 2·7/8·102,228,128 / 240e9 + 14 x 2e-6
   // = 7.4541e-4 + 2.8e-5 = 7.7341e-4 s
-  CHECK(in_seconds(eight.gradient_all_reduce) == doctest::Approx(7.7341e-4).epsilon(1e-3));
+  CHECK(in_seconds(eight.data_parallel_comm) == doctest::Approx(7.7341e-4).epsilon(1e-3));
   // Hidden behind backward except the last 25 MiB bucket: 2·7/8·26,214,400 / 240e9 + 2.8e-5 = 2.1914e-4 s
   CHECK(in_seconds(eight.step - one.step) == doctest::Approx(2.1914e-4).epsilon(1e-3));
   CHECK(eight.samples_per_s == doctest::Approx(8 * 256 / in_seconds(eight.step)).epsilon(1e-12));

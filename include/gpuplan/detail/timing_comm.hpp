@@ -143,8 +143,10 @@ struct zero3_comm {
   double exposed = 0;         // after overlap with compute
 };
 
-inline zero3_comm zero3_per_microbatch(const architecture& a, const scenario& run, const stage_parameters& p,
-                                       double compute_mb, const efficiency_params& e) {
+// The same for any model: `first_unit` is the share of the parameters in the first unit
+// gathered (one layer of a transformer stage, the largest wrapped block of a layer graph).
+inline zero3_comm zero3_gathers(const scenario& run, const stage_parameters& p, double first_unit, double compute_mb,
+                                const efficiency_params& e) {
   const int dp = std::max(1, run.dp());
   if (run.parallel.zero != 3 || dp <= 1) return {};
   const comm_link dpl = collective_link(run, dp, run.parallel.tp * run.parallel.pp);
@@ -152,9 +154,14 @@ inline zero3_comm zero3_per_microbatch(const architecture& a, const scenario& ru
   const double rs = gather_seconds(p.trainable_params * reduced_gradient_bytes(run), dp, dpl, e);
   zero3_comm z;
   z.per_microbatch = kZero3GathersPerMicrobatch * ag + rs;
-  const double first_layer = ag / std::max(1.0, static_cast<double>(a.total_layers()) / run.parallel.pp);
-  z.exposed = std::max(0.0, z.per_microbatch - e.fsdp_overlap * compute_mb) + first_layer;
+  z.exposed = std::max(0.0, z.per_microbatch - e.fsdp_overlap * compute_mb) + first_unit * ag;
   return z;
+}
+
+inline zero3_comm zero3_per_microbatch(const architecture& a, const scenario& run, const stage_parameters& p,
+                                       double compute_mb, const efficiency_params& e) {
+  const double layers = std::max(1.0, static_cast<double>(a.total_layers()) / run.parallel.pp);
+  return zero3_gathers(run, p, 1.0 / layers, compute_mb, e);
 }
 
 // Data-parallel gradient reduction, once per step (DDP no_sync during accumulation), ZeRO-0..2.

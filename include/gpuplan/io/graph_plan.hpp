@@ -37,6 +37,7 @@ nlohmann::json graph_recommend_json(const std::vector<graph_recommendation>& row
 // (`rows` may be the first `--top` of `total_rows`).
 nlohmann::json graph_recommend_document(const graph_plan& plan, const std::vector<graph_recommendation>& rows,
                                         const recommend_options& o, std::size_t total_rows, bool spot);
-table graph_recommend_table(const std::vector<graph_recommendation>& rows, Seconds deadline);
+// `zero`: the ZeRO stage the rows shard the model states with (the plan's settings["zero"]).
+table graph_recommend_table(const std::vector<graph_recommendation>& rows, Seconds deadline, int zero = 0);
 
 }  // namespace gpuplan::io

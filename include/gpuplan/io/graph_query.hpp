@@ -26,6 +26,7 @@ struct graph_recommend_query {
   std::optional<std::string> method;         // full (classifiers); full or lora (diffusion)
   std::optional<std::string> precision, optimizer;
   std::optional<bool> checkpointing, ema;    // diffusion (default the recipe's)
+  std::optional<int> zero;                   // classifiers: ZeRO stage over the GPUs (default 0, DDP)
   std::string flag_prefix;  // "--" in the CLI, so errors name the flag
 };
 

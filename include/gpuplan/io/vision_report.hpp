@@ -26,6 +26,7 @@ struct vision_query {
   std::string optimizer = "sgd-momentum";
   bool infer = false;
   bool checkpointing = false;  // training: torch.utils.checkpoint over every residual block
+  int zero = 0;                // training: ZeRO stage sharding the model states over num_gpus (3: FSDP FULL_SHARD)
   std::optional<std::string> images;  // dataset size, an amount: "1.28M"
   double epochs = 1;
   std::string export_graph;  // CLI --export-graph FILE

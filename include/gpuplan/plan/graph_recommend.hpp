@@ -142,21 +142,28 @@ inline std::vector<graph_recommendation> recommend_graph(const graph_workload& w
   return out;
 }
 
-// Training an image model (or any layer graph) with PyTorch DDP: vision::estimate_graph's
-// step at the micro-batch and GPU count, split into its parts. The recipe, samples and
-// global batch are the caller's (vision::training_recipe_of for catalog models).
+// Training an image model (or any layer graph) with PyTorch DDP, or sharded by ZeRO stage
+// `zero`: vision::estimate_graph's step at the micro-batch and GPU count, split into its
+// parts. ZeRO-3 gathers the weights and reduce-scatters the gradients every micro-batch, so
+// its exposed communication belongs to the micro-batch; the others reduce once per step.
+// The recipe, samples and global batch are the caller's (vision::training_recipe_of for
+// catalog models).
 inline graph_workload image_training(const layers::graph& g, precision prec, optimizer opt, const efficiency_params& eff = {},
-                                     bool checkpointing = false) {
+                                     bool checkpointing = false, int zero = 0) {
   graph_workload w;
   w.name = g.name;
   w.max_micro_batch = 1000000;  // estimate_graph's batch range
-  w.step = [g, prec, opt, eff, checkpointing](const gpu_spec& gpu, std::int64_t m, int n) {
-    const auto e = vision::estimate_graph(g, m, prec, opt, gpu, true, eff, n, checkpointing);
+  w.step = [g, prec, opt, eff, checkpointing, zero](const gpu_spec& gpu, std::int64_t m, int n) {
+    const auto e = vision::estimate_graph(g, m, prec, opt, gpu, true, eff, n, checkpointing, zero);
     graph_step s;
     s.device = e.device;
     s.micro = std::max(e.compute + e.memory_bound, e.launch);
     s.optimizer = e.optimizer_step;
     s.exposed_all_reduce = e.step - s.micro - s.optimizer;
+    if (zero >= 3) {
+      s.micro += s.exposed_all_reduce;
+      s.exposed_all_reduce = seconds(0);
+    }
     return s;
   };
   return w;
