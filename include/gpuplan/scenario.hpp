@@ -126,6 +126,10 @@ struct scenario {
   bool chunked_loss = false;
   bool activation_offload = false;
   bool optimizer_in_backward = false;
+  // Gradient tensors kept, zero-filled, from one step to the next: PyTorch < 2.0, whose
+  // zero_grad() defaulted to set_to_none=False (HF Trainer's model.zero_grad() before
+  // transformers on torch 2), or code passing set_to_none=False. Default: freed each step.
+  bool keep_gradients = false;
   gpu_spec gpu{};
   int num_gpus = 1;
   cluster_spec cluster{};

@@ -211,6 +211,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_bool_key(sub, a, "--compile", "compile", "torch.compile");
   add_bool_key(sub, a, "--activation-offload", "activation_offload", "Offload saved activations to the CPU");
   add_bool_key(sub, a, "--optimizer-in-backward", "optimizer_in_backward", "Step the optimizer during backward");
+  add_bool_key(sub, a, "--keep-gradients", "keep_gradients", "Gradients kept between steps (PyTorch < 2.0 zero_grad(), set_to_none=False)");
   add_bool_key(sub, a, "--infer", "workload", "Serving instead of training (workload infer)");
   // --infer writes "infer", not a boolean: fix up in build_scenario.
   add_key<std::int64_t>(sub, a, "--infer-batch", "inference.batch", "Serving: concurrent sequences");

@@ -44,6 +44,7 @@ constexpr std::array<field, 46> kFields = {{
     {"chunked_loss", {"true", "false"}},
     {"activation_offload", {"true", "false"}},
     {"optimizer_in_backward", {"true", "false"}},
+    {"keep_gradients", {"true", "false"}},
     {"num_gpus", {"1", "2", "8", "16", "64"}},
     {"gpus_per_node", {"1", "4", "8"}},
     {"tokens", {"1e9", R"("300B")", R"("1T")", R"("2e9")"}},

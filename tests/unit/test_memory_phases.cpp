@@ -407,6 +407,17 @@ TEST_CASE("memory phases 4: persistent gradients and the optimizer step") {
   CHECK(gb.persistent == 0);
   CHECK(gb.all == doctest::Approx(2 * L7).epsilon(kEps));
   CHECK(gb.at_step == 0);
+  // One GPU, no accumulation: PyTorch 2's zero_grad(set_to_none=True) frees the gradients
+  // between steps; keep_gradients (PyTorch 1.x's set_to_none=False) keeps all 2Ψ through the forward.
+  s.optimizer_in_backward = false;
+  const stage_view freed(llama2_7b(), s);
+  CHECK(mem::gradients_by_phase(freed.r.settings(), freed.f, freed.t, freed.states()).persistent == 0);
+  s.keep_gradients = true;
+  const stage_view kept(llama2_7b(), s);
+  const auto gk = mem::gradients_by_phase(kept.r.settings(), kept.f, kept.t, kept.states());
+  CHECK(gk.persistent == doctest::Approx(2 * P7).epsilon(kEps));
+  const auto pk = mem::step_phases(kept.states(), kept.acts(), kept.trans(), gk);
+  CHECK(pk[0].grads == doctest::Approx(2 * P7).epsilon(kEps));
 }
 
 // ---------------------------------------------------------------------------

@@ -11,11 +11,11 @@
 namespace gpuplan::detail {
 
 inline constexpr std::array<band_row, 26> kBandRows{{
-    {band_metric::memory_train, -1, -1, 46, {0.8417, 0.9860, 1.2600}},
-    {band_metric::memory_train, -1, 0, 42, {0.8578, 0.9820, 1.2787}},
+    {band_metric::memory_train, -1, -1, 46, {0.8417, 0.9860, 1.1126}},
+    {band_metric::memory_train, -1, 0, 42, {0.8578, 0.9820, 1.1182}},
     {band_metric::memory_train, -1, 1, 4, {0.8652, 0.9952, 1.0042}},
-    {band_metric::memory_train, 0, -1, 19, {0.9068, 1.0185, 1.3427}},
-    {band_metric::memory_train, 0, 0, 15, {0.9010, 1.0532, 1.3108}},
+    {band_metric::memory_train, 0, -1, 19, {0.9068, 1.0185, 1.1328}},
+    {band_metric::memory_train, 0, 0, 15, {0.9179, 1.0290, 1.1890}},
     {band_metric::memory_train, 0, 1, 4, {0.8652, 0.9952, 1.0042}},
     {band_metric::memory_train, 1, -1, 27, {0.8094, 0.9537, 1.0835}},
     {band_metric::memory_train, 1, 0, 27, {0.8094, 0.9537, 1.0835}},

@@ -36,12 +36,13 @@ struct gradient_schedule {
 };
 
 // Gradients persist through the forward with grad_accum > 1, more than one GPU
-// (DDP buckets, Megatron's contiguous grad buffer, DeepSpeed IPG buffers) or ZeRO;
+// (DDP buckets, Megatron's contiguous grad buffer, DeepSpeed IPG buffers), ZeRO or
+// keep_gradients (zero_grad(set_to_none=False), PyTorch 1.x's default: torch/optim/optimizer.py);
 // otherwise they appear during backward (zero_grad(set_to_none=True), PyTorch 2.x).
 // optimizer_in_backward (register_post_accumulate_grad_hook) keeps one tensor's.
 inline gradient_schedule gradients_by_phase(const scenario& r, const facts& f, const stage_trainables& t, const model_states& s) {
   const bool in_backward = r.optimizer_in_backward;
-  const bool prealloc = !in_backward && (r.grad_accum > 1 || r.num_gpus > 1 || r.parallel.zero > 0);
+  const bool prealloc = !in_backward && (r.grad_accum > 1 || r.num_gpus > 1 || r.parallel.zero > 0 || r.keep_gradients);
   gradient_schedule g;
   g.all = s.gradients;
   g.persistent = prealloc ? s.gradients : 0;
