@@ -658,8 +658,10 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
       const double L = static_cast<double>(c.in.positions()), D = static_cast<double>(c.in.c);
       const double core = 4.0 * L * (l.kv_len > 0 ? static_cast<double>(l.kv_len) : L) * D;
       const double shape = gpuplan::detail::gemm_shape_factor(B * L, D, D, 1, eff);
+      const double head_dim = D / static_cast<double>(l.heads);
       compute += B * (c.matmul_flops - core) / (rates.peak.gemm * rates.ceiling * shape) +
-                 B * core / (rates.peak.gemm * gpuplan::detail::flash_fraction(gpu, eff));
+                 B * core / (rates.peak.gemm * gpuplan::detail::flash_fraction(gpu, eff) *
+                             gpuplan::detail::flash_head_dim_efficiency(head_dim));
     }
   }
   e.compute = seconds(passes * compute);

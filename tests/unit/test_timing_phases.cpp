@@ -111,6 +111,24 @@ TEST_CASE("time phases: attention core — flash FLOPs at the FlashAttention-2 f
   CHECK(attention_core_seconds(a, s, d, 1, 2048, 2048, false, true, e).fwd == doctest::Approx(2 * c.fwd));
   s.parallel.tp = 2;
   CHECK(attention_core_seconds(a, s, d, 1, 2048, 2048, true, true, e).fwd == doctest::Approx(c.fwd / 2));
+  // FA2 runs a head on the kernel for its size rounded up (flash_api.cpp head_size_rounded):
+  // 32-multiples to 128, 64-multiples beyond. 128 and 64 run at full rate; SD 1.5's 40 on the
+  // 64 kernel, Phi-2's 80 on the 96 kernel, 136 on the 192 kernel.
+  CHECK(flash_head_dim_efficiency(128) == 1);
+  CHECK(flash_head_dim_efficiency(64) == 1);
+  CHECK(flash_head_dim_efficiency(40) == doctest::Approx(40.0 / 64));
+  CHECK(flash_head_dim_efficiency(80) == doctest::Approx(80.0 / 96));
+  CHECK(flash_head_dim_efficiency(136) == doctest::Approx(136.0 / 192));
+  CHECK(flash_head_dim_efficiency(256) == 1);
+  architecture odd = a;
+  odd.heads = 32;
+  odd.hidden = 2560;  // 32 heads of 80
+  odd.kv_heads = 32;
+  odd.head_dim = 0;
+  const double fl80 = 4.0 * 2048 * 2048 * 2560 / 2;
+  s.parallel.tp = 1;
+  CHECK(attention_core_seconds(odd, s, d, 1, 2048, 2048, true, true, e).fwd ==
+        doctest::Approx(fl80 / (kA100Bf16 * 0.60 * 80.0 / 96)));
 }
 
 TEST_CASE("time phases: compute per micro-batch from the block costs") {

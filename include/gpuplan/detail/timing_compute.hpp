@@ -213,7 +213,8 @@ inline attention_cost attention_core_seconds(const architecture& a, const scenar
   const double eb = r.act_bytes;
   const double fl = attention_core_flops(a, batch, s_q, s_kv, causal, flash) / tp;
   if (flash) {
-    const double rate = r.gemm * flash_fraction(run.gpu, e) * e.matmul_scale;
+    const double rate = r.gemm * flash_fraction(run.gpu, e) * e.matmul_scale *
+                        flash_head_dim_efficiency(static_cast<double>(a.d_head()));
     c.fwd = fl / rate;
     c.bwd = kFlashBackwardRatio * fl / rate;
     return c;

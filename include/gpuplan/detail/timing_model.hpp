@@ -155,6 +155,16 @@ inline double flash_fraction(const gpu_spec& g, const efficiency_params& e) {
   return 0.5 * e.flash_fraction_ampere;
 }
 
+// FlashAttention-2 runs a head on the kernel built for its size rounded up, to a multiple
+// of 32 up to 128 and of 64 beyond (flash-attention csrc/flash_attn/flash_api.cpp
+// head_size_rounded; PyTorch's SDPA flash backend carries the same code): a 40-wide head
+// (Stable Diffusion 1.5) runs the 64-wide kernel, so its FLOPs go at 40/64 of the rate.
+inline double flash_head_dim_efficiency(double head_dim) {
+  if (!(head_dim > 0)) return 1.0;
+  const double step = head_dim <= 128 ? 32.0 : 64.0;
+  return head_dim / (step * std::ceil(head_dim / step));
+}
+
 // Shape factor of an (m x k)·(k x n) GEMM: a smooth stand-in for tile and wave
 // quantization (NVIDIA Deep Learning Performance Guide, "Matrix multiplication
 // background": efficiency falls for dimensions below a few hundred and when the
