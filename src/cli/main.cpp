@@ -231,7 +231,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   const std::pair<const char*, std::vector<const char*>> groups[] = {
       {"Run", {"--scenario", "--gpu", "--gpu-file", "--method", "--seq", "--batch", "--grad-accum", "--global-batch",
                "--framework", "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--compile",
-               "--activation-offload", "--optimizer-in-backward"}},
+               "--activation-offload", "--optimizer-in-backward", "--keep-gradients"}},
       {"Parallelism", {"--gpus", "--gpus-per-node", "--tp", "--pp", "--virtual-stages", "--sp", "--cp", "--ep",
                        "--zero", "--offload-optimizer", "--offload-params", "--account-for-embedding-in-pipeline-split",
                        "--account-for-loss-in-pipeline-split", "--first-stage-layers", "--last-stage-layers"}},

@@ -1,8 +1,8 @@
-// Every published case in tests/data/validation/cases.jsonl and cases-2.jsonl,
+// Every published case in tests/data/validation/cases.jsonl, cases-2.jsonl and cases-3.jsonl,
 // run through the JSON output (the same path as `gpuplan estimate --json`).
 // In sample (cases.jsonl): memory median |error| <= 10% with every fit/OOM
 // verdict right; time median |error| <= 15%; one set of defaults for all.
-// Out of sample (cases-2.jsonl held out; leave one source out over both): the
+// Out of sample (cases-2.jsonl and cases-3.jsonl held out; leave one source out over all): the
 // figures docs/accuracy.md reports may not get worse than recorded below.
 #include <doctest/doctest.h>
 
@@ -45,8 +45,8 @@ double ceiling_for(const case_result& r, double normal) {
 }
 }  // namespace
 
-TEST_CASE("validation: all 55 + 63 cases load; every expressible one estimates") {
-  REQUIRE(results().size() == 55 + 63);
+TEST_CASE("validation: all 55 + 63 + 1 cases load; every expressible one estimates") {
+  REQUIRE(results().size() == 55 + 63 + 1);
   int unexpressible = 0;
   for (const auto& r : results()) {
     CAPTURE(r.id);
@@ -103,9 +103,12 @@ struct recorded { const char* what; bool held_out; bool memory; bool loso; doubl
 // this unmodelled cost had lent them, so the rows the model makes too fast (torchtitan, llm-foundry)
 // moved further out. LOSO memory was 4.4% / 15.7% until the transformers-docs rows (2022,
 // PyTorch 1.x) said that their Trainer's zero_grad() kept the gradients (keep_gradients).
+// Held-out time was 16.7% / 56.8% over 26 rows until cases-3.jsonl added the llama.cpp
+// decode row LC1t (+68%: a 3B model whose per-token kernels, not its weight bytes, bound
+// the step), a new measurement rather than a change of the model.
 constexpr recorded kRecorded[] = {
     {"held-out memory", true, true, false, 0.043, 0.123},
-    {"held-out time", true, false, false, 0.167, 0.568},
+    {"held-out time", true, false, false, 0.173, 0.684},
     {"LOSO memory", false, true, true, 0.042, 0.123},
     {"LOSO time", false, false, true, 0.206, 0.580},
 };
@@ -115,7 +118,7 @@ TEST_CASE("validation: out-of-sample median and P90 no worse than recorded") {
   for (const auto& rec : kRecorded) {
     CAPTURE(rec.what);
     auto pick = [&](const case_result& r) {
-      return (!rec.held_out || r.file == "cases-2.jsonl") && (rec.memory ? is_memory(r) : is_time(r));
+      return (!rec.held_out || held_out(r)) && (rec.memory ? is_memory(r) : is_time(r));
     };
     CHECK(quantile_abs_error(results(), pick, 0.5, rec.loso) <= rec.median + kSlack);
     CHECK(quantile_abs_error(results(), pick, 0.9, rec.loso) <= rec.p90 + kSlack);
