@@ -599,6 +599,7 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
   const graph_cost gc = layers::analyze(g);
   const auto pb = gpuplan::detail::mem::bytes_of(prec);
   const double P = static_cast<double>(gc.params), B = static_cast<double>(batch);
+  const detail::sharding_units u = zero >= 3 ? detail::sharding_units_of(g, gc) : detail::sharding_units{P, 0};
   graph_estimate e;
   e.params = gc.params;
   // ZeRO (Rajbhandari et al. 2020, Fig. 1): stage 1 shards the optimizer state and the fp32
@@ -626,7 +627,6 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
     e.transient = bytes(B * largest_io * pb.act);  // grad_output and grad_input of the layer in backward
     if (zero >= 3) {
       // The root gathered from forward to backward, the unit in use and the next prefetched.
-      const auto u = detail::sharding_units_of(g, gc);
       e.transient += bytes((u.root + gpuplan::detail::mem::kGatheredUnitsInFlight * u.largest) * pb.weight);
     } else if (zero >= 1 && num_gpus > 1) {
       // DeepSpeed ZeRO-1/2 reduce bucket (reduce_bucket_size, memory_transients.hpp).
@@ -683,7 +683,6 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
   if (train && num_gpus > 1) {
     // Backward (with any recompute) is (passes - 1) / passes of the compute and memory-bound time.
     const double busy = in_seconds(e.compute + e.memory_bound);
-    const auto u = detail::sharding_units_of(g, gc);
     const double first_unit = P > 0 ? std::min(1.0, (u.root + u.largest) / P) : 1.0;
     const auto dpc = detail::data_parallel_comm(P, prec, gpu, num_gpus, zero, busy, (passes - 1) / passes * busy, first_unit, eff);
     e.data_parallel_comm = seconds(dpc.whole);
