@@ -19,6 +19,7 @@ std::string fmt(double v, const std::string& metric) {
   if (metric == "memory.fits") return v != 0 ? "fits" : "OOM";
   if (metric.rfind("memory.", 0) == 0) std::snprintf(buf, sizeof buf, "%.2f GiB", v / 1073741824.0);
   else if (metric == "time.step_seconds") std::snprintf(buf, sizeof buf, "%.3f s", v);
+  else if (metric == "time.time_to_first_token_seconds") std::snprintf(buf, sizeof buf, "%.1f ms", 1000 * v);
   else std::snprintf(buf, sizeof buf, "%.0f tok/s", v);
   return buf;
 }
@@ -101,13 +102,20 @@ void per_engine(const std::vector<case_result>& rs) {
   std::string without;
   for (const auto& [e, name] : gpuplan::kEngineNames) {
     bool any = false;
-    for (const bool memory : {true, false}) {
+    // memory; decode speed (tokens/s); time to first token (the prompt's prefill).
+    for (const int kind : {0, 1, 2}) {
       const gpuplan::engine eng = e;
-      auto pick = [eng, memory](const case_result& r) { return is_serving(r, eng) && (memory ? is_memory(r) : is_time(r)); };
+      auto pick = [eng, kind](const case_result& r) {
+        if (!is_serving(r, eng)) return false;
+        if (kind == 0) return is_memory(r);
+        const bool ttft = r.metric == "time.time_to_first_token_seconds";
+        return is_time(r) && (kind == 2) == ttft;
+      };
       const std::size_t n = count(rs, pick);
       if (n == 0) continue;
       any = true;
-      std::cout << "| " << name << " | " << (memory ? "memory" : "time") << " | " << n << " | "
+      static constexpr const char* kKind[] = {"memory", "time", "time to first token"};
+      std::cout << "| " << name << " | " << kKind[kind] << " | " << n << " | "
                 << apct(quantile_abs_error(rs, pick, 0.5)) << " | " << apct(quantile_abs_error(rs, pick, 0.9)) << " | "
                 << apct(quantile_abs_error(rs, pick, 1.0)) << " | " << apct(quantile_abs_error(rs, pick, 0.5, true)) << " | "
                 << apct(quantile_abs_error(rs, pick, 0.9, true)) << " |\n";

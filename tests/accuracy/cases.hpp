@@ -129,9 +129,16 @@ inline std::optional<measurement> as_measurement(const case_result& r) {
   return m;
 }
 
+// A duration (step, time to first token) rather than a rate (tokens/s).
+inline bool is_duration(const case_result& r) {
+  return r.metric == "time.step_seconds" || r.metric == "time.time_to_first_token_seconds";
+}
+
 inline double time_metric(const case_result& r, const efficiency_params& p) {
   const time_estimate t = estimate_time(r.run->run, p);
-  return r.metric == "time.step_seconds" ? in_seconds(t.step) : t.tokens_per_second_per_gpu;
+  if (r.metric == "time.step_seconds") return in_seconds(t.step);
+  if (r.metric == "time.time_to_first_token_seconds") return in_seconds(t.time_to_first_token);
+  return t.tokens_per_second_per_gpu;
 }
 
 // Fills loso_error for every estimated row (see the file comment).
@@ -193,7 +200,7 @@ double median_abs_error(const std::vector<case_result>& rs, Pred pred, bool loso
 // throughput terms (a step-time row's ratio is estimated / measured step).
 inline double band_ratio(const case_result& r) {
   const double e = r.loso_error;
-  return r.metric == "time.step_seconds" ? 1.0 + e : 1.0 / (1.0 + e);
+  return is_duration(r) ? 1.0 + e : 1.0 / (1.0 + e);
 }
 inline bool in_bands(const case_result& r) {
   return r.failure.empty() && !r.unexpressible && !r.is_verdict && !std::isnan(r.loso_error) && r.run.has_value();

@@ -31,11 +31,11 @@ inline constexpr std::array<band_row, 26> kBandRows{{
     {band_metric::time_train, 0, 1, 16, {0.4608, 1.0268, 3.0858}},
     {band_metric::time_train, 1, -1, 12, {0.5076, 0.8953, 1.2460}},
     {band_metric::time_train, 1, 0, 12, {0.5076, 0.8953, 1.2460}},
-    {band_metric::time_infer, -1, -1, 9, {0.5305, 1.1530, 1.5778}},
-    {band_metric::time_infer, -1, 0, 8, {0.5110, 1.1563, 1.6924}},
+    {band_metric::time_infer, -1, -1, 10, {0.5543, 1.1398, 1.4767}},
+    {band_metric::time_infer, -1, 0, 9, {0.5305, 1.1530, 1.5778}},
     {band_metric::time_infer, -1, 1, 1, {1.0404, 1.0404, 1.0404}},
-    {band_metric::time_infer, 0, -1, 9, {0.5305, 1.1530, 1.5778}},
-    {band_metric::time_infer, 0, 0, 8, {0.5110, 1.1563, 1.6924}},
+    {band_metric::time_infer, 0, -1, 10, {0.5543, 1.1398, 1.4767}},
+    {band_metric::time_infer, 0, 0, 9, {0.5305, 1.1530, 1.5778}},
     {band_metric::time_infer, 0, 1, 1, {1.0404, 1.0404, 1.0404}},
 }};
 inline constexpr std::array<std::string_view, 8> kValidatedFamilies{{"bert", "bloom", "gpt2", "llama", "mpt", "mt5", "qwen2", "t5"}};
