@@ -108,6 +108,8 @@ vision_report vision_report_of(const vision_query& q) {
     t.rows.push_back({"time to train (" + format_count(static_cast<std::int64_t>(*images)) + " images x " +
                           gpuplan::detail::num(q.epochs) + " epochs)", format_seconds(*total)});
   t.notes.push_back(r.fits ? "fits on each " + gpu.id : "does not fit on one " + gpu.id);
+  if (q.zero > 0 && q.num_gpus == 1)
+    t.notes.push_back("ZeRO-" + std::to_string(q.zero) + " on one GPU shards nothing: every state stays whole (give more than one GPU)");
   return r;
 }
 

@@ -48,6 +48,10 @@ def test_sharded_training():
     assert states(z3) == pytest.approx(632_045_800 * 16 / 8)
     assert z3.to_dict()["zero"] == 3 and z3.device < ddp.device
     assert z3.to_dict()["time"]["data_parallel_comm_seconds"] > 0
+    # On one GPU there is nothing to shard over, and the table says so.
+    one = gp.vision("vit-h-14", gpu="rtx-4090", batch=16, optimizer="adamw", zero=3)
+    assert states(one) == pytest.approx(632_045_800 * 16)
+    assert "ZeRO-3 on one GPU shards nothing" in str(one)
     with pytest.raises(gp.InvalidInputError, match="vision.zero"):
         gp.vision("resnet-50", zero=4)
     with pytest.raises(gp.ConfigError, match="zero: shards training states"):
