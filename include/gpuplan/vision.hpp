@@ -480,7 +480,6 @@ struct graph_estimate {
   // all-reduce, ZeRO-1/2's reduce-scatter and parameter all-gather, ZeRO-3's gathers.
   Seconds data_parallel_comm = seconds(0);
   int num_gpus = 1;
-  int zero = 0;  // ZeRO stage the model states are sharded with over the num_gpus GPUs
   double samples_per_s = 0;  // all GPUs together
   [[nodiscard]] bool fits(const gpu_spec& g) const { return device <= g.usable_memory; }
 };
@@ -606,7 +605,6 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
   // master copy over the GPUs, 2 also the gradients, 3 also the 16-bit weights.
   const double dp = static_cast<double>(num_gpus);
   auto shard = [&](int stage) { return zero >= stage ? dp : 1.0; };
-  e.zero = zero;
   e.weights = bytes(train ? P * pb.weight / shard(3) + P * pb.master / shard(1) : P * pb.weight);
   double largest_io = 0;  // elements of the largest layer's input + output, per sample
   for (const auto& c : gc.per_layer)

@@ -3,7 +3,6 @@
 // Both return result_dict (common.hpp): {"data": <`gpuplan serve --json`>, "table": <the
 // curve table as a dict>, "summary": <the lines above it>, "text", "markdown"}; Python's ServeResult (_serve.py)
 // reads "data" and prints through the same formatter as the CLI (io/serve_report.hpp).
-#include <cmath>
 #include <cstdint>
 #include <map>
 #include <vector>
