@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/framework.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/scenario.hpp"
 
@@ -234,9 +235,9 @@ std::string torchtune_command(const resolved_run& run, const layout& l, const ch
 // lora_r, lora_alpha, lora_dropout, lora_target_linear, lora_target_modules,
 // peft_use_dora, sequence_len, micro_batch_size, gradient_accumulation_steps,
 // gradient_checkpointing, bf16, fp16, tf32, optimizer, flash_attention, deepspeed, fsdp, fsdp_config).
-std::string axolotl_optimizer(optimizer o) {
-  switch (o) {  // transformers OptimizerNames (training_args.py), which axolotl's optimizer takes
-    case optimizer::adamw: return "adamw_torch_fused";
+std::string axolotl_optimizer(const scenario& s) {
+  switch (s.opt) {  // transformers OptimizerNames (training_args.py), which axolotl's optimizer takes
+    case optimizer::adamw: return optimizer_kernel_of(s) == optimizer_kernel::fused ? "adamw_torch_fused" : "adamw_torch";
     case optimizer::adam: return "adamw_torch";
     case optimizer::adamw_8bit: return "adamw_bnb_8bit";
     case optimizer::paged_adamw_8bit: return "paged_adamw_8bit";
@@ -288,7 +289,7 @@ std::string axolotl_yaml(const resolved_run& run, const layout& l, const checker
   t += "bf16: " + yaml_bool(s.prec == precision::bf16_mixed || s.prec == precision::bf16_pure) + "\n";
   t += "fp16: " + yaml_bool(s.prec == precision::fp16_mixed) + "\n";
   t += "tf32: " + yaml_bool(s.prec == precision::tf32) + "\n";
-  t += "optimizer: " + axolotl_optimizer(s.opt) + "\n";
+  t += "optimizer: " + axolotl_optimizer(s) + "\n";
   t += "flash_attention: " + yaml_bool(s.attn == attention::flash) + "\n";
   if (fsdp && l.zero > 0) {
     if (l.zero == 1) c.cannot("ZeRO stage 1 with FSDP", ": FSDP shards gradients and optimizer, or everything");

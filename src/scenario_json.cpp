@@ -78,7 +78,7 @@ resolved_run read_scenario(const json& j) {
   check_keys(j, "scenario", {
     "model", "workload", "method", "lora", "peft", "freeze", "quantization", "precision", "optimizer", "micro_batch",
     "seq_len", "grad_accum", "global_batch", "framework", "checkpointing", "attention", "compile", "chunked_loss",
-    "activation_offload", "optimizer_in_backward", "keep_gradients", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
+    "activation_offload", "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
     "inference", "tokens", "price_per_gpu_hour", "engine"});
   scenario s;
   if (!j.contains("model")) fail("scenario.model", "is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)");
@@ -162,6 +162,8 @@ resolved_run read_scenario(const json& j) {
   if (j.contains("activation_offload")) s.activation_offload = get_bool(j["activation_offload"], "scenario.activation_offload");
   if (j.contains("optimizer_in_backward"))
     s.optimizer_in_backward = get_bool(j["optimizer_in_backward"], "scenario.optimizer_in_backward");
+  if (j.contains("optimizer_kernel"))
+    s.opt_kernel = get_enum(j["optimizer_kernel"], "scenario.optimizer_kernel", kOptimizerKernelNames);
   if (j.contains("keep_gradients")) s.keep_gradients = get_bool(j["keep_gradients"], "scenario.keep_gradients");
 
   // Default GPU: an A100 80GB, the most common training card in published runs.
@@ -303,6 +305,7 @@ json write_scenario(const resolved_run& r) {
   j["chunked_loss"] = s.chunked_loss;
   j["activation_offload"] = s.activation_offload;
   j["optimizer_in_backward"] = s.optimizer_in_backward;
+  if (s.opt_kernel) j["optimizer_kernel"] = to_string(*s.opt_kernel);
   j["keep_gradients"] = s.keep_gradients;
   // A catalog GPU by its id; anything else (a custom or overridden GPU) in full.
   bool catalog_gpu = false;

@@ -47,6 +47,9 @@ struct framework_profile {
   // ---- speed semantics ----
   // Element-wise work runs in fused kernels (as under torch.compile).
   bool fused_kernels = false;
+  // The optimizer step's kernels when the scenario does not say (timing_optimizer.hpp). torch.optim
+  // picks foreach on CUDA unless told fused=True (torch/optim/optimizer.py _default_to_fused_or_foreach).
+  optimizer_kernel optimizer_step = optimizer_kernel::foreach;
 
   // ---- layouts the framework can launch (plan/search.hpp keeps only these) ----
   // Bit s set: ZeRO stage s (FSDP ShardingStrategy: NO_SHARD = 0, SHARD_GRAD_OP = 2, FULL_SHARD = 3).
@@ -99,6 +102,8 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::none,  // TrainingArguments.gradient_checkpointing=False
      .kbit_non_quantized_fp32 = true,  // peft/utils/other.py prepare_model_for_kbit_training
+     // TrainingArguments.optim: "adamw_torch_fused" with torch >= 2.8 (transformers/training_args.py default_optim).
+     .optimizer_step = optimizer_kernel::fused,
      // accelerate launches DDP, DeepSpeed ZeRO-1..3 (with offload) or FSDP; no TP/PP
      // (accelerate docs, "DeepSpeed" and "Fully Sharded Data Parallel").
      .zero_stages = 0b1111},
@@ -111,6 +116,9 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      // one pre-allocated buffer "to avoid memory fragmentation" (DeepSpeed config docs, zero_optimization).
      // zero_optimization.stage 0-3, offload_optimizer (stages 1-3) and offload_param (stage 3)
      // (DeepSpeed docs, "ZeRO"); TP/PP need Megatron-DeepSpeed, i.e. the megatron profile.
+     // A config's "Adam"/"AdamW" runs FusedAdam unless "torch_adam": true
+     // (deepspeed/runtime/engine.py _configure_basic_optimizer).
+     .optimizer_step = optimizer_kernel::fused,
      .zero_stages = 0b1111},
     // PyTorch FSDP / FSDP2 (accelerate FSDP, torchtitan-style without Megatron kernels).
     {.id = framework::fsdp,
@@ -135,6 +143,7 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .sharded_fp32_is_master = true,
      .reserved_factor = kReservedFactorStreamPools,
      .param_offload_moves_optimizer = true,  // recipes' fsdp_cpu_offload: FSDP2 CPUOffloadPolicy
+     .optimizer_step = optimizer_kernel::fused,  // recipes/configs/*: torch.optim.AdamW with fused: True
      // Single-device recipes, or FSDP2 fully_shard over every rank (recipes/*_distributed.py);
      // fsdp_cpu_offload: True offloads parameters, gradients and optimizer together.
      .zero_stages = 0b1001,
@@ -149,6 +158,9 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      // Sequence parallelism pairs with TP in Megatron's and torchtitan's recipes (Korthikanti et al. 2022 §4.2.2).
      .sequence_parallel_with_tp = true,
      .fused_kernels = true,
+     // Megatron's optimizer is TE / apex FusedAdam (megatron/core/optimizer/__init__.py); torchtitan's
+     // default optimizer.implementation is "fused" (torchtitan/config/job_config.py).
+     .optimizer_step = optimizer_kernel::fused,
      // --use-distributed-optimizer shards the optimizer state (ZeRO-1,
      // megatron/core/optimizer/distrib_optimizer.py); TP, SP, PP and interleaved stages
      // (--num-layers-per-virtual-pipeline-stage); no CPU offload of the model state.
@@ -167,6 +179,7 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .full_checkpointing = checkpointing::full,
      .checkpoints_on_host = true,  // use_gradient_checkpointing="unsloth", the get_peft_model default
      .fused_kernels = true,
+     .optimizer_step = optimizer_kernel::fused,  // the transformers Trainer's default, as in hf
      // One GPU: the open-source Unsloth trains on a single device (unsloth README,
      // "multi-GPU" listed as not in the open-source release).
      .zero_stages = 0b0001,
@@ -186,6 +199,11 @@ static_assert(profiles_in_enum_order() && kFrameworkProfiles.size() == kFramewor
 constexpr const framework_profile& profile_of(framework f) {
   const auto i = static_cast<std::size_t>(f);
   return i < kFrameworkProfiles.size() ? kFrameworkProfiles[i] : kFrameworkProfiles[0];
+}
+
+// The optimizer step's kernels: the scenario's, else its framework's default.
+constexpr optimizer_kernel optimizer_kernel_of(const scenario& s) {
+  return s.opt_kernel.value_or(profile_of(s.fw).optimizer_step);
 }
 
 }  // namespace gpuplan

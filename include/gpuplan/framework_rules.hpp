@@ -133,6 +133,20 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
         "dequantisation: every forward and backward reads the packed weights and writes a 16-bit copy the GEMM "
         "reads (packed + 2 B per weight)",
         "bitsandbytes functional.py dequantize_4bit / matmul_4bit");
+  // timing_optimizer.hpp optimizer_bytes_per_param (bitsandbytes and Adafactor have their own kernels)
+  const bool own_kernel = r.opt == optimizer::adamw_8bit || r.opt == optimizer::paged_adamw_8bit ||
+                          r.opt == optimizer::paged_adamw_32bit || r.opt == optimizer::adafactor;
+  const bool step_on_host = r.parallel.offload_optimizer != offload::none ||
+                            (r.parallel.offload_params != offload::none && p.param_offload_moves_optimizer);
+  if (train && !own_kernel && !step_on_host) {
+    const bool fused = optimizer_kernel_of(r) == optimizer_kernel::fused;
+    add("optimizer_seconds", r.opt_kernel ? "all frameworks: optimizer_kernel" : fw + ".optimizer_step",
+        fused ? "one fused kernel: weight, gradient and each moment read and written once"
+              : "foreach kernels, one element-wise pass per line of the update: AdamW moves about 2.2x a fused "
+                "kernel's bytes",
+        fused ? "torch.optim fused=True (_fused_adamw_); apex / DeepSpeed FusedAdam"
+              : "torch/optim/adam.py _multi_tensor_adam");
+  }
   if (p.fused_kernels)
     add("compute_seconds", fw + ".fused_kernels", "element-wise work in fused kernels (no eager memory-traffic factor)",
         fw == "unsloth" ? "unsloth/kernels (Triton RMSNorm, RoPE, SwiGLU, cross-entropy)"

@@ -24,6 +24,10 @@ enum class optimizer : std::uint8_t {
 };
 enum class checkpointing : std::uint8_t { none, selective, full };
 enum class attention : std::uint8_t { flash, eager };
+// How the optimizer step runs: PyTorch's multi-tensor (foreach) kernels, one element-wise op
+// per line of the algorithm, or one fused kernel per tensor group (torch fused=True, apex /
+// DeepSpeed FusedAdam). detail/timing_optimizer.hpp counts the bytes each moves.
+enum class optimizer_kernel : std::uint8_t { foreach, fused };
 enum class offload : std::uint8_t { none, cpu, nvme };
 // The software that runs the training step: what it keeps on the GPU, its recipes'
 // defaults, its kernels and feasible layouts (framework.hpp holds the profiles).
@@ -126,6 +130,7 @@ struct scenario {
   bool chunked_loss = false;
   bool activation_offload = false;
   bool optimizer_in_backward = false;
+  std::optional<optimizer_kernel> opt_kernel{};  // unset: the framework's default (framework.hpp)
   // Gradient tensors kept, zero-filled, from one step to the next: PyTorch < 2.0, whose
   // zero_grad() defaulted to set_to_none=False (HF Trainer's model.zero_grad() before
   // transformers on torch 2), or code passing set_to_none=False. Default: freed each step.
@@ -178,6 +183,8 @@ inline constexpr std::array<enum_name<gguf_type>, 6> kGgufTypeNames{{
 inline constexpr std::array<enum_name<checkpointing>, 3> kCheckpointingNames{{
     {checkpointing::none, "none"}, {checkpointing::selective, "selective"}, {checkpointing::full, "full"}}};
 inline constexpr std::array<enum_name<attention>, 2> kAttentionNames{{{attention::flash, "flash"}, {attention::eager, "eager"}}};
+inline constexpr std::array<enum_name<optimizer_kernel>, 2> kOptimizerKernelNames{{
+    {optimizer_kernel::foreach, "foreach"}, {optimizer_kernel::fused, "fused"}}};
 inline constexpr std::array<enum_name<offload>, 3> kOffloadNames{{
     {offload::none, "none"}, {offload::cpu, "cpu"}, {offload::nvme, "nvme"}}};
 // LoRA targets: the seven single linears (a list of them) and "all-linear" (a string),
@@ -209,6 +216,7 @@ template <> inline constexpr std::span<const enum_name<attention>> name_table<at
 template <> inline constexpr std::span<const enum_name<engine>> name_table<engine>{kEngineNames};
 template <> inline constexpr std::span<const enum_name<gguf_type>> name_table<gguf_type>{kGgufTypeNames};
 template <> inline constexpr std::span<const enum_name<offload>> name_table<offload>{kOffloadNames};
+template <> inline constexpr std::span<const enum_name<optimizer_kernel>> name_table<optimizer_kernel>{kOptimizerKernelNames};
 template <> inline constexpr std::span<const enum_name<lora_target>> name_table<lora_target>{kLoraTargetNames};
 
 static_assert(names_are_unique(kWorkloadNames) && names_cover(kWorkloadNames, workload::infer));
@@ -221,6 +229,7 @@ static_assert(names_are_unique(kEngineNames) && names_cover(kEngineNames, engine
 static_assert(names_are_unique(kGgufTypeNames) && names_cover(kGgufTypeNames, gguf_type::q4_0));
 static_assert(names_are_unique(kAttentionNames) && names_cover(kAttentionNames, attention::eager));
 static_assert(names_are_unique(kOffloadNames) && names_cover(kOffloadNames, offload::nvme));
+static_assert(names_are_unique(kOptimizerKernelNames) && names_cover(kOptimizerKernelNames, optimizer_kernel::fused));
 static_assert(names_are_unique(kLoraTargetNames) && names_are_unique(kWeightDtypeNames) &&
               names_are_unique(kKvCacheDtypeNames));
 

@@ -23,6 +23,7 @@ std::vector<std::pair<std::string_view, std::vector<std::string>>> name_tables()
       {"optimizer", names_of(kOptimizerNames)},
       {"checkpointing", names_of(kCheckpointingNames)},
       {"attention", names_of(kAttentionNames)},
+      {"optimizer_kernel", names_of(kOptimizerKernelNames)},
       {"parallel.offload_optimizer", names_of(kOffloadNames)},
       {"parallel.offload_params", names_of(kOffloadNames)},
       {"lora.targets", names_of(kLoraTargetNames)},

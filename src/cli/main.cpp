@@ -211,6 +211,8 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_bool_key(sub, a, "--compile", "compile", "torch.compile");
   add_bool_key(sub, a, "--activation-offload", "activation_offload", "Offload saved activations to the CPU");
   add_bool_key(sub, a, "--optimizer-in-backward", "optimizer_in_backward", "Step the optimizer during backward");
+  add_key<std::string>(sub, a, "--optimizer-kernel", "optimizer_kernel",
+                       "Optimizer step kernels: " + name_list<gpuplan::optimizer_kernel>() + " (default: the framework's)");
   add_bool_key(sub, a, "--keep-gradients", "keep_gradients", "Gradients kept between steps (PyTorch < 2.0 zero_grad(), set_to_none=False)");
   add_bool_key(sub, a, "--infer", "workload", "Serving instead of training (workload infer)");
   // --infer writes "infer", not a boolean: fix up in build_scenario.
@@ -231,7 +233,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   const std::pair<const char*, std::vector<const char*>> groups[] = {
       {"Run", {"--scenario", "--gpu", "--gpu-file", "--method", "--seq", "--batch", "--grad-accum", "--global-batch",
                "--framework", "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--compile",
-               "--activation-offload", "--optimizer-in-backward", "--keep-gradients"}},
+               "--activation-offload", "--optimizer-in-backward", "--optimizer-kernel", "--keep-gradients"}},
       {"Parallelism", {"--gpus", "--gpus-per-node", "--tp", "--pp", "--virtual-stages", "--sp", "--cp", "--ep",
                        "--zero", "--offload-optimizer", "--offload-params", "--account-for-embedding-in-pipeline-split",
                        "--account-for-loss-in-pipeline-split", "--first-stage-layers", "--last-stage-layers"}},

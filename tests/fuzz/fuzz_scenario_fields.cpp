@@ -28,7 +28,7 @@ struct field {
   std::string_view path;                     // '/'-separated JSON pointer without the leading '/'
   std::array<std::string_view, 9> plausible; // enum names or numbers as JSON text
 };
-constexpr std::array<field, 47> kFields = {{
+constexpr std::array<field, 48> kFields = {{
     {"workload", {R"("train")", R"("infer")"}},
     {"method", {R"("full")", R"("lora")", R"("qlora")", R"("freeze")"}},
     {"precision", {R"("fp32")", R"("tf32")", R"("fp16-mixed")", R"("bf16-mixed")", R"("bf16-pure")", R"("fp8-mixed")"}},
@@ -44,6 +44,7 @@ constexpr std::array<field, 47> kFields = {{
     {"chunked_loss", {"true", "false"}},
     {"activation_offload", {"true", "false"}},
     {"optimizer_in_backward", {"true", "false"}},
+    {"optimizer_kernel", {R"("foreach")", R"("fused")"}},
     {"keep_gradients", {"true", "false"}},
     {"num_gpus", {"1", "2", "8", "16", "64"}},
     {"gpus_per_node", {"1", "4", "8"}},

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -91,6 +92,23 @@ TEST_CASE("time phases: device rates and a GEMM at the ceiling take 2·m·n·k /
   const double gemv = 2.0 * (n + n * n + n) / (kA100Bandwidth * 0.8);
   CHECK(gemv == doctest::Approx(82.30e-6).epsilon(1e-3));
   CHECK(gemm_seconds(1, n, n, 1, 1, d.peak.gemm, d.ceiling, d.bw, 2, e) == doctest::Approx(gemv));
+}
+
+TEST_CASE("time phases: GEMM ceilings — the class's, lowered to a part's measured best matmul") {
+  // Classes: A100 0.81, H100 0.71, other NVIDIA 0.80, GeForce 1.0 (above-spec boost clocks).
+  CHECK(gpu_gemm_ceiling(io::find_gpu("a100-80gb")) == doctest::Approx(0.81));
+  CHECK(gpu_gemm_ceiling(io::find_gpu("h100-sxm")) == doctest::Approx(0.71));
+  CHECK(gpu_gemm_ceiling(io::find_gpu("rtx-a6000")) == doctest::Approx(0.80));
+  CHECK(gpu_gemm_ceiling(io::find_gpu("rtx-4090")) == doctest::Approx(1.0));
+  // Power-limited parts measured below their class: L40S 269.15 of 362 TFLOP/s (0.744), T4 41.93
+  // of 65 (0.645), A100 40GB 246.33 of 312 (0.790 < 0.81), H100 PCIe 495.93 of 756 (0.656 < 0.71).
+  CHECK(gpu_gemm_ceiling(io::find_gpu("l40s")) == doctest::Approx(0.7435).epsilon(1e-3));
+  CHECK(gpu_gemm_ceiling(io::find_gpu("t4")) == doctest::Approx(0.6451).epsilon(1e-3));
+  CHECK(gpu_gemm_ceiling(io::find_gpu("a100-40gb")) == doctest::Approx(0.7895).epsilon(1e-3));
+  CHECK(gpu_gemm_ceiling(io::find_gpu("h100-pcie")) == doctest::Approx(0.6560).epsilon(1e-3));
+  // A measurement never raises a class (min), and FP32 without tensor cores keeps 0.90.
+  CHECK(gpu_gemm_ceiling(io::find_gpu("l40s"), true) == doctest::Approx(0.90));
+  for (const measured_gemm& m : kMeasuredGemm) CHECK(gpu_gemm_ceiling(io::find_gpu(std::string(m.id))) <= 0.81);
 }
 
 TEST_CASE("time phases: attention core — flash FLOPs at the FlashAttention-2 fraction, backward 2.5×") {
@@ -365,29 +383,37 @@ TEST_CASE("time phases: pipeline p2p, 1F1B bubble (p−1)/m and interleaved (p�
 
 TEST_CASE("time phases: optimizer bytes per parameter and offload") {
   scenario s = on("a100-80gb", 8);
-  // AdamW under bf16-mixed: fp32 weights r+w (8) + fp32 grad read (4) + 2 fp32 moments r+w (16)
-  // + 16-bit copy written (2) + grad read for clipping (4) = 34 B; PyTorch foreach: 2× that.
-  optimizer_traffic t = optimizer_traffic_per_param(s);
-  CHECK(t.bytes_per_param == 34);
-  CHECK(!t.fused);
-  s.opt = optimizer::adamw_8bit;  // 2 one-byte moments r+w: 8 + 4 + 4 + 2 + 4 = 22 B, one fused kernel
-  t = optimizer_traffic_per_param(s);
-  CHECK(t.bytes_per_param == 22);
-  CHECK(t.fused);
+  s.opt_kernel = optimizer_kernel::foreach;
+  // AdamW under bf16-mixed, torch foreach (_multi_tensor_adam): fp32 weight 4 accesses (16 B), fp32
+  // gradient 2 + 3 for clipping (20 B), 14 fp32 state-sized accesses (56 B), 16-bit copy (2 B) = 94 B.
+  CHECK(optimizer_bytes_per_param(s) == 94);
+  s.opt_kernel = optimizer_kernel::fused;  // one kernel: 2·4 + (1 + 3)·4 + 4·4 + 2 = 42 B
+  CHECK(optimizer_bytes_per_param(s) == 42);
+  s.opt_kernel.reset();  // hf: the Trainer's adamw_torch_fused
+  CHECK(optimizer_bytes_per_param(s) == 42);
+  s.fw = framework::fsdp;  // plain torch.optim: foreach
+  CHECK(optimizer_bytes_per_param(s) == 94);
+  s.fw = framework::hf;
+  s.opt = optimizer::adamw_8bit;  // bitsandbytes, fused whatever the kernel: 8 + 16 + 4 one-byte accesses + 2 = 30 B
+  CHECK(optimizer_bytes_per_param(s) == 30);
+  s.opt_kernel = optimizer_kernel::foreach;
+  CHECK(optimizer_bytes_per_param(s) == 30);
   s.opt = optimizer::adafactor;  // 12 fp32 kernels × r+w × 4 B
-  CHECK(optimizer_traffic_per_param(s).bytes_per_param == 96);
+  CHECK(optimizer_bytes_per_param(s) == 96);
+  s.opt = optimizer::sgd_momentum;  // foreach SGD with weight decay: 3·4 + (3 + 3)·4 + 5·4 + 2 = 58 B
+  CHECK(optimizer_bytes_per_param(s) == 58);
   s.opt = optimizer::adamw;
-  s.prec = precision::bf16_pure;  // everything 16-bit: 4 + 2 + 8 + 0 + 2 = 16 B
-  CHECK(optimizer_traffic_per_param(s).bytes_per_param == 16);
+  s.prec = precision::bf16_pure;  // everything 16-bit, no copy: 4·2 + 5·2 + 14·2 = 46 B
+  CHECK(optimizer_bytes_per_param(s) == 46);
   s.prec = precision::bf16_mixed;
-  // Llama-2-7B, DDP: every GPU updates all Ψ: Ψ · 34 · 2 / (2039e9 · 0.8) = 280.9 ms.
+  // Llama-2-7B, DDP: every GPU updates all Ψ: Ψ · 94 / (2039e9 · 0.8) = 388.2 ms.
   const architecture& a = io::find_model("llama-2-7b");
   const efficiency_params e;
   warning_set w = 0;
   const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
   const stage_parameters p = stage_parameters_of(s, count_parameters(a).total, trainable_parameters(a, s));
-  const double adam = kLlama2_7b * 34 * 2 / (kA100Bandwidth * 0.8);
-  CHECK(adam == doctest::Approx(280.9e-3).epsilon(1e-3));
+  const double adam = kLlama2_7b * 94 / (kA100Bandwidth * 0.8);
+  CHECK(adam == doctest::Approx(388.2e-3).epsilon(1e-3));
   optimizer_cost o = optimizer_and_offload(a, s, d, p, e);
   CHECK(o.optimizer == doctest::Approx(adam));
   CHECK(o.offload == 0);

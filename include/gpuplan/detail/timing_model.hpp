@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
 #include <string>
+#include <string_view>
 
 #include "gpuplan/detail/timing_params.hpp"
 #include "gpuplan/error.hpp"
@@ -115,16 +117,34 @@ inline peak_rates select_peaks(const gpu_spec& g, precision p, warning_set& w) {
 // TFLOP/s of 165.2): 1.0. Other NVIDIA parts (Volta, Turing, GA10x, Ada
 // workstation): 0.80. Non-tensor FP32 (SIMT) SGEMM: cuBLAS reaches ≈90% of the FP32
 // peak on large shapes (e.g. V100 ≈14 of 15.7 TFLOP/s; Jia et al. 2018, "Dissecting Volta", §4).
+// Parts whose measured best 16-bit matmul falls below their class's ceiling: the best of
+// torch.matmul on random normal square matrices of 1024–10240 as a fraction of the catalog's
+// dense peak (zzc0721/torch-performance-test-data database.md @9d828276; the median entry where
+// a part has several). Power-limited parts throttle under tensor-core load: L4 (72 W) 70.9 of
+// 121, T4 (70 W) 41.9 of 65, L40S (350 W) 269.2 of 362, V100 SXM2 94.8 of 125, A100 40GB 246.3
+// of 312, A100 PCIe 40GB 234.1 of 312, H100 PCIe (350 W) 495.9 of 756, B200 1696 of 2250.
+struct measured_gemm {
+  std::string_view id;
+  double fraction;
+};
+inline constexpr std::array<measured_gemm, 9> kMeasuredGemm{{
+    {"l4", 70.89 / 121}, {"t4", 41.93 / 65}, {"l40s", 269.15 / 362}, {"v100-sxm2-16gb", 94.84 / 125},
+    {"v100-sxm2-32gb", 94.84 / 125}, {"a100-40gb", 246.33 / 312}, {"a100-pcie-40gb", 234.14 / 312},
+    {"h100-pcie", 495.93 / 756}, {"b200", 1696.03 / 2250}}};
+
 inline double gpu_gemm_ceiling(const gpu_spec& g, bool simt_fp32 = false) {
   if (simt_fp32) return 0.90;
   if (g.vendor == gpu_vendor::amd) return 0.51;
   const int sm = g.sm();
   const bool geforce = g.bf16 && g.fp16_acc16 && in_flop_per_s(*g.fp16_acc16) > 1.8 * in_flop_per_s(*g.bf16);
   if (geforce) return 1.0;
-  if (sm == 80) return 0.81;
-  if (sm >= 90 && sm < 100) return 0.71;
-  if (sm >= 100 && sm < 120) return 0.77;
-  return 0.80;
+  double c = 0.80;
+  if (sm == 80) c = 0.81;
+  else if (sm >= 90 && sm < 100) c = 0.71;
+  else if (sm >= 100 && sm < 120) c = 0.77;
+  for (const measured_gemm& m : kMeasuredGemm)
+    if (m.id == g.id) return std::min(c, m.fraction);
+  return c;
 }
 
 // The rates one run's kernels see on its GPU, derived once per estimate.

@@ -32,29 +32,58 @@ inline constexpr double kParameterStreamsPerMicrobatch = 2.0;
 inline constexpr double kPaged8bitStateBytes = 2.0;
 inline constexpr double kPaged32bitStateBytes = 8.0;
 
-// Bytes the optimizer moves per trainable parameter (read + write), before the unfused factor.
-struct optimizer_traffic {
-  double bytes_per_param = 0;
-  bool fused = false;  // one fused kernel (bitsandbytes 8-bit): the unfused factor does not apply
+// Element accesses (reads + writes) one optimizer step makes per trainable parameter, by tensor:
+// the weight (master copy), its gradient, and state-sized tensors (moments and temporaries).
+struct optimizer_accesses {
+  double weight = 0, grad = 0, state = 0;
 };
 
-// Minimum traffic of a fused kernel: weights r+w, gradient read, each state r+w, the 16-bit
-// copy written under mixed precision, and the gradient read again for norm clipping.
-inline optimizer_traffic optimizer_traffic_per_param(const scenario& run) {
+// torch foreach kernels, one element-wise pass per line of the algorithm:
+// AdamW (_multi_tensor_adam, torch/optim/adam.py): _foreach_mul_(params) for the decoupled weight
+// decay (w 2), _foreach_lerp_(exp_avgs, grads) (m 2, g 1), _foreach_mul_(exp_avg_sqs) and
+// _foreach_addcmul_(exp_avg_sqs, grads, grads) (v 4, g 1), _foreach_sqrt into a temporary and its
+// _foreach_div_ / _foreach_add_ (v 1, tmp 5), _foreach_addcdiv_(params, exp_avgs, tmp) (w 2, m 1, tmp 1).
+inline constexpr optimizer_accesses kForeachAdamW{.weight = 4, .grad = 2, .state = 14};
+// Adam without weight decay (torch's default weight_decay=0): no _foreach_mul_(params).
+inline constexpr optimizer_accesses kForeachAdam{.weight = 2, .grad = 2, .state = 14};
+// SGD (_multi_tensor_sgd, torch/optim/sgd.py) with the recipes' weight decay: grads + wd·params into
+// a new tensor (w 1, g 2), _foreach_mul_(bufs) and _foreach_add_(bufs, grads) (buf 4, g 1),
+// _foreach_add_(params, bufs) (w 2, buf 1). Lion (one moment, a sign instead of a division) as SGD.
+inline constexpr optimizer_accesses kForeachSgdMomentum{.weight = 3, .grad = 3, .state = 5};
+inline constexpr optimizer_accesses kForeachSgd{.weight = 3, .grad = 3, .state = 0};
+// One fused kernel (torch fused=True _fused_adamw_, apex / DeepSpeed FusedAdam multi_tensor_adam,
+// bitsandbytes' 8-bit and 32-bit kernels): each tensor read once and written once.
+inline constexpr optimizer_accesses kFusedAdam{.weight = 2, .grad = 1, .state = 4};
+inline constexpr optimizer_accesses kFusedSgdMomentum{.weight = 2, .grad = 1, .state = 2};
+inline constexpr optimizer_accesses kFusedSgd{.weight = 2, .grad = 1, .state = 0};
+// Gradient-norm clipping before the step (torch.nn.utils.clip_grad_norm_: _foreach_norm reads each
+// gradient, _foreach_mul_ scales it in place; Megatron's multi_tensor_l2norm + multi_tensor_scale
+// the same): 3 accesses. The recipes clip (HF max_grad_norm=1.0, Megatron --clip-grad 1.0).
+inline constexpr double kClipGradAccesses = 3.0;
+// Bytes of the 16-bit model copy written after the step under mixed precision (DeepSpeed and
+// Megatron keep one beside the fp32 master).
+inline constexpr double kHalfCopyBytes = 2.0;
+
+// Bytes the optimizer step moves per trainable parameter over HBM (reads + writes): each
+// tensor's accesses (above) times its bytes, plus clipping and the 16-bit copy. bitsandbytes'
+// optimizers are always one fused kernel; HF Adafactor has its own count.
+inline double optimizer_bytes_per_param(const scenario& run) {
   const bool pure = run.prec == precision::bf16_pure;
-  const double wb = pure ? 2.0 : 4.0;
-  const double gb = pure ? 2.0 : 4.0;
-  double states = 0;  // bytes of state per parameter
-  bool fused = false;
+  const bool eight_bit = run.opt == optimizer::adamw_8bit || run.opt == optimizer::paged_adamw_8bit;
+  const double wb = pure ? 2.0 : 4.0;                        // master weight and gradient: 16-bit only under bf16-pure
+  const double sb = eight_bit ? 1.0 : (pure ? 2.0 : 4.0);  // one element of a moment / temporary
+  const bool fused = optimizer_kernel_of(run) == optimizer_kernel::fused;
+  optimizer_accesses a;
   switch (run.opt) {
-    case optimizer::adamw: case optimizer::adam: case optimizer::paged_adamw_32bit: states = pure ? 4.0 : 8.0; break;
-    case optimizer::adamw_8bit: case optimizer::paged_adamw_8bit: states = 2.0; fused = true; break;  // bitsandbytes fused kernel
-    case optimizer::sgd: states = 0; break;
-    case optimizer::sgd_momentum: case optimizer::lion: states = pure ? 2.0 : 4.0; break;
-    case optimizer::adafactor: return {kAdafactorBytesPerParam, false};
+    case optimizer::adamw: a = fused ? kFusedAdam : kForeachAdamW; break;
+    case optimizer::adam: a = fused ? kFusedAdam : kForeachAdam; break;
+    case optimizer::paged_adamw_32bit: case optimizer::adamw_8bit: case optimizer::paged_adamw_8bit: a = kFusedAdam; break;
+    case optimizer::sgd: a = fused ? kFusedSgd : kForeachSgd; break;
+    case optimizer::sgd_momentum: case optimizer::lion: a = fused ? kFusedSgdMomentum : kForeachSgdMomentum; break;
+    case optimizer::adafactor: return kAdafactorBytesPerParam;
   }
   const bool mixed = run.prec == precision::fp16_mixed || run.prec == precision::bf16_mixed || run.prec == precision::fp8_mixed;
-  return {2.0 * wb + gb + 2.0 * states + (mixed ? 2.0 : 0.0) + gb, fused};
+  return a.weight * wb + (a.grad + kClipGradAccesses) * wb + a.state * sb + (mixed ? kHalfCopyBytes : 0.0);
 }
 
 // ---- paged optimizers: what stays resident on the GPU -------------------------
@@ -117,7 +146,7 @@ struct optimizer_cost {
 };
 
 // The update covers the parameters this GPU owns (÷dp under ZeRO ≥ 1). On the GPU: traffic
-// per parameter over HBM (×unfused_optimizer_factor unless fused). ZeRO-Offload (Ren et al.
+// per parameter over HBM (optimizer_bytes_per_param). ZeRO-Offload (Ren et al.
 // 2021): gradients to the host, CPU Adam, updated 16-bit parameters back; NVMe adds the state
 // in and out. Parameter offload streams the parameters in for each micro-batch.
 inline optimizer_cost optimizer_and_offload(const architecture& a, const scenario& run, const device_rates& d,
@@ -139,8 +168,7 @@ inline optimizer_cost optimizer_and_offload(const architecture& a, const scenari
     if (run.parallel.offload_optimizer == offload::nvme)
       o.offload += kInAndOut * opt_params * gpus_on_node * kNvmeStateBytesPerParam / e.nvme_bytes_per_s;
   } else {
-    const optimizer_traffic t = optimizer_traffic_per_param(run);
-    o.optimizer = opt_params * t.bytes_per_param * (t.fused ? 1.0 : e.unfused_optimizer_factor) / d.bwe;
+    o.optimizer = opt_params * optimizer_bytes_per_param(run) / d.bwe;
   }
   if (run.parallel.offload_params != offload::none)
     o.offload += static_cast<double>(run.grad_accum) * kParameterStreamsPerMicrobatch * (p.params / shard) * wcomm / pcie;

@@ -31,8 +31,6 @@ struct efficiency_params {
   // fused kernels (torch.compile / framework-fused): ~2x (each op reads and
   // writes its whole tensor instead of once per fused chain).
   double unfused_factor = 2.0;
-  // PyTorch's default (foreach, unfused) optimizers move ~2x the minimum bytes.
-  double unfused_optimizer_factor = 2.0;
   // DDP overlaps bucketed gradient all-reduce with backward; this fraction of the
   // last micro-batch's backward can hide communication (Li et al. 2020, PyTorch
   // DDP, VLDB §5: overlap is partial as NCCL shares SMs and buckets fill late).
