@@ -47,6 +47,10 @@ struct framework_profile {
   // ---- speed semantics ----
   // Element-wise work runs in fused kernels (as under torch.compile).
   bool fused_kernels = false;
+  // fp16/bf16-mixed runs under torch.autocast with the fp32 trainable weights themselves as the
+  // master copy (no separate 16-bit copy): every forward casts each weight to 16-bit and every
+  // backward casts its gradient back (timing_compute.hpp autocast_weight_casts).
+  bool autocast_fp32_weights = false;
   // The optimizer step's kernels when the scenario does not say (timing_optimizer.hpp). torch.optim
   // picks foreach on CUDA unless told fused=True (torch/optim/optimizer.py _default_to_fused_or_foreach).
   optimizer_kernel optimizer_step = optimizer_kernel::foreach;
@@ -102,6 +106,9 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::none,  // TrainingArguments.gradient_checkpointing=False
      .kbit_non_quantized_fp32 = true,  // peft/utils/other.py prepare_model_for_kbit_training
+     // TrainingArguments fp16/bf16: the model stays fp32 and the forward runs under torch.autocast
+     // (transformers/trainer.py autocast_smart_context_manager; accelerate's native AMP).
+     .autocast_fp32_weights = true,
      // TrainingArguments.optim: "adamw_torch_fused" with torch >= 2.8 (transformers/training_args.py default_optim).
      .optimizer_step = optimizer_kernel::fused,
      // accelerate launches DDP, DeepSpeed ZeRO-1..3 (with offload) or FSDP; no TP/PP
@@ -179,6 +186,7 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .full_checkpointing = checkpointing::full,
      .checkpoints_on_host = true,  // use_gradient_checkpointing="unsloth", the get_peft_model default
      .fused_kernels = true,
+     .autocast_fp32_weights = true,               // the transformers Trainer's AMP, as in hf
      .optimizer_step = optimizer_kernel::fused,  // the transformers Trainer's default, as in hf
      // One GPU: the open-source Unsloth trains on a single device (unsloth README,
      // "multi-GPU" listed as not in the open-source release).

@@ -133,6 +133,14 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
         "dequantisation: every forward and backward reads the packed weights and writes a 16-bit copy the GEMM "
         "reads (packed + 2 B per weight)",
         "bitsandbytes functional.py dequantize_4bit / matmul_4bit");
+  // timing_compute.hpp autocast_weight_casts
+  if (train && p.autocast_fp32_weights && (r.prec == precision::fp16_mixed || r.prec == precision::bf16_mixed) &&
+      r.parallel.zero == 0)
+    add("compute_seconds", fw + ".autocast_fp32_weights",
+        "mixed precision is torch.autocast over the fp32 trainable weights: each forward casts them to 16-bit "
+        "(6 B/param), each backward casts their gradients back (6 B/param) and accumulation adds them into the "
+        "fp32 .grad (12 B/param)",
+        "torch.autocast weight cache (cache_enabled=True); transformers Trainer autocast_smart_context_manager");
   // timing_optimizer.hpp optimizer_bytes_per_param (bitsandbytes and Adafactor have their own kernels)
   const bool own_kernel = r.opt == optimizer::adamw_8bit || r.opt == optimizer::paged_adamw_8bit ||
                           r.opt == optimizer::paged_adamw_32bit || r.opt == optimizer::adafactor;

@@ -187,13 +187,13 @@ inline time_estimate estimate_time_of(const architecture& a, const scenario& run
   // goes to the last stages), the one with the most compute + exposed communication.
   const int pp = std::max(1, run.parallel.pp);
   stage_blocks blocks = stage_blocks_of(a, run, d, m, e, pp - 1);
-  compute_cost c = compute_per_microbatch(a, run, d, m, blocks, sc, e, true);
+  compute_cost c = compute_per_microbatch(a, run, d, m, blocks, sc, e, sp.trainable_params, true);
   comm_cost k = communication(a, run, m, blocks, sc, c, sp, d.peak.act_bytes, e);
   const int middle = pp - 2 > 0 ? pp - 2 : -1;  // pp 2: the first stage is the only other one
   for (const int st : {0, middle}) {
     if (st < 0 || st >= pp - 1) continue;
     const stage_blocks b = stage_blocks_of(a, run, d, m, e, st);
-    const compute_cost cs = compute_per_microbatch(a, run, d, m, b, sc, e, false);
+    const compute_cost cs = compute_per_microbatch(a, run, d, m, b, sc, e, sp.trainable_params, false);
     const comm_cost ks = communication(a, run, m, b, sc, cs, sp, d.peak.act_bytes, e);
     if (cs.microbatch + ks.microbatch_exposed > c.microbatch + k.microbatch_exposed) {
       blocks = b;

@@ -294,7 +294,8 @@ TEST_CASE("framework: megatron's loss unit takes a block off the last stage; a m
   // Default split: the last stage (2 blocks + head) paces; with both units a middle stage
   // (2 blocks, no head) does, so each micro-batch saves the head's forward and backward.
   const detail::stage_blocks middle = detail::stage_blocks_of(a, both.settings(), d, mb, e, 1);
-  const double middle_mb = detail::compute_per_microbatch(a, both.settings(), d, mb, middle, sc, e, false).microbatch;
+  // Megatron keeps 16-bit parameters: no autocast casts, whatever the trainable count.
+  const double middle_mb = detail::compute_per_microbatch(a, both.settings(), d, mb, middle, sc, e, 0.0, false).microbatch;
   const detail::head_cost hd = detail::head_seconds(a, both.settings(), d, mb, sc, e);
   const double ga = 8;
   CHECK(in_seconds(estimate_time(both).breakdown.compute) == doctest::Approx(ga * middle_mb).epsilon(1e-12));

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -187,7 +188,8 @@ TEST_CASE("time phases: compute per micro-batch from the block costs") {
 
 TEST_CASE("time phases: compute per micro-batch is blocks + head, at least the launch floor") {
   // GPT-2 (124M), one 128-token sequence, eager on an H100: ~0.1 TFLOP per step is well under
-  // a millisecond of GPU time, but 12 blocks × 35 kernels × 3 passes × 20 µs = 25.2 ms of launches.
+  // a millisecond of GPU time, but 12 blocks × 35 kernels × 3 passes × 20 µs = 25.2 ms of launches,
+  // plus autocast's casts of the 144 weight tensors forward and backward (5.76 ms).
   const architecture& a = io::find_model("gpt2");
   scenario s = on("h100-sxm", 1);
   s.seq_len = 128;
@@ -201,14 +203,58 @@ TEST_CASE("time phases: compute per micro-batch is blocks + head, at least the l
   const stage_blocks b = stage_blocks_of(a, s, d, m, e);
   CHECK(b.plain.count == 12);
   CHECK(b.decoder.count == 0);
-  const compute_cost c = compute_per_microbatch(a, s, d, m, b, sc, e);
+  const double params = static_cast<double>(count_parameters(a).total);
+  const compute_cost c = compute_per_microbatch(a, s, d, m, b, sc, e, params);
   const head_cost hd = head_seconds(a, s, d, m, sc, e);
   const block_cost& k = b.plain.cost;
-  CHECK(c.fwd == doctest::Approx(12 * (k.linear + k.core + k.elementwise + k.scores) + hd.fwd));
-  CHECK(c.kernels == doctest::Approx(12 * 35 * 3));
+  // bf16-mixed under the hf profile: autocast casts each fp32 weight once (6 B per parameter).
+  const double cast = 6 * params / d.bwe;
+  CHECK(c.fwd == doctest::Approx(12 * (k.linear + k.core + k.elementwise + k.scores) + hd.fwd + cast));
+  // GPT-2's blocks: q,k,v,o, up, down with biases = 12 tensors, each cast forward and backward.
+  CHECK(cast_tensors_per_block(a, s, false) == 12);
+  CHECK(c.kernels == doctest::Approx(12 * 35 * 3 + 12 * 12 * 2));
   CHECK(c.fwd + c.bwd < 5e-3);
-  CHECK(c.microbatch == doctest::Approx(25.2e-3));
+  CHECK(c.microbatch == doctest::Approx((12 * 35 * 3 + 12 * 12 * 2) * 20e-6));
   CHECK(c.backward_share == doctest::Approx(c.bwd / (c.fwd + c.bwd)));
+}
+
+TEST_CASE("time phases: autocast casts fp32 weights each forward and their gradients each backward") {
+  // Llama-2-7B full fine-tuning, bf16-mixed, transformers Trainer (torch.autocast over the fp32
+  // model) on an A100: the forward cast reads 4 B and writes 2 B per parameter:
+  // 6.738e9 · 6 / (2039e9 · 0.8) = 24.79 ms; backward the same for the gradient.
+  scenario s = on("a100-80gb", 1);
+  const efficiency_params e;
+  warning_set w = 0;
+  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const double fwd = kLlama2_7b * 6 / (kA100Bandwidth * 0.8);
+  CHECK(fwd == doctest::Approx(24.79e-3).epsilon(1e-3));
+  weight_cast_cost c = autocast_weight_casts(s, d, kLlama2_7b, 32 * 7);
+  CHECK(c.fwd == doctest::Approx(fwd));
+  CHECK(c.bwd == doctest::Approx(fwd));
+  CHECK(c.recompute == 0);
+  // 32 blocks × 7 linear weights (no biases): a cast kernel each forward and one backward.
+  CHECK(c.kernels == 2 * 224);
+  // Gradient accumulation 4: three micro-batches in four add into .grad (12 B more each):
+  // backward (6 + 12 · 3/4) B per parameter; full checkpointing casts again in the recompute.
+  s.grad_accum = 4;
+  s.ckpt = checkpointing::full;
+  c = autocast_weight_casts(s, d, kLlama2_7b, 32 * 7);
+  CHECK(c.bwd == doctest::Approx(fwd * 15 / 6));
+  CHECK(c.recompute == doctest::Approx(fwd));
+  CHECK(c.kernels == doctest::Approx(224 * (2 + 0.75 + 1)));  // + accumulation share + recompute casts
+  s.keep_gradients = true;  // PyTorch 1.x: every micro-batch adds into the zero-filled gradient
+  CHECK(autocast_weight_casts(s, d, kLlama2_7b, 32 * 7).bwd == doctest::Approx(fwd * 18 / 6));
+  // Nothing to cast: 16-bit weights (bf16-pure), ZeRO's own 16-bit copy, frameworks whose
+  // mixed precision keeps 16-bit parameters (DeepSpeed, FSDP, Megatron), or serving.
+  for (auto edit : std::initializer_list<void (*)(scenario&)>{
+           [](scenario& x) { x.prec = precision::bf16_pure; }, [](scenario& x) { x.parallel.zero = 1; },
+           [](scenario& x) { x.fw = framework::deepspeed; }, [](scenario& x) { x.fw = framework::fsdp; },
+           [](scenario& x) { x.fw = framework::megatron; }, [](scenario& x) { x.work = workload::infer; }}) {
+    scenario t = s;
+    edit(t);
+    const weight_cast_cost z = autocast_weight_casts(t, d, kLlama2_7b, 32 * 7);
+    CHECK(z.fwd + z.bwd + z.recompute + z.kernels == 0);
+  }
 }
 
 TEST_CASE("time phases: a DP all-reduce of 2Ψ bytes takes 2(N−1)/N · bytes / link bandwidth") {

@@ -406,17 +406,73 @@ inline compute_cost add_block_compute(compute_cost c, const block_group& g, chec
   return c;
 }
 
+// ---- autocast weight casts ---------------------------------------------------
+// torch.autocast keeps the 16-bit copy of each fp32 weight for one autocast region (its weight
+// cache, torch.autocast cache_enabled=True): one cast kernel per weight tensor per forward,
+// reading 4 B and writing 2 B per parameter; a full-checkpointing recompute runs in a new region
+// and casts again. Backward runs each cast's backward, the 16-bit weight gradient read (2 B) and
+// written as fp32 (4 B), and each micro-batch after the first adds it into .grad (reads 4 + 4 B,
+// writes 4 B): one kernel each.
+inline constexpr double kAutocastCastBytes = 6.0;
+inline constexpr double kFp32GradAccumulateBytes = 12.0;
+
+struct weight_cast_cost {
+  double fwd = 0, bwd = 0, recompute = 0;
+  double kernels = 0;  // cast, cast-backward and accumulation kernels of the micro-batch
+};
+
+// Trainable weight tensors of one block that autocast casts under full fine-tuning: each
+// linear's weight and bias. PEFT adapters are cast too, but their kernels stay within the
+// coarse per-target count (kLoraKernelsPerTarget); their bytes are charged (trainable_params).
+inline double cast_tensors_per_block(const architecture& a, const scenario& run, bool decoder_block) {
+  if (run.meth != method::full) return 0;
+  double n = 0;
+  for (int i = 0; i < kLinearKinds; ++i) {
+    const auto id = static_cast<linear_id>(i);
+    const double count = static_cast<double>(linear_of(a, id, decoder_block).count);
+    const bool bias = is_mlp(id) ? a.mlp_bias : (id == linear_id::o ? a.out_bias : a.q_bias);
+    n += count * (bias ? 2 : 1);
+  }
+  return n;
+}
+
+// The casts of one micro-batch on one stage holding `trainable_params` trainable weights in
+// `tensors` tensors, for the frameworks whose mixed precision is autocast over fp32 weights
+// (framework.hpp); ZeRO keeps its own 16-bit copy of the parameters, so nothing is cast there.
+inline weight_cast_cost autocast_weight_casts(const scenario& run, const device_rates& d, double trainable_params,
+                                              double tensors) {
+  const bool autocast = run.prec == precision::fp16_mixed || run.prec == precision::bf16_mixed;
+  if (run.work != workload::train || !autocast || !profile_of(run.fw).autocast_fp32_weights || run.parallel.zero > 0)
+    return {};
+  const double ga = static_cast<double>(std::max<std::int64_t>(1, run.grad_accum));
+  const double accumulating = run.keep_gradients ? 1.0 : (ga - 1.0) / ga;  // share of micro-batches adding into .grad
+  const bool again = run.ckpt.value_or(checkpointing::none) == checkpointing::full;
+  weight_cast_cost w;
+  w.fwd = kAutocastCastBytes * trainable_params / d.bwe;
+  w.bwd = (kAutocastCastBytes + accumulating * kFp32GradAccumulateBytes) * trainable_params / d.bwe;
+  if (again) w.recompute = w.fwd;
+  w.kernels = tensors * (2.0 + accumulating + (again ? 1.0 : 0.0));
+  return w;
+}
+
 // One micro-batch on one stage: blocks, then the head when the stage holds it (the last
-// stage; `with_head`); at least the host launch floor (eager PyTorch dispatch: kernels ×
-// launch_seconds). The embedding lookup on the first stage is a gather of T rows: no GEMM.
+// stage; `with_head`), and the autocast weight casts of the stage's `trainable_params`; at
+// least the host launch floor (eager PyTorch dispatch: kernels × launch_seconds). The
+// embedding lookup on the first stage is a gather of T rows: no GEMM.
 inline compute_cost compute_per_microbatch(const architecture& a, const scenario& run, const device_rates& d,
                                            const microbatch_shape& m, const stage_blocks& blocks,
-                                           const backward_scope& sc, const efficiency_params& e, bool with_head = true) {
+                                           const backward_scope& sc, const efficiency_params& e, double trainable_params,
+                                           bool with_head = true) {
   compute_cost c = add_block_compute(compute_cost{}, blocks.plain, run.ckpt.value_or(checkpointing::none), sc);
   c = add_block_compute(c, blocks.decoder, run.ckpt.value_or(checkpointing::none), sc);
   const head_cost hd = with_head ? head_seconds(a, run, d, m, sc, e) : head_cost{};
-  c.fwd += hd.fwd;
-  c.bwd += hd.bwd;
+  const double tensors = blocks.plain.count * cast_tensors_per_block(a, run, false) +
+                         blocks.decoder.count * cast_tensors_per_block(a, run, true);
+  const weight_cast_cost wc = autocast_weight_casts(run, d, trainable_params, tensors);
+  c.fwd += hd.fwd + wc.fwd;
+  c.bwd += hd.bwd + wc.bwd;
+  c.recompute += wc.recompute;
+  c.kernels += wc.kernels;
   const double busy = c.fwd + c.bwd + c.recompute;
   c.microbatch = std::max(busy, c.kernels * e.launch_seconds);
   c.backward_share = busy > 0 ? c.bwd / busy : kDefaultBackwardShare;
