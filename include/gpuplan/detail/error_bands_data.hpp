@@ -31,11 +31,11 @@ inline constexpr std::array<band_row, 26> kBandRows{{
     {band_metric::time_train, 0, 1, 16, {0.5518, 1.0020, 3.2601}},
     {band_metric::time_train, 1, -1, 12, {0.5202, 0.8976, 1.2581}},
     {band_metric::time_train, 1, 0, 12, {0.5202, 0.8976, 1.2581}},
-    {band_metric::time_infer, -1, -1, 10, {0.4039, 0.9535, 1.3112}},
-    {band_metric::time_infer, -1, 0, 9, {0.3857, 0.9936, 1.3451}},
+    {band_metric::time_infer, -1, -1, 12, {0.3771, 0.8955, 1.2899}},
+    {band_metric::time_infer, -1, 0, 11, {0.3697, 0.9133, 1.2774}},
     {band_metric::time_infer, -1, 1, 1, {0.7962, 0.7962, 0.7962}},
-    {band_metric::time_infer, 0, -1, 10, {0.4039, 0.9535, 1.3112}},
-    {band_metric::time_infer, 0, 0, 9, {0.3857, 0.9936, 1.3451}},
+    {band_metric::time_infer, 0, -1, 12, {0.3771, 0.8955, 1.2899}},
+    {band_metric::time_infer, 0, 0, 11, {0.3697, 0.9133, 1.2774}},
     {band_metric::time_infer, 0, 1, 1, {0.7962, 0.7962, 0.7962}},
 }};
 inline constexpr std::array<std::string_view, 8> kValidatedFamilies{{"bert", "bloom", "gpt2", "llama", "mpt", "mt5", "qwen2", "t5"}};
