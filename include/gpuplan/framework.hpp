@@ -214,4 +214,19 @@ constexpr optimizer_kernel optimizer_kernel_of(const scenario& s) {
   return s.opt_kernel.value_or(profile_of(s.fw).optimizer_step);
 }
 
+// The optimizer step runs on the CPU: optimizer offload (DeepSpeed offload_optimizer,
+// CPU Adam), or parameter offload in a framework whose parameter offload takes the
+// gradients and the optimizer along (param_offload_moves_optimizer).
+constexpr bool optimizer_on_host(const scenario& s) {
+  return s.parallel.offload_optimizer != offload::none ||
+         (s.parallel.offload_params != offload::none && profile_of(s.fw).param_offload_moves_optimizer);
+}
+
+// Training whose fp16/bf16 mixed precision is torch.autocast over the fp32 trainable weights
+// (autocast_fp32_weights), which ZeRO replaces with its engine's own 16-bit copy.
+constexpr bool autocast_casts_weights(const scenario& s) {
+  return s.work == workload::train && (s.prec == precision::fp16_mixed || s.prec == precision::bf16_mixed) &&
+         profile_of(s.fw).autocast_fp32_weights && s.parallel.zero == 0;
+}
+
 }  // namespace gpuplan

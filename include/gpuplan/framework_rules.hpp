@@ -62,7 +62,7 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
           "parameters and gradients (4 B x largest layer) as model states",
           "deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs");
   }
-  // ---- gradients and optimizer on the host (memory_states.hpp optimizer_on_host)
+  // ---- gradients and optimizer on the host (framework.hpp optimizer_on_host)
   if (train && r.parallel.offload_params != offload::none && p.param_offload_moves_optimizer)
     add("gradients_bytes, optimizer_bytes, master_weights_bytes, host_bytes, offload_seconds",
         fw + ".param_offload_moves_optimizer",
@@ -134,8 +134,7 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
         "reads (packed + 2 B per weight)",
         "bitsandbytes functional.py dequantize_4bit / matmul_4bit");
   // timing_compute.hpp autocast_weight_casts
-  if (train && p.autocast_fp32_weights && (r.prec == precision::fp16_mixed || r.prec == precision::bf16_mixed) &&
-      r.parallel.zero == 0)
+  if (autocast_casts_weights(r))
     add("compute_seconds", fw + ".autocast_fp32_weights",
         "mixed precision is torch.autocast over the fp32 trainable weights: each forward casts them to 16-bit "
         "(6 B/param), each backward casts their gradients back (6 B/param) and accumulation adds them into the "
@@ -144,9 +143,7 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
   // timing_optimizer.hpp optimizer_bytes_per_param (bitsandbytes and Adafactor have their own kernels)
   const bool own_kernel = r.opt == optimizer::adamw_8bit || r.opt == optimizer::paged_adamw_8bit ||
                           r.opt == optimizer::paged_adamw_32bit || r.opt == optimizer::adafactor;
-  const bool step_on_host = r.parallel.offload_optimizer != offload::none ||
-                            (r.parallel.offload_params != offload::none && p.param_offload_moves_optimizer);
-  if (train && !own_kernel && !step_on_host) {
+  if (train && !own_kernel && !optimizer_on_host(r)) {
     const bool fused = optimizer_kernel_of(r) == optimizer_kernel::fused;
     add("optimizer_seconds", r.opt_kernel ? "all frameworks: optimizer_kernel" : fw + ".optimizer_step",
         fused ? "one fused kernel: weight, gradient and each moment read and written once"

@@ -66,14 +66,6 @@ inline bool zero3_states_hold_gathered(const scenario& r, const facts& f) {
 
 struct weight_states { double gpu = 0, host = 0; };
 
-// The optimizer step runs on the CPU: optimizer offload (DeepSpeed offload_optimizer,
-// CPU Adam), or parameter offload in a framework whose parameter offload takes the
-// gradients and the optimizer along (framework.hpp param_offload_moves_optimizer).
-inline bool optimizer_on_host(const scenario& r) {
-  return r.parallel.offload_optimizer != offload::none ||
-         (r.parallel.offload_params != offload::none && profile_of(r.fw).param_offload_moves_optimizer);
-}
-
 // Weights resident on the GPU: base + fp8 GEMM copies + adapters; ZeRO-3 / FSDP
 // full shard keeps 1/N (parameter offload moves it to the host) plus, with a master
 // copy, the gathered largest trainable module.

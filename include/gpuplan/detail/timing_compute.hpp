@@ -441,9 +441,7 @@ inline double cast_tensors_per_block(const architecture& a, const scenario& run,
 // (framework.hpp); ZeRO keeps its own 16-bit copy of the parameters, so nothing is cast there.
 inline weight_cast_cost autocast_weight_casts(const scenario& run, const device_rates& d, double trainable_params,
                                               double tensors) {
-  const bool autocast = run.prec == precision::fp16_mixed || run.prec == precision::bf16_mixed;
-  if (run.work != workload::train || !autocast || !profile_of(run.fw).autocast_fp32_weights || run.parallel.zero > 0)
-    return {};
+  if (!autocast_casts_weights(run)) return {};
   const double ga = static_cast<double>(std::max<std::int64_t>(1, run.grad_accum));
   const double accumulating = run.keep_gradients ? 1.0 : (ga - 1.0) / ga;  // share of micro-batches adding into .grad
   const bool again = run.ckpt.value_or(checkpointing::none) == checkpointing::full;

@@ -162,7 +162,7 @@ inline optimizer_cost optimizer_and_offload(const architecture& a, const scenari
   // FSDP CPUOffload(offload_params=True) also runs the step on the CPU (framework.hpp
   // param_offload_moves_optimizer): gradients go down; the parameters already live there.
   const bool fsdp_style = run.parallel.offload_params != offload::none && profile_of(run.fw).param_offload_moves_optimizer;
-  if (run.parallel.offload_optimizer != offload::none || fsdp_style) {
+  if (optimizer_on_host(run)) {
     o.offload += opt_params * (gcomm + (fsdp_style ? 0.0 : wcomm)) / pcie;
     o.optimizer = opt_params * gpus_on_node / e.cpu_adam_params_per_s;
     if (run.parallel.offload_optimizer == offload::nvme)
