@@ -292,7 +292,7 @@ int main(int argc, char** argv) {
             << "- memory: " << stats(rs, held_mem, false) << "\n"
             << "- time: " << stats(rs, held_time, false) << "\n\n"
             << "**Leave one source out** (every file) — for each source, the time model's three fitted efficiency "
-               "constants (matmul_scale, bandwidth_fraction, comm_fraction; `calibrate.hpp`) are refit by least squares "
+               "constants (matmul_scale, bandwidth_fraction, comm_fraction; `calibrate.hpp`) are refit by robust (Huber) least squares "
                "on every other source's training time rows and that source is estimated with them. The memory model "
                "has no constant fitted to measurements (its constants come from framework documentation and code, "
                "docs/memory-model.md), so its LOSO error is its error:\n\n"

@@ -77,6 +77,31 @@ TEST_CASE("calibrate: recovers matmul/bandwidth/comm parameters from synthetic d
   CHECK(worst > 0.05);
 }
 
+TEST_CASE("calibrate: one run far off the rest barely moves the constants (Huber weights)") {
+  // Six runs from known constants; the sixth then "measures" 2x slower than the model
+  // says (a throttled card, an overhead the model does not know). Least squares in log
+  // space would spread its log(2) = 0.69 over the three constants; the Huber weights
+  // (k = 1.345 x 1.4826 x median |residual|) give it the pull of a point at that k.
+  efficiency_params truth;
+  truth.matmul_scale = 0.8;
+  truth.bandwidth_fraction = 0.6;
+  truth.comm_fraction = 0.5;
+  auto data = runs();
+  data.push_back(data[0]);
+  data.back().run.micro_batch = 4;
+  for (auto& d : data) d.step = estimate_time(d.model, d.run, truth).step;
+  data.back().step = 2.0 * *data.back().step;
+  const calibration_result c = calibrate(data);
+  CHECK(c.converged);
+  // Each constant within 5% of the truth (unweighted least squares: bandwidth_fraction
+  // lands near 0.42, 30% off); the outlier keeps its -50% residual.
+  CHECK(c.params.matmul_scale == doctest::Approx(0.8).epsilon(0.05));
+  CHECK(c.params.bandwidth_fraction == doctest::Approx(0.6).epsilon(0.05));
+  CHECK(c.params.comm_fraction == doctest::Approx(0.5).epsilon(0.05));
+  CHECK(c.residuals.back() == doctest::Approx(-0.5).epsilon(0.1));
+  for (std::size_t i = 0; i + 1 < c.residuals.size(); ++i) CHECK(std::fabs(c.residuals[i]) < 0.10);
+}
+
 TEST_CASE("calibrate: tokens/s measurements and input errors") {
   auto data = runs();
   data.resize(2);
