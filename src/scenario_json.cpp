@@ -199,7 +199,7 @@ resolved_run read_scenario(const json& j) {
     const json& in = j["inference"];
     require_object(in, "scenario.inference");
     if (s.work != workload::infer) fail("scenario.inference", "only applies to workload infer (got workload train)");
-    check_keys(in, "scenario.inference", {"batch", "prompt_len", "gen_len", "kv_cache_dtype", "max_batched_tokens", "gguf", "gpu_layers"});
+    check_keys(in, "scenario.inference", {"batch", "prompt_len", "gen_len", "kv_cache_dtype", "max_batched_tokens", "gguf", "gpu_layers", "cuda_graphs"});
     if (in.contains("batch")) s.inference.batch = get_int(in["batch"], "scenario.inference.batch");
     if (in.contains("prompt_len")) s.inference.prompt_len = get_int(in["prompt_len"], "scenario.inference.prompt_len");
     if (in.contains("gen_len")) s.inference.gen_len = get_int(in["gen_len"], "scenario.inference.gen_len");
@@ -211,6 +211,7 @@ resolved_run read_scenario(const json& j) {
       detail::require_range(ngl, 0, 1 << 20, "scenario.inference.gpu_layers");
       s.inference.gpu_layers = static_cast<int>(ngl);
     }
+    if (in.contains("cuda_graphs")) s.inference.cuda_graphs = get_bool(in["cuda_graphs"], "scenario.inference.cuda_graphs");
   }
   if (j.contains("engine")) {
     if (s.work != workload::infer) fail("scenario.engine", "only applies to workload infer (got workload train)");
@@ -337,6 +338,7 @@ json write_scenario(const resolved_run& r) {
     if (s.inference.max_batched_tokens > 0) j["inference"]["max_batched_tokens"] = s.inference.max_batched_tokens;
     if (s.inference.gguf) j["inference"]["gguf"] = to_string(*s.inference.gguf);
     if (s.inference.gpu_layers) j["inference"]["gpu_layers"] = *s.inference.gpu_layers;
+    if (s.inference.cuda_graphs) j["inference"]["cuda_graphs"] = *s.inference.cuda_graphs;
   }
   if (s.tokens) j["tokens"] = *s.tokens;
   if (s.price_per_gpu_hour) j["price_per_gpu_hour"] = *s.price_per_gpu_hour;

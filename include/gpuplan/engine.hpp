@@ -25,6 +25,8 @@ struct memory_reserve_rule {
   std::int64_t step_tokens = 0;  // the chunked-prefill size on such a GPU
 };
 
+inline constexpr int kNoCudaGraphs = 1 << 30;  // engine_profile::cuda_graphs_from_sm of an engine without them
+
 struct engine_profile {
   engine id = engine::hf;
   std::string_view summary;
@@ -46,7 +48,14 @@ struct engine_profile {
 
   // ---- time ----
   bool continuous_batching = false;          // requests join and leave every step; prefill is chunked into steps
-  double launch_seconds_per_layer = 0;       // eager kernel launches per decoder layer per decode step (no CUDA graphs)
+  // Kernels one decoder layer's decode step launches; the engine replays them as one CUDA
+  // graph on GPUs from compute capability `cuda_graphs_from_sm` (e.g. 70; kNoCudaGraphs:
+  // never), where each costs the GPU kGraphKernelSeconds beyond its bytes, and otherwise
+  // launches them one by one at `eager_kernel_seconds` each (timing_serving.hpp).
+  double decode_kernels_per_layer = 0;
+  bool separate_bias_kernels = false;        // q/k/v biases are added by kernels of their own (+3 per layer)
+  int cuda_graphs_from_sm = kNoCudaGraphs;
+  double eager_kernel_seconds = 0;
   double step_overhead_seconds = 0;          // scheduler, sampling and output handling per engine step
   // Passes over the KV cache per decode step: 1, the attention's read; transformers'
   // DynamicCache.update appends with torch.cat (cache_utils.py), reading the old cache and
@@ -69,13 +78,31 @@ inline constexpr double kEagerOpSeconds = 12e-6;
 // Ops per decoder layer of a transformers Llama/Qwen2 decode step: 2 RMSNorms (6 each), q/k/v/o
 // (+3 bias adds), rotary (~10), DynamicCache cat (2), attention (3), 2 residual adds, MLP (5).
 inline constexpr double kHfOpsPerLayer = 45;
+// Kernels per decoder layer of a vLLM / SGLang / TGI Llama decode step: fused add + RMSNorm (2),
+// the fused qkv and gate_up GEMMs, o and down (4), rotary, KV-cache write, attention with its
+// split-KV combine (4), SiLU-and-mul (1) (vllm/model_executor/models/llama.py LlamaDecoderLayer).
+inline constexpr double kFusedDecodeKernelsPerLayer = 11;
+// Kernels per decoder layer of a llama.cpp decode step (llama-graph.cpp build for llama, CUDA
+// backend, flash attention off): RMSNorm + weight mul (2) twice, seven quantized mat-vecs each
+// with its q8_1 quantization of the input (14), rope q and k (2), K and V copies into the cache
+// (2), KQ, softmax, KQV and the permute copy (4), SiLU and the gate mul (2), two residual adds (2),
+// plus one add per q/k/v bias where the model has them.
+inline constexpr double kLlamaCppDecodeKernelsPerLayer = 31;
+inline constexpr double kBiasAddKernels = 3;  // q, k and v bias adds
+// ggml-cuda launches a kernel from C++ at 3.2 us of step time where it has no CUDA graph: the
+// median of (measured - roofline) / kernels over llama.cpp #6766 (LLaMA-2 7B Q4_0 tg, RTX 3090
+// 116.3 t/s, RTX 4090 138.3) and #6763 (llama-2-7b Q4_K_M, H100 PCIe 143.4) before graphs;
+// with them (128.3, 146.8, 163.8 t/s) the same median is 2.4 us: kGraphKernelSeconds.
+inline constexpr double kGgmlEagerKernelSeconds = 3.2e-6;
+inline constexpr double kGraphKernelSeconds = 2.4e-6;
 }  // namespace detail
 
 inline constexpr std::array<engine_profile, 5> kEngineProfiles{{
     // transformers generate(): eager PyTorch, DynamicCache growing with batch x length.
     {.id = engine::hf,
      .summary = "transformers generate() (eager, KV grows with batch x length)",
-     .launch_seconds_per_layer = detail::kHfOpsPerLayer * detail::kEagerOpSeconds,
+     .decode_kernels_per_layer = detail::kHfOpsPerLayer,
+     .eager_kernel_seconds = detail::kEagerOpSeconds,
      .kv_cache_passes = 3,
      .int4_dequantizes = true,
      .int8_is_llm_int8 = true},  // load_in_8bit=True is bitsandbytes LLM.int8 (transformers quantization docs)  // AutoGPTQ/AutoAWQ kernels in transformers dequantise per matmul (Qwen2.5 speed benchmark: int4 no faster than bf16)
@@ -95,6 +122,9 @@ inline constexpr std::array<engine_profile, 5> kEngineProfiles{{
      // "Graph capturing finished ... took 0.5 GiB" order of the capture log (vllm/v1/worker/gpu_model_runner.py capture_model).
      .cuda_graph_bytes = 0.5 * kGiB,
      .continuous_batching = true,
+     .decode_kernels_per_layer = detail::kFusedDecodeKernelsPerLayer,
+     .cuda_graphs_from_sm = 0,  // decode replayed as CUDA graphs (--enforce-eager: scenario inference.cuda_graphs false)
+     .eager_kernel_seconds = detail::kEagerOpSeconds,
      // vLLM v0.6.0 blog (blog.vllm.ai 2024-09-05): scheduling, sampling and detokenisation
      // took a large share of each step before the async output processor; ~1 ms per step assumed.
      .step_overhead_seconds = 1e-3},
@@ -111,6 +141,9 @@ inline constexpr std::array<engine_profile, 5> kEngineProfiles{{
      .max_seqs = 256,
      .non_torch_bytes = 0.35 * kGiB,  // the same CUDA context as vLLM's log (both PyTorch processes)
      .continuous_batching = true,
+     .decode_kernels_per_layer = detail::kFusedDecodeKernelsPerLayer,
+     .cuda_graphs_from_sm = 0,  // decode replayed as CUDA graphs (--enforce-eager: scenario inference.cuda_graphs false)
+     .eager_kernel_seconds = detail::kEagerOpSeconds,
      .step_overhead_seconds = 0.5e-3},  // overlap scheduler hides most CPU work (SGLang v0.4 blog, zero-overhead batch scheduler)
     // TGI: server/text_generation_server/models/flash_causal_lm.py warmup: a prefill of
     // max_batch_prefill_tokens, then blocks = free x TGI_WIGGLE_ROOM / block bytes.
@@ -126,6 +159,9 @@ inline constexpr std::array<engine_profile, 5> kEngineProfiles{{
      .non_torch_bytes = 0.35 * kGiB,
      .cuda_graph_bytes = 0.5 * kGiB,
      .continuous_batching = true,
+     .decode_kernels_per_layer = detail::kFusedDecodeKernelsPerLayer,
+     .cuda_graphs_from_sm = 0,  // decode replayed as CUDA graphs (--enforce-eager: scenario inference.cuda_graphs false)
+     .eager_kernel_seconds = detail::kEagerOpSeconds,
      .step_overhead_seconds = 1e-3},
     // llama.cpp (llama-server): GGUF weights, KV for the whole context allocated at start,
     // -ngl layers on the GPU and the rest computed by the CPU from host memory.
@@ -135,6 +171,12 @@ inline constexpr std::array<engine_profile, 5> kEngineProfiles{{
      .step_tokens_large = 2048,
      .non_torch_bytes = 0.35 * kGiB,  // CUDA context of the ggml-cuda backend (same driver context)
      .continuous_batching = true,     // llama-server slots share one batch per step
+     .decode_kernels_per_layer = detail::kLlamaCppDecodeKernelsPerLayer,
+     .separate_bias_kernels = true,
+     // ggml-cuda.cu ggml_cuda_graph_set_enabled: CUDA graphs from Volta (compute capability 7.0)
+     // since #25749; from Ampere (8.0) before it.
+     .cuda_graphs_from_sm = 70,
+     .eager_kernel_seconds = detail::kGgmlEagerKernelSeconds,
      .step_overhead_seconds = 0.3e-3,  // ggml graph build + sampling per token (llama-bench tg vs roofline gap, assumed)
      .gguf_weights = true},
 }};
@@ -149,6 +191,13 @@ static_assert(engine_profiles_in_enum_order() && kEngineProfiles.size() == kEngi
 constexpr const engine_profile& profile_of(engine e) {
   const auto i = static_cast<std::size_t>(e);
   return i < kEngineProfiles.size() ? kEngineProfiles[i] : kEngineProfiles[0];
+}
+
+// Whether the decode step runs as a CUDA graph: the scenario's inference.cuda_graphs, else the
+// engine's default on this GPU.
+inline bool decode_uses_cuda_graphs(const scenario& run) {
+  const engine_profile& e = profile_of(run.inference.eng);
+  return run.inference.cuda_graphs.value_or(run.gpu.sm() >= e.cuda_graphs_from_sm);
 }
 
 // Host memory bandwidth that bounds llama.cpp's CPU layers: dual-channel DDR5-4800,

@@ -107,6 +107,7 @@ struct inference_config {
   std::int64_t max_batched_tokens = 0;  // tokens of one engine step (vLLM max_num_batched_tokens); 0: the engine's default
   std::optional<gguf_type> gguf{};      // llama.cpp: the GGUF weight type (unset: the scenario's quantization)
   std::optional<int> gpu_layers{};      // llama.cpp -ngl: layers on the GPU (unset: all)
+  std::optional<bool> cuda_graphs{};    // decode replayed as CUDA graphs (unset: the engine's default, engine.hpp)
 
   friend bool operator==(const inference_config&, const inference_config&) = default;
 };

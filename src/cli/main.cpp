@@ -224,6 +224,8 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_key<std::int64_t>(sub, a, "--max-batched-tokens", "inference.max_batched_tokens", "Serving: tokens per engine step (default: the engine's)");
   add_key<std::string>(sub, a, "--gguf", "inference.gguf", "llama.cpp GGUF weight type: " + join_names(gpuplan::kGgufTypeNames));
   add_key<std::int64_t>(sub, a, "--gpu-layers,--ngl", "inference.gpu_layers", "llama.cpp: layers on the GPU (default all)");
+  add_bool_key(sub, a, "--enforce-eager", "inference.cuda_graphs",
+               "Serving: decode without CUDA graphs (vLLM --enforce-eager; default: the engine's)", false);
   add_key<std::string>(sub, a, "--tokens", "tokens", "Training tokens: 1T, 300B, 2e9");
   add_key<double>(sub, a, "--price", "price_per_gpu_hour", "Price per GPU-hour (for cost)");
   sub->add_option("--profile", a.profile_file, "Calibration profile from 'gpuplan calibrate': its constants and bands")
@@ -240,7 +242,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
       {"LoRA, QLoRA, freeze", {"--lora-rank", "--lora-alpha", "--lora-targets", "--freeze-layers", "--quant",
                                "--double-quant", "--group-size"}},
       {"Serving", {"--infer", "--infer-batch", "--prompt-len", "--gen-len", "--kv-dtype", "--engine", "--max-batched-tokens",
-                   "--gguf", "--gpu-layers"}},
+                   "--gguf", "--gpu-layers", "--enforce-eager"}},
       {"Time and cost", {"--tokens", "--price"}},
   };
   for (const auto& [group, names] : groups)

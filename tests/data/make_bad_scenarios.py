@@ -211,6 +211,8 @@ add({"workload": "infer", "engine": "vllm", "inference": {"gguf": "Q4_K_M"}}, "s
 add({"workload": "infer", "engine": "llama.cpp", "inference": {"gguf": "Q3_K_XXL"}}, "scenario.inference.gguf: must be one of F16, Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0 (got \"Q3_K_XXL\")")
 add({"workload": "infer", "engine": "llama.cpp", "inference": {"gpu_layers": -1}}, "scenario.inference.gpu_layers: must be at least 0 (got -1)")
 add({"workload": "infer", "engine": "vllm", "inference": {"max_batched_tokens": -5}}, "scenario.inference.max_batched_tokens: must be at least 0 (got -5)")
+add({"workload": "infer", "engine": "vllm", "inference": {"cuda_graphs": "no"}}, "scenario.inference.cuda_graphs: must be true or false (got string \"no\")")
+add({"workload": "infer", "engine": "hf", "inference": {"cuda_graphs": True}}, "scenario.inference.cuda_graphs: engine hf does not replay decode as CUDA graphs (got true)")
 
 for r in R:
     print(json.dumps(r))

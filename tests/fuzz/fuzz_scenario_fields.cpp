@@ -28,7 +28,7 @@ struct field {
   std::string_view path;                     // '/'-separated JSON pointer without the leading '/'
   std::array<std::string_view, 9> plausible; // enum names or numbers as JSON text
 };
-constexpr std::array<field, 48> kFields = {{
+constexpr std::array<field, 49> kFields = {{
     {"workload", {R"("train")", R"("infer")"}},
     {"method", {R"("full")", R"("lora")", R"("qlora")", R"("freeze")"}},
     {"precision", {R"("fp32")", R"("tf32")", R"("fp16-mixed")", R"("bf16-mixed")", R"("bf16-pure")", R"("fp8-mixed")"}},
@@ -78,6 +78,7 @@ constexpr std::array<field, 48> kFields = {{
     {"inference/prompt_len", {"1", "512", "4096"}},
     {"inference/gen_len", {"0", "128"}},
     {"inference/kv_cache_dtype", {R"("bf16")", R"("fp8")", R"("int4")"}},
+    {"inference/cuda_graphs", {"true", "false"}},
 }};
 
 std::size_t count_plausible(const field& f) {

@@ -345,11 +345,14 @@ TEST_CASE("time: serving — decode is bandwidth-bound at batch 1, compute-bound
   // 4-bit weights in transformers dequantise to 16-bit: no faster than bf16 (Qwen2.5 speed benchmark).
   r.quant = quantization{.weights = dtype::int4, .double_quant = false, .group_size = 128};
   CHECK(estimate_time(a, r).decode_tokens_per_second_per_sequence <= t.decode_tokens_per_second_per_sequence * 1.001);
-  // Under vLLM (Marlin kernels, CUDA graphs) they read ~3.5x fewer bytes: > 2.5x faster than vLLM bf16.
+  // Under vLLM (Marlin kernels, CUDA graphs) they read ~3.5x fewer bytes; the step's fixed
+  // parts, 1 ms of engine overhead and 32 layers x 11 graph kernels x 2.4 us = 0.84 ms, stay:
+  // (8.28 + 1.84) / (8.28 / 3.5 + 1.84) = 2.4x faster than vLLM bf16.
   r.inference.eng = engine::vllm;
   const double vllm_int4 = estimate_time(a, r).decode_tokens_per_second_per_sequence;
   r.quant.reset();
-  CHECK(vllm_int4 > 2.5 * estimate_time(a, r).decode_tokens_per_second_per_sequence);
+  const double vllm_bf16 = estimate_time(a, r).decode_tokens_per_second_per_sequence;
+  CHECK(vllm_int4 / vllm_bf16 == doctest::Approx(2.4).epsilon(0.05));
   // bitsandbytes LLM.int8 in transformers: 2-3x slower than bf16, not faster (kLlmInt8GemmFactor 2.5).
   r.inference.eng = engine::hf;
   r.quant = quantization{.weights = dtype::int8, .double_quant = false, .group_size = 0};

@@ -31,12 +31,12 @@ inline constexpr std::array<band_row, 26> kBandRows{{
     {band_metric::time_train, 0, 1, 16, {0.5682, 0.9662, 2.2218}},
     {band_metric::time_train, 1, -1, 12, {0.5424, 0.8795, 1.2881}},
     {band_metric::time_train, 1, 0, 12, {0.5424, 0.8795, 1.2881}},
-    {band_metric::time_infer, -1, -1, 12, {0.3335, 1.0546, 1.3346}},
-    {band_metric::time_infer, -1, 0, 11, {0.3226, 1.0699, 1.3302}},
-    {band_metric::time_infer, -1, 1, 1, {0.9664, 0.9664, 0.9664}},
-    {band_metric::time_infer, 0, -1, 12, {0.3335, 1.0546, 1.3346}},
-    {band_metric::time_infer, 0, 0, 11, {0.3226, 1.0699, 1.3302}},
-    {band_metric::time_infer, 0, 1, 1, {0.9664, 0.9664, 0.9664}},
+    {band_metric::time_infer, -1, -1, 12, {0.4367, 1.1093, 1.6589}},
+    {band_metric::time_infer, -1, 0, 11, {0.3823, 1.1322, 1.6758}},
+    {band_metric::time_infer, -1, 1, 1, {1.0326, 1.0326, 1.0326}},
+    {band_metric::time_infer, 0, -1, 12, {0.4367, 1.1093, 1.6589}},
+    {band_metric::time_infer, 0, 0, 11, {0.3823, 1.1322, 1.6758}},
+    {band_metric::time_infer, 0, 1, 1, {1.0326, 1.0326, 1.0326}},
 }};
 inline constexpr std::array<std::string_view, 8> kValidatedFamilies{{"bert", "bloom", "gpt2", "llama", "mpt", "mt5", "qwen2", "t5"}};
 inline constexpr std::array<std::string_view, 6> kValidatedPrecisions{{"bf16-mixed", "bf16-pure", "fp16-mixed", "fp32", "fp8-mixed", "tf32"}};

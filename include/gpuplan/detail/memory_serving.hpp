@@ -105,7 +105,7 @@ inline kv_pool kv_pool_of(const architecture& a, const scenario& r, const facts&
   p.weights = serving_weights(a, r, f, sp);
   p.activations = profiled_activation_peak(a, r, f, sp, p.step_tokens, e.max_seqs);
   p.non_torch = e.non_torch_bytes;
-  p.cuda_graphs = e.cuda_graph_bytes;
+  p.cuda_graphs = decode_uses_cuda_graphs(r) ? e.cuda_graph_bytes : 0.0;
   const double share = d(sp.enc_blocks + sp.dec_blocks) / std::max(1.0, d(a.total_layers()));
   p.per_token = per_token * share;
   p.block_tokens = std::max<std::int64_t>(1, e.block_tokens);

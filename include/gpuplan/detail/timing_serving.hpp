@@ -155,8 +155,11 @@ inline double decode_step_seconds(const architecture& a, const scenario& run, co
   const double comm = static_cast<double>(a.total_layers()) / pp * kTpAllReducesPerBlock *
                       all_reduce_seconds(batch * static_cast<double>(a.hidden) * d.peak.act_bytes, tp,
                                          collective_link(run, tp, 1), e);
-  // Eager kernel launches per layer (no CUDA graphs) and the engine's per-step CPU work.
-  const double launch = static_cast<double>(a.total_layers()) * eng.launch_seconds_per_layer;
+  // Each kernel of the step beyond its bytes: a CUDA graph node's GPU-side cost, or the engine's
+  // one-by-one launch (engine.hpp); then the engine's per-step CPU work.
+  const double kernels = eng.decode_kernels_per_layer + (eng.separate_bias_kernels && a.q_bias ? kBiasAddKernels : 0.0);
+  const double per_kernel = decode_uses_cuda_graphs(run) ? kGraphKernelSeconds : eng.eager_kernel_seconds;
+  const double launch = static_cast<double>(a.total_layers()) * gpu_share * kernels * per_kernel;
   return std::max(mem, cmp) * pp + cpu + comm * pp + launch + eng.step_overhead_seconds;
 }
 

@@ -79,7 +79,11 @@ inline std::string serve_summary(const resolved_run& r, const serve_result& s) {
   using serve_detail::num4;
   const scenario& sc = r.settings();
   std::string t = r.model().name + " on " + std::to_string(sc.num_gpus) + " × " + sc.gpu.name + ", engine " +
-                  std::string(to_string(s.eng)) + " (" + std::string(profile_of(s.eng).summary) + ")\n";
+                  std::string(to_string(s.eng)) + " (" + std::string(profile_of(s.eng).summary) + ")" +
+                  (decode_uses_cuda_graphs(sc) || profile_of(s.eng).cuda_graphs_from_sm == kNoCudaGraphs
+                       ? ""
+                       : "; decode without CUDA graphs") +
+                  "\n";
   t += "requests: " + std::to_string(sc.inference.prompt_len) + " prompt + " + std::to_string(sc.inference.gen_len) +
        " output tokens\n";
   t += "device: " + format_bytes_short(s.memory.device) + " of " + format_bytes_short(s.memory.capacity) + ", weights " +
