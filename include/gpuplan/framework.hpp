@@ -209,6 +209,13 @@ constexpr const framework_profile& profile_of(framework f) {
   return i < kFrameworkProfiles.size() ? kFrameworkProfiles[i] : kFrameworkProfiles[0];
 }
 
+// bitsandbytes' optimizers (one fused CUDA kernel each) and transformers' Adafactor (its own
+// sequence of tensor ops) bring their own kernels: optimizer_kernel does not apply to them.
+constexpr bool optimizer_brings_own_kernels(optimizer o) {
+  return o == optimizer::adamw_8bit || o == optimizer::paged_adamw_8bit || o == optimizer::paged_adamw_32bit ||
+         o == optimizer::adafactor;
+}
+
 // The optimizer step's kernels: the scenario's, else its framework's default.
 constexpr optimizer_kernel optimizer_kernel_of(const scenario& s) {
   return s.opt_kernel.value_or(profile_of(s.fw).optimizer_step);

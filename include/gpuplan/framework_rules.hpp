@@ -140,10 +140,8 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
         "(6 B/param), each backward casts their gradients back (6 B/param) and accumulation adds them into the "
         "fp32 .grad (12 B/param)",
         "torch.autocast weight cache (cache_enabled=True); transformers Trainer autocast_smart_context_manager");
-  // timing_optimizer.hpp optimizer_bytes_per_param (bitsandbytes and Adafactor have their own kernels)
-  const bool own_kernel = r.opt == optimizer::adamw_8bit || r.opt == optimizer::paged_adamw_8bit ||
-                          r.opt == optimizer::paged_adamw_32bit || r.opt == optimizer::adafactor;
-  if (train && !own_kernel && !optimizer_on_host(r)) {
+  // timing_optimizer.hpp optimizer_bytes_per_param
+  if (train && !optimizer_brings_own_kernels(r.opt) && !optimizer_on_host(r)) {
     const bool fused = optimizer_kernel_of(r) == optimizer_kernel::fused;
     add("optimizer_seconds", r.opt_kernel ? "all frameworks: optimizer_kernel" : fw + ".optimizer_step",
         fused ? "one fused kernel: weight, gradient and each moment read and written once"

@@ -65,8 +65,9 @@ inline constexpr double kClipGradAccesses = 3.0;
 inline constexpr double kHalfCopyBytes = 2.0;
 
 // Bytes the optimizer step moves per trainable parameter over HBM (reads + writes): each
-// tensor's accesses (above) times its bytes, plus clipping and the 16-bit copy. bitsandbytes'
-// optimizers are always one fused kernel; HF Adafactor has its own count.
+// tensor's accesses (above) times its bytes, plus clipping and the 16-bit copy. The optimizers
+// that bring their own kernels (framework.hpp optimizer_brings_own_kernels): bitsandbytes' are
+// one fused kernel; HF Adafactor has its own count.
 inline double optimizer_bytes_per_param(const scenario& run) {
   const bool pure = run.prec == precision::bf16_pure;
   const bool eight_bit = run.opt == optimizer::adamw_8bit || run.opt == optimizer::paged_adamw_8bit;
