@@ -85,16 +85,17 @@ inline constexpr double kFusedDecodeKernelsPerLayer = 11;
 // Kernels per decoder layer of a llama.cpp decode step (llama-graph.cpp build for llama, CUDA
 // backend, flash attention off): RMSNorm + weight mul (2) twice, seven quantized mat-vecs each
 // with its q8_1 quantization of the input (14), rope q and k (2), K and V copies into the cache
-// (2), KQ, softmax, KQV and the permute copy (4), SiLU and the gate mul (2), two residual adds (2),
-// plus one add per q/k/v bias where the model has them.
-inline constexpr double kLlamaCppDecodeKernelsPerLayer = 31;
+// (2), KQ, softmax, KQV and the permute copy (4), SiLU and the gate mul (2), two residual adds (2):
+// 30, plus one add per q/k/v bias where the model has them.
+inline constexpr double kLlamaCppDecodeKernelsPerLayer = 30;
 inline constexpr double kBiasAddKernels = 3;  // q, k and v bias adds
-// ggml-cuda launches a kernel from C++ at 3.2 us of step time where it has no CUDA graph: the
-// median of (measured - roofline) / kernels over llama.cpp #6766 (LLaMA-2 7B Q4_0 tg, RTX 3090
-// 116.3 t/s, RTX 4090 138.3) and #6763 (llama-2-7b Q4_K_M, H100 PCIe 143.4) before graphs;
-// with them (128.3, 146.8, 163.8 t/s) the same median is 2.4 us: kGraphKernelSeconds.
-inline constexpr double kGgmlEagerKernelSeconds = 3.2e-6;
-inline constexpr double kGraphKernelSeconds = 2.4e-6;
+// ggml-cuda launches a kernel from C++ at 3.3 us of step time where it has no CUDA graph: the
+// median of (measured - roofline) / (32 layers x 30 kernels) over llama.cpp #6766 (LLaMA-2 7B
+// Q4_0 tg, RTX 3090 116.3 t/s, RTX 4090 138.3: 3.33, 2.28 us) and #6763 (llama-2-7b Q4_K_M,
+// H100 PCIe 143.4: 4.28 us) before graphs; with them (128.3, 146.8, 163.8 t/s: 2.49, 1.84,
+// 3.36 us) the same median is 2.5 us: kGraphKernelSeconds.
+inline constexpr double kGgmlEagerKernelSeconds = 3.3e-6;
+inline constexpr double kGraphKernelSeconds = 2.5e-6;
 }  // namespace detail
 
 inline constexpr std::array<engine_profile, 5> kEngineProfiles{{

@@ -346,8 +346,8 @@ TEST_CASE("time: serving — decode is bandwidth-bound at batch 1, compute-bound
   r.quant = quantization{.weights = dtype::int4, .double_quant = false, .group_size = 128};
   CHECK(estimate_time(a, r).decode_tokens_per_second_per_sequence <= t.decode_tokens_per_second_per_sequence * 1.001);
   // Under vLLM (Marlin kernels, CUDA graphs) they read ~3.5x fewer bytes; the step's fixed
-  // parts, 1 ms of engine overhead and 32 layers x 11 graph kernels x 2.4 us = 0.84 ms, stay:
-  // (8.28 + 1.84) / (8.28 / 3.5 + 1.84) = 2.4x faster than vLLM bf16.
+  // parts, 1 ms of engine overhead and 32 layers x 11 graph kernels x 2.5 us = 0.88 ms, stay:
+  // (8.28 + 1.88) / (8.28 / 3.5 + 1.88) = 2.4x faster than vLLM bf16.
   r.inference.eng = engine::vllm;
   const double vllm_int4 = estimate_time(a, r).decode_tokens_per_second_per_sequence;
   r.quant.reset();
