@@ -55,13 +55,18 @@ std::vector<measurement> runs() {
   add(llama_like(5120, 40), 1, 4096, 32, 4, 1);
   return m;
 }
+// The constants the synthetic runs are generated with: away from every default.
+efficiency_params known_constants() {
+  efficiency_params p;
+  p.matmul_scale = 0.8;
+  p.bandwidth_fraction = 0.6;
+  p.comm_fraction = 0.5;
+  return p;
+}
 }  // namespace
 
 TEST_CASE("calibrate: recovers matmul/bandwidth/comm parameters from synthetic data") {
-  efficiency_params truth;
-  truth.matmul_scale = 0.8;
-  truth.bandwidth_fraction = 0.6;
-  truth.comm_fraction = 0.5;
+  const efficiency_params truth = known_constants();
   auto data = runs();
   for (auto& d : data) d.step = estimate_time(d.model, d.run, truth).step;
   const calibration_result c = calibrate(data);
@@ -80,12 +85,9 @@ TEST_CASE("calibrate: recovers matmul/bandwidth/comm parameters from synthetic d
 TEST_CASE("calibrate: one run far off the rest barely moves the constants (Huber weights)") {
   // Six runs from known constants; the sixth then "measures" 2x slower than the model
   // says (a throttled card, an overhead the model does not know). Least squares in log
-  // space would spread its log(2) = 0.69 over the three constants; the Huber weights
-  // (k = 1.345 x 1.4826 x median |residual|) give it the pull of a point at that k.
-  efficiency_params truth;
-  truth.matmul_scale = 0.8;
-  truth.bandwidth_fraction = 0.6;
-  truth.comm_fraction = 0.5;
+  // space would spread its log(2) = 0.69 over the three constants; Huber's weights
+  // (k = 1.345 x 5%) give it the pull of a point at k.
+  const efficiency_params truth = known_constants();
   auto data = runs();
   data.push_back(data[0]);
   data.back().run.micro_batch = 4;
@@ -93,8 +95,8 @@ TEST_CASE("calibrate: one run far off the rest barely moves the constants (Huber
   data.back().step = 2.0 * *data.back().step;
   const calibration_result c = calibrate(data);
   CHECK(c.converged);
-  // Each constant within 5% of the truth (unweighted least squares: bandwidth_fraction
-  // lands near 0.42, 30% off); the outlier keeps its -50% residual.
+  // Each constant within 5% of the truth, and the outlier keeps its -50% residual
+  // (unweighted least squares: matmul_scale 0.54, bandwidth_fraction 0.73, residual -29%).
   CHECK(c.params.matmul_scale == doctest::Approx(0.8).epsilon(0.05));
   CHECK(c.params.bandwidth_fraction == doctest::Approx(0.6).epsilon(0.05));
   CHECK(c.params.comm_fraction == doctest::Approx(0.5).epsilon(0.05));
