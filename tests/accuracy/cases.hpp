@@ -6,7 +6,7 @@
 //  - held out: cases-2.jsonl and cases-3.jsonl were not used to set any default or constant;
 //  - leave one source out (LOSO): for each source, the time model's three fitted
 //    efficiency constants (calibrate.hpp: matmul_scale, bandwidth_fraction,
-//    comm_fraction) are refit by least squares on every other source's training
+//    comm_fraction) are refit by robust (Huber) least squares on every other source's training
 //    time rows, and that source's rows are estimated with them. The memory model
 //    has no constant fitted to measurements (its constants come from framework
 //    documentation and code, docs/memory-model.md), so its LOSO error is its error.
