@@ -115,7 +115,6 @@ inline calibration_result calibrate(std::span<const measurement> data, const eff
   // Prior pull toward the start (weight 1e-3) regularises unobservable parameters.
   const double prior = 1e-3;
   int it = 0;
-  out.converged = false;
   Eigen::VectorXd w_prev = Eigen::VectorXd::Ones(N);
   for (int round = 0; round < detail::kReweightRounds; ++round) {
     const Eigen::VectorXd w = detail::huber_weights(r);

@@ -64,6 +64,9 @@ struct engine_profile {
   bool int4_dequantizes = false;             // int4 GPTQ/AWQ kernels dequantise to 16-bit: weights cost their fp16 bytes
   bool int8_is_llm_int8 = false;             // int8 weights run bitsandbytes LLM.int8 (outlier decomposition)
   bool gguf_weights = false;                 // weights are GGUF tensors; layers may stay on the CPU (-ngl)
+
+  // The engine can replay its decode step as a CUDA graph on some GPU.
+  [[nodiscard]] constexpr bool has_cuda_graphs() const { return cuda_graphs_from_sm != kNoCudaGraphs; }
 };
 
 namespace detail {

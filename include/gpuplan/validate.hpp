@@ -61,7 +61,7 @@ inline void validate_sizes(const scenario& s) {
     if (s.inference.eng != engine::llama_cpp && (s.inference.gguf || s.inference.gpu_layers))
       fail(s.inference.gguf ? "scenario.inference.gguf" : "scenario.inference.gpu_layers",
            "only applies to engine llama.cpp (got engine " + std::string(to_string(s.inference.eng)) + ")");
-    if (s.inference.cuda_graphs.value_or(false) && profile_of(s.inference.eng).cuda_graphs_from_sm == kNoCudaGraphs)
+    if (s.inference.cuda_graphs.value_or(false) && !profile_of(s.inference.eng).has_cuda_graphs())
       fail("scenario.inference.cuda_graphs", "engine " + std::string(to_string(s.inference.eng)) +
                                                  " does not replay decode as CUDA graphs (got true)");
   }

@@ -80,7 +80,7 @@ inline std::string serve_summary(const resolved_run& r, const serve_result& s) {
   const scenario& sc = r.settings();
   std::string t = r.model().name + " on " + std::to_string(sc.num_gpus) + " × " + sc.gpu.name + ", engine " +
                   std::string(to_string(s.eng)) + " (" + std::string(profile_of(s.eng).summary) + ")" +
-                  (decode_uses_cuda_graphs(sc) || profile_of(s.eng).cuda_graphs_from_sm == kNoCudaGraphs
+                  (decode_uses_cuda_graphs(sc) || !profile_of(s.eng).has_cuda_graphs()
                        ? ""
                        : "; decode without CUDA graphs") +
                   "\n";
