@@ -77,8 +77,8 @@ resolved_run read_scenario(const json& j) {
   require_object(j, "scenario");
   check_keys(j, "scenario", {
     "model", "workload", "method", "lora", "peft", "freeze", "quantization", "precision", "optimizer", "micro_batch",
-    "seq_len", "grad_accum", "global_batch", "framework", "checkpointing", "attention", "compile", "chunked_loss",
-    "activation_offload", "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
+    "seq_len", "grad_accum", "global_batch", "framework", "checkpointing", "attention", "compile", "fused_kernels",
+    "chunked_loss", "activation_offload", "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
     "inference", "tokens", "price_per_gpu_hour", "engine"});
   scenario s;
   if (!j.contains("model")) fail("scenario.model", "is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)");
@@ -158,6 +158,7 @@ resolved_run read_scenario(const json& j) {
   if (j.contains("checkpointing")) s.ckpt = get_enum(j["checkpointing"], "scenario.checkpointing", kCheckpointingNames);
   if (j.contains("attention")) s.attn = get_enum(j["attention"], "scenario.attention", kAttentionNames);
   if (j.contains("compile")) s.compile = get_bool(j["compile"], "scenario.compile");
+  if (j.contains("fused_kernels")) s.fused_kernels = get_bool(j["fused_kernels"], "scenario.fused_kernels");
   if (j.contains("chunked_loss")) s.chunked_loss = get_bool(j["chunked_loss"], "scenario.chunked_loss");
   if (j.contains("activation_offload")) s.activation_offload = get_bool(j["activation_offload"], "scenario.activation_offload");
   if (j.contains("optimizer_in_backward"))
@@ -303,6 +304,7 @@ json write_scenario(const resolved_run& r) {
   if (s.ckpt) j["checkpointing"] = to_string(*s.ckpt);
   j["attention"] = to_string(s.attn);
   j["compile"] = s.compile;
+  j["fused_kernels"] = s.fused_kernels;
   j["chunked_loss"] = s.chunked_loss;
   j["activation_offload"] = s.activation_offload;
   j["optimizer_in_backward"] = s.optimizer_in_backward;

@@ -128,6 +128,10 @@ struct scenario {
   std::optional<checkpointing> ckpt{};  // unset: the framework's recipe default (run.hpp resolves it)
   attention attn = attention::flash;
   bool compile = false;
+  // The block's element-wise ops run in fused kernels without torch.compile: Liger Kernel
+  // (transformers TrainingArguments use_liger_kernel), Apex / flash-attn fused norm, rotary and
+  // MLP ops, Transformer Engine layers. Time only (timing_compute.hpp fused()).
+  bool fused_kernels = false;
   bool chunked_loss = false;
   bool activation_offload = false;
   bool optimizer_in_backward = false;

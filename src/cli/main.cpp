@@ -209,6 +209,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   add_key<std::int64_t>(sub, a, "--group-size", "quantization.group_size", "Quantization group size");
   add_bool_key(sub, a, "--chunked-loss", "chunked_loss", "Chunked cross-entropy (no full logits)");
   add_bool_key(sub, a, "--compile", "compile", "torch.compile");
+  add_bool_key(sub, a, "--fused-kernels", "fused_kernels", "Fused norm/rotary/MLP kernels without torch.compile (Liger, Apex, Transformer Engine)");
   add_bool_key(sub, a, "--activation-offload", "activation_offload", "Offload saved activations to the CPU");
   add_bool_key(sub, a, "--optimizer-in-backward", "optimizer_in_backward", "Step the optimizer during backward");
   add_key<std::string>(sub, a, "--optimizer-kernel", "optimizer_kernel",
@@ -234,7 +235,7 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   // Help groups, in the order a reader looks for them.
   const std::pair<const char*, std::vector<const char*>> groups[] = {
       {"Run", {"--scenario", "--gpu", "--gpu-file", "--method", "--seq", "--batch", "--grad-accum", "--global-batch",
-               "--framework", "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--compile",
+               "--framework", "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--compile", "--fused-kernels",
                "--activation-offload", "--optimizer-in-backward", "--optimizer-kernel", "--keep-gradients"}},
       {"Parallelism", {"--gpus", "--gpus-per-node", "--tp", "--pp", "--virtual-stages", "--sp", "--cp", "--ep",
                        "--zero", "--offload-optimizer", "--offload-params", "--account-for-embedding-in-pipeline-split",

@@ -283,8 +283,12 @@ TEST_CASE("calibration on published runs: three points predict the fourth; saved
   // error); the working-memory scale learned from two points brings it under 5%.
   CHECK(q.mem_calibrated < 0.05);
   CHECK(q.mem_calibrated < q.mem_default / 2);
-  // LoRA step time: a slower-than-default GEMM rate learned from three points cuts the mean error (11.5% -> 9.0%).
-  CHECK(l.time_calibrated < l.time_default);
+  // LoRA step time: the defaults are within 7% on average (the eager RMSNorm, rotary and
+  // gated-MLP traffic counted op by op, timing_compute.hpp); three points fit the constants
+  // to this job's own scatter (8.5% mean, recorded here as a limit of calibration on four
+  // points, as for memory below), not beyond 10%.
+  CHECK(l.time_default < 0.08);
+  CHECK(l.time_calibrated < 0.10);
   // LoRA memory: the defaults are already within the job's own scatter (2.4% mean;
   // the measured growth from 1024 to 4096 tokens is 2.7 GiB per 1k tokens, from 4096
   // to 8192 1.7): three points cannot beat that (4.3% mean, recorded here as a

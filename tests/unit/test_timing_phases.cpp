@@ -186,6 +186,31 @@ TEST_CASE("time phases: compute per micro-batch from the block costs") {
   CHECK(add_block_compute(c, block_group{}, checkpointing::full, full).fwd == c.fwd);
 }
 
+TEST_CASE("time phases: element-wise traffic counted op by op, eager and fused") {
+  // Llama-2-7B (h 4096, ffn 11008, q 4096, kv 4096; RMSNorm, SwiGLU, rotary), one 1000-token
+  // micro-batch on an A100-80GB in bf16: bytes / (2039 GB/s × 0.8). Per token forward:
+  //   fused: norms 2·2·h + residuals 2·3·h + SwiGLU 3·ffn + rotary 2·(q + kv) accesses
+  //        = 16384 + 24576 + 33024 + 16384 = 90368 accesses × 2 B;
+  //   eager: RMSNorm upcast 2·(4·2 B + 7·4 B)·h = 72·h B, residuals 2·3·h, act + mul 5·ffn,
+  //        rotary 10·(q + kv) accesses: 294912 B + (24576 + 55040 + 81920) × 2 B = 617984 B.
+  const architecture& a = io::find_model("llama-2-7b");
+  scenario s = on("a100-80gb", 1);
+  s.prec = precision::bf16_mixed;
+  const efficiency_params e{};
+  warning_set w = 0;
+  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const double bwe = kA100Bandwidth * 0.8;
+  CHECK(elementwise_seconds(a, s, d, 1000, false, true, 0) == doctest::Approx(1000 * 617984.0 / bwe));
+  s.compile = true;
+  CHECK(elementwise_seconds(a, s, d, 1000, false, true, 0) == doctest::Approx(1000 * 90368.0 * 2 / bwe));
+  // fp32 activations: the upcast casts are no-ops, RMSNorm is 7 fp32 accesses of h.
+  CHECK(norm_accesses(a, true, 4.0) == 7.0);
+  CHECK(norm_accesses(a, true, 2.0) == 18.0);
+  CHECK(norm_accesses(a, false, 2.0) == 2.0);
+  // LayerNorm (BERT) is one native kernel in eager code too: r+w.
+  CHECK(norm_accesses(io::find_model("bert-large-uncased"), true, 2.0) == 2.0);
+}
+
 TEST_CASE("time phases: compute per micro-batch is blocks + head, at least the launch floor") {
   // GPT-2 (124M), one 128-token sequence, eager on an H100: ~0.1 TFLOP per step is well under
   // a millisecond of GPU time, but 12 blocks × 35 kernels × 3 passes × 20 µs = 25.2 ms of launches,

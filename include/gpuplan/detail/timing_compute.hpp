@@ -106,8 +106,9 @@ inline bool column_parallel(linear_id id) {
   return id == linear_id::q || id == linear_id::k || id == linear_id::v || id == linear_id::gate || id == linear_id::up;
 }
 inline bool is_lora(const scenario& run) { return has_low_rank_path(run.meth); }  // LoRA, DoRA, VeRA (peft.hpp)
-// Element-wise work in fused kernels: torch.compile, or a framework whose kernels are fused (framework.hpp).
-inline bool fused(const scenario& run) { return run.compile || profile_of(run.fw).fused_kernels; }
+// Element-wise work in fused kernels: torch.compile, fused kernels the run names (Liger, Apex,
+// Transformer Engine), or a framework whose kernels are fused (framework.hpp).
+inline bool fused(const scenario& run) { return run.compile || run.fused_kernels || profile_of(run.fw).fused_kernels; }
 // FlashAttention runs in 16-bit only; fp32/tf32 runs take the eager path.
 inline bool flash_kernel(const scenario& run, const peak_rates& r) { return run.attn == attention::flash && r.act_bytes <= 2; }
 
@@ -232,29 +233,53 @@ inline attention_cost attention_core_seconds(const architecture& a, const scenar
   return c;
 }
 
+// ---- element accesses per element of the eager (un-fused) block ops ----------
+// Each op of the module as written reads and writes its whole tensor; fused kernels
+// (framework.hpp fused_kernels, torch.compile) make one pass per chain (kReadWrite).
+// RMSNorm in eager code upcasts (transformers LlamaRMSNorm, torchtune RMSNorm:
+// x.to(float32), pow(2).mean(-1), x·rsqrt(var + eps), .to(dtype), ·weight): 16-bit
+// reads and writes of the input, the cast back and the weight product (4) plus 7
+// fp32 accesses (cast write, pow r+w, mean r, product r+w, cast-back r).
+inline constexpr double kEagerRmsNormWideAccesses = 4.0;
+inline constexpr double kEagerRmsNormFp32Accesses = 7.0;
+// LayerNorm is one native kernel, eager or fused (torch native_layer_norm): r+w.
+// Gated MLP, eager: act(gate) r+w, then ·up 2r+1w (transformers LlamaMLP); fused SwiGLU: 2r+1w.
+inline constexpr double kEagerGatedMlpAccesses = kReadWrite + kBinaryOpAccesses;
+// Rotary, eager (transformers apply_rotary_pos_emb): q·cos r+w, rotate_half = neg of one
+// half r+w (1 per element) and cat r+w, ·sin r+w, add 2r+1w: 10 per element of q and k.
+inline constexpr double kEagerRotaryAccesses = kReadWrite + 1.0 + kReadWrite + kReadWrite + kBinaryOpAccesses;
+
+// Accesses (in activation-width elements) of one norm per element of h.
+inline double norm_accesses(const architecture& a, bool eager, double act_bytes) {
+  if (!eager || a.norm != norm_kind::rmsnorm) return kReadWrite;
+  if (act_bytes >= 4.0) return kEagerRmsNormFp32Accesses;  // fp32 activations: the casts are no-ops
+  return kEagerRmsNormWideAccesses + kEagerRmsNormFp32Accesses * 4.0 / act_bytes;
+}
+
 // Forward element-wise seconds of one block: element accesses × bytes over HBM. Per token:
-// norms r+w of h, residual adds 2r+1w of h, dropout r+w + a 1-byte mask, the MLP activation
-// (plain r+w of ffn; gated 2r+1w), rotary r+w of q,k, eager head reshapes, MoE permute /
-// unpermute, FP8 casts. Hidden-width ops are replicated across tp ranks unless sp
-// (Korthikanti et al. 2022 §4.2.2); un-fused code pays unfused_factor.
+// norms (above), residual adds 2r+1w of h, dropout r+w + a 1-byte mask, the MLP activation
+// (plain r+w of ffn; gated: above), rotary (above), eager head reshapes r+w of q,k,v, MoE
+// permute / unpermute, FP8 casts. Hidden-width ops are replicated across tp ranks unless sp
+// (Korthikanti et al. 2022 §4.2.2).
 inline double elementwise_seconds(const architecture& a, const scenario& run, const device_rates& d, double tokens,
-                                  bool decoder_block, bool flash, double fp8_cast_elems, const efficiency_params& e) {
+                                  bool decoder_block, bool flash, double fp8_cast_elems) {
   const double tp = run.parallel.tp;
   const double eb = d.peak.act_bytes;
   const double h = static_cast<double>(a.hidden);
-  const double u = fused(run) ? 1.0 : e.unfused_factor;
+  const bool eager = !fused(run);
   const double hid_div = run.parallel.sp ? tp : 1.0;
   const double norms = (a.parallel_block ? 1.0 : 2.0) + (decoder_block ? 1.0 : 0.0);
   const double residuals = (a.parallel_block ? 1.0 : 2.0) + (decoder_block ? 1.0 : 0.0);
-  double hid = u * (kReadWrite * norms + kBinaryOpAccesses * residuals);
-  if (a.dropout > 0) hid += residuals * (kReadWrite * u + kDropoutMaskBytes / eb);
+  double hid = norms * norm_accesses(a, eager, eb) + kBinaryOpAccesses * residuals;
+  if (a.dropout > 0) hid += residuals * (kReadWrite + kDropoutMaskBytes / eb);
   double acc = tokens * h * hid / hid_div;
   const double f = a.is_moe() ? static_cast<double>(a.d_expert()) * static_cast<double>(a.experts_per_token + a.shared_experts)
                               : static_cast<double>(a.ffn);
-  acc += tokens * f * u * (a.mlp == mlp_kind::gated ? kBinaryOpAccesses : kReadWrite) / tp;
+  const double mlp = a.mlp != mlp_kind::gated ? kReadWrite : eager ? kEagerGatedMlpAccesses : kBinaryOpAccesses;
+  acc += tokens * f * mlp / tp;
   if (a.positions == position_kind::rotary)
-    acc += tokens * static_cast<double>(a.q_dim() + a.kv_dim()) * kReadWrite * u / tp;
-  if (!flash) acc += tokens * static_cast<double>(a.q_dim() + 2 * a.kv_dim()) * kReadWrite * (u - 1.0) / tp;  // q,k,v
+    acc += tokens * static_cast<double>(a.q_dim() + a.kv_dim()) * (eager ? kEagerRotaryAccesses : kReadWrite) / tp;
+  if (!flash && eager) acc += tokens * static_cast<double>(a.q_dim() + 2 * a.kv_dim()) * kReadWrite / tp;  // q,k,v
   if (a.is_moe()) acc += kMoePermuteAccesses * tokens * h * static_cast<double>(a.experts_per_token);
   double t = acc * eb / d.bwe;
   if (d.peak.fp8) t += fp8_cast_elems * (eb + kFp8Bytes) / tp / d.bwe;  // read the 16-bit input, write the FP8 copy
@@ -291,7 +316,7 @@ inline block_cost block_seconds(const architecture& a, const scenario& run, cons
     c.core_bwd += cross.bwd;
     c.scores += cross.scores;
   }
-  c.elementwise = elementwise_seconds(a, run, d, tokens, decoder_block, flash, l.fp8_cast_elems, e);
+  c.elementwise = elementwise_seconds(a, run, d, tokens, decoder_block, flash, l.fp8_cast_elems);
   c.tp_bytes = tokens * static_cast<double>(a.hidden) * d.peak.act_bytes;  // one all-reduce of T·h
   c.tp_collectives = kTpAllReducesPerBlock + (decoder_block ? 1 : 0);
   c.kernels = (fused(run) ? kFusedKernelsPerBlock : kEagerKernelsPerBlock) +

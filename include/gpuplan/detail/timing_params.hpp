@@ -27,9 +27,10 @@ struct efficiency_params {
   // "FlashAttention-2 ... achieving only 35% utilization on the H100").
   double flash_fraction_ampere = 0.60;
   double flash_fraction_hopper = 0.35;
-  // Element accesses of un-fused (eager PyTorch) element-wise code relative to
-  // fused kernels (torch.compile / framework-fused): ~2x (each op reads and
-  // writes its whole tensor instead of once per fused chain).
+  // Element accesses of eager attention's scale/mask/softmax/dropout chain on the
+  // s×s scores relative to a fused kernel: ~2x (each op reads and writes the whole
+  // score tensor instead of once per chain). The block's other element-wise ops
+  // are counted op by op (timing_compute.hpp elementwise_seconds).
   double unfused_factor = 2.0;
   // DDP overlaps bucketed gradient all-reduce with backward; this fraction of the
   // last micro-batch's backward can hide communication (Li et al. 2020, PyTorch
