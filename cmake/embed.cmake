@@ -7,6 +7,8 @@ function(gpuplan_embed_data dir out)
   set(entries "")
   set(i 0)
   foreach(f IN LISTS files)
+    # Re-run the configure step when a data file changes, not only when the list does.
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/${f})
     file(READ ${dir}/${f} content HEX)
     string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," content "${content}")
     string(APPEND body "static const char data_${i}[] = {${content} 0};\n")

@@ -230,6 +230,7 @@ constexpr gpu_field kGpuFields[] = {
     {"year", field_kind::integer},
     {"confidence", field_kind::text},
     {"p2p", field_kind::mig},  // yes | no (a boolean in JSON), read like mig
+    {"sm_count", field_kind::integer},
     {"usable_gib", field_kind::number, kMaxMemoryGB},
     {"link_group", field_kind::integer},
 };
@@ -416,6 +417,7 @@ void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_
     else fail(at("p2p"), "must be true/false or \"yes\"/\"no\" (got " + show(*it) + ")");
   }
   if (auto v = integer("year", 1990, 2100)) g.year = v->value_or(0);
+  if (auto v = integer("sm_count", 1, 4096)) g.sm_count = v->value_or(0);
   if (auto v = text("confidence")) g.confidence = *v;
 
   // Usable memory: explicit usable_gib, else the published figure for this id
@@ -683,6 +685,7 @@ json write_gpu(const gpu_spec& g) {
   j["mig"] = g.mig;
   j["p2p"] = g.p2p;
   if (g.year > 0) j["year"] = g.year;
+  if (g.sm_count > 0) j["sm_count"] = g.sm_count;
   text("confidence", g.confidence);
   return j;
 }

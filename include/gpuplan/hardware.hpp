@@ -46,6 +46,9 @@ struct gpu_spec {
   // (NVIDIA developer forum, 2022-12: no P2P on the RTX 4090; src/data/gpus.md).
   bool p2p = true;
   int year = 0;
+  // Streaming multiprocessors (AMD: compute units of one device); 0 = not given. A GEMM's
+  // output tiles run in waves of sm_count (timing_model.hpp gemm_shape_factor).
+  int sm_count = 0;
   std::string confidence;                        // the catalog's confidence column, verbatim
 
   [[nodiscard]] constexpr bool has_bf16() const noexcept { return bf16.has_value(); }

@@ -80,6 +80,7 @@ inline gpu_spec mig_slice(const gpu_spec& parent, const mig_profile& p) {
   g.p2p = false;
   g.mig = false;
   g.tdp_watts = parent.tdp_watts * c;
+  g.sm_count = parent.sm_count * p.compute_slices / kMigComputeSlices;  // the slice's share of the SMs
   g.confidence = "derived: MIG slice of " + parent.id + " (MIG user guide profile table)";
   return g;
 }

@@ -495,7 +495,7 @@ inline double gemm_layer_seconds(const layers::layer& l, const layers::layer_cos
   const double m = batch * static_cast<double>(c.out.positions());
   const double n = static_cast<double>(c.out.c) / groups;
   const double k = c.matmul_flops / (2.0 * static_cast<double>(c.out.elements()) / groups);
-  const double shape = gpuplan::detail::gemm_shape_factor(m, n, k, groups, e);
+  const double shape = gpuplan::detail::gemm_shape_factor(m, n, k, groups, r.sms, e);
   const double compute = batch * c.matmul_flops / (r.peak.gemm * r.ceiling * std::max(shape, 1e-3));
   const double traffic = (batch * static_cast<double>(c.in.elements() + c.out.elements()) * r.peak.act_bytes +
                           static_cast<double>(c.params) * r.peak.act_bytes) / r.bwe;
@@ -655,7 +655,7 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
     } else if (l.k == layers::kind::attention) {
       const double L = static_cast<double>(c.in.positions()), D = static_cast<double>(c.in.c);
       const double core = 4.0 * L * (l.kv_len > 0 ? static_cast<double>(l.kv_len) : L) * D;
-      const double shape = gpuplan::detail::gemm_shape_factor(B * L, D, D, 1, eff);
+      const double shape = gpuplan::detail::gemm_shape_factor(B * L, D, D, 1, rates.sms, eff);
       const double head_dim = D / static_cast<double>(l.heads);
       compute += B * (c.matmul_flops - core) / (rates.peak.gemm * rates.ceiling * shape) +
                  B * core / (rates.peak.gemm * gpuplan::detail::flash_fraction(gpu, eff) *

@@ -185,6 +185,7 @@ class GPU:
     mig = _delegate("mig", "Multi-Instance GPU support.")
     p2p = _delegate("p2p", "PCIe peer-to-peer allowed by the driver (False on GeForce cards).")
     year = _delegate("year", "Launch year, or None.")
+    sm_count = _delegate("sm_count", "Streaming multiprocessors (AMD: compute units), or None.")
     confidence = _delegate("confidence", "The catalog's confidence column.")
     # Memory in bytes as well, for arithmetic with the estimates' *_bytes figures.
     memory_bytes = _delegate("memory_bytes", "Nominal capacity, bytes.")

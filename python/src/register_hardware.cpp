@@ -58,6 +58,7 @@ void register_hardware(py::module_& m) {
       {"gpu_link_gb_s_bidir", "GPU-GPU link bandwidth, both directions, GB/s, or None."},
       {"tdp_w", "Board power, W, or None."},
       {"year", "Launch year, or None."},
+      {"sm_count", "Streaming multiprocessors (AMD: compute units), or None; GEMM tiles run in waves of it."},
   };
   for (const auto& f : kNumeric)
     cls.def_property_readonly(f.key, [key = f.key](const G& g) { return gpu_field(g, key); }, f.doc);

@@ -204,6 +204,8 @@ for key, bad, what in [
     ("memory_gb", -24, "must be a positive finite number (got -24)"),
 ]:
     add({"gpu": {"base": "rtx-4090", key: bad}}, f"scenario.gpu.{key}: {what}")
+for bad, shown in [(0, "0"), (5000, "5000"), (-1, "-1"), (1e30, "1e+30"), ("128", '"128"')]:
+    add({"gpu": {"base": "rtx-4090", "sm_count": bad}}, f"scenario.gpu.sm_count: must be an integer in [1, 4096] (got {shown})")
 
 # Serving engines (engine.hpp): unknown names, keys of another engine, negative counts.
 add({"workload": "infer", "engine": "vllm2"}, "scenario.engine: must be one of hf, vllm, sglang, tgi, llama.cpp (got \"vllm2\")")

@@ -206,6 +206,7 @@ TEST_CASE("gpus: dense rates, missing formats, and compute capability from the c
       ++nvidia_fp8;
     }
     if (g.vendor == gpu_vendor::nvidia && g.sm() < 89) CHECK_FALSE(g.has_fp8());
+    CHECK(g.sm_count > 0);  // every row names its SMs (CUs), for the GEMM wave model
   }
   CHECK(nvidia_fp8 >= 15);
   CHECK(io::gpu_ids().size() == 36);
@@ -276,12 +277,21 @@ TEST_CASE("gpus: user GPUs from JSON") {
   const auto nv = io::read_gpu(json::parse(R"({"base": "h100-sxm", "gpu_link": "none", "usable_gib": 70})"));
   CHECK(nv.link_group == 1);
   CHECK(in_gib(nv.usable_memory) == doctest::Approx(70));
+  // The SM count: a GPU without one gets 0 (the smooth shape factor), "base" keeps the
+  // catalog's, and a bad one names the field.
+  CHECK(g.sm_count == 0);
+  CHECK(big.sm_count == 128);
+  CHECK(io::read_gpu(json::parse(R"({"base": "l40s", "sm_count": 100})")).sm_count == 100);
+  CHECK_THROWS_WITH_AS(io::read_gpu(json::parse(R"({"base": "l40s", "sm_count": 0})")),
+                       "gpu.sm_count: must be an integer in [1, 4096] (got 0)", config_error);
+  CHECK_THROWS_WITH_AS(io::read_gpu(json::parse(R"({"base": "l40s", "sm_count": 1.5})")),
+                       "gpu.sm_count: must be an integer in [1, 4096] (got 1.5)", config_error);
 
   CHECK_THROWS_WITH_AS(io::read_gpu(json::parse(R"({"id": "x", "memroy_gb": 24, "bandwidth_gb_s": 1, "bf16_tflops": 1})")),
                        "gpu.memroy_gb: unknown key (known: id, name, arch, compute_capability, memory_gb, memory_type, "
                        "bandwidth_gb_s, fp64_tflops, fp32_tflops, tf32_tflops, bf16_tflops, fp16_acc16_tflops, fp8_tflops, "
                        "int8_tops, gpu_link, gpu_link_gb_s_bidir, pcie_gen, pcie_lanes, tdp_w, ecc, mig, year, confidence, p2p, "
-                       "usable_gib, link_group, base)",
+                       "sm_count, usable_gib, link_group, base)",
                        config_error);
   CHECK_THROWS_WITH_AS(io::read_gpu(json::parse(R"({"id": "x", "memory_gb": -1, "bandwidth_gb_s": 1, "bf16_tflops": 1})")),
                        "gpu.memory_gb: must be a positive finite number (got -1)", config_error);

@@ -430,10 +430,11 @@ TEST_CASE("vision: data-parallel ResNet-50 on 8 A100s (row NR2), the all-reduce 
   // Hidden behind backward except the last 25 MiB bucket: 2·7/8·26,214,400 / 240e9 + 2.8e-5 = 2.1914e-4 s
   CHECK(in_seconds(eight.step - one.step) == doctest::Approx(2.1914e-4).epsilon(1e-3));
   CHECK(eight.samples_per_s == doctest::Approx(8 * 256 / in_seconds(eight.step)).epsilon(1e-12));
-  // NR2 measured 16,621 images/s on 8 GPUs; the estimate is ~27% higher (docs/vision.md: the
-  // measured per-GPU rate drops 16% from one GPU, which the communication does not explain).
-  CHECK(eight.samples_per_s / 16621.0 > 1.2);
-  CHECK(eight.samples_per_s / 16621.0 < 1.35);
+  // NR2 measured 16,621 images/s on 8 GPUs; the estimate is ~37% higher (docs/vision.md: the
+  // measured per-GPU rate drops 16% from one GPU, which the communication does not explain,
+  // and the wave model charges a 64-channel convolution's 128x64 tiles at full efficiency).
+  CHECK(eight.samples_per_s / 16621.0 > 1.3);
+  CHECK(eight.samples_per_s / 16621.0 < 1.45);
   CHECK_THROWS_WITH_AS(vision::estimate_graph(g, 256, precision::fp16_mixed, optimizer::sgd, a100, true, {}, 0),
                        doctest::Contains("num_gpus: must be in [1, 65536] (got 0)"), config_error);
 }

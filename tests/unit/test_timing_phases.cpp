@@ -74,25 +74,51 @@ TEST_CASE("time phases: device rates and a GEMM at the ceiling take 2·m·n·k /
   CHECK(d.ceiling == doctest::Approx(0.81));
   CHECK(d.bwe == doctest::Approx(kA100Bandwidth * 0.8));
   CHECK(w == 0);
-  // With the shape factor switched off (tile_dim = tile_waves = 0 make it 1), an
-  // 8192³ bf16 GEMM runs at the ceiling: 2·8192³ / (312e12 · 0.81) = 4.3507 ms.
+  // With the shape factor switched off (no SM count, tile_dim = tile_waves = 0 make the smooth
+  // stand-in 1), an 8192³ bf16 GEMM runs at the ceiling: 2·8192³ / (312e12 · 0.81) = 4.3507 ms.
   efficiency_params flat = e;
   flat.tile_dim = 0;
   flat.tile_waves = 0;
   const double n = 8192;
   const double at_ceiling = 2 * n * n * n / (kA100Bf16 * 0.81);
   CHECK(at_ceiling == doctest::Approx(4.3507e-3).epsilon(1e-4));
-  CHECK(gemm_seconds(n, n, n, 1, 1, d.peak.gemm, d.ceiling, d.bw, 2, flat) == doctest::Approx(at_ceiling));
-  CHECK(gemm_seconds(n, n, n, 1, 3, d.peak.gemm, d.ceiling, d.bw, 2, flat) == doctest::Approx(3 * at_ceiling));
-  // Default shape factor: each dimension 8192/(8192+64), 64·64 = 4096 output tiles of
-  // 128² against 8 waves: 4096/4104. Time = at_ceiling / ((8192/8256)³ · 4096/4104) = 4.4622 ms.
-  const double shape = std::pow(8192.0 / 8256.0, 3) * 4096.0 / 4104.0;
-  CHECK(gemm_seconds(n, n, n, 1, 1, d.peak.gemm, d.ceiling, d.bw, 2, e) == doctest::Approx(at_ceiling / shape));
-  CHECK(at_ceiling / shape == doctest::Approx(4.4622e-3).epsilon(1e-4));
+  CHECK(gemm_seconds(n, n, n, 1, 1, d.peak.gemm, d.ceiling, 0, d.bw, 2, flat) == doctest::Approx(at_ceiling));
+  CHECK(gemm_seconds(n, n, n, 1, 3, d.peak.gemm, d.ceiling, 0, d.bw, 2, flat) == doctest::Approx(3 * at_ceiling));
+  // On the A100's 108 SMs: 128 x 256 tiles make 64·32 = 2048 tiles, 19 waves of 108 (2052
+  // slots): 2048/2052 of the work paid for is useful (128², 128x64 tiles give the same);
+  // k adds 8192/(8192+64). Time = at_ceiling / (8192/8256 · 2048/2052) = 4.3846 ms.
+  CHECK(d.sms == 108);
+  const double shape = 8192.0 / 8256.0 * 2048.0 / 2052.0;
+  CHECK(gemm_seconds(n, n, n, 1, 1, d.peak.gemm, d.ceiling, d.sms, d.bw, 2, e) == doctest::Approx(at_ceiling / shape));
+  CHECK(at_ceiling / shape == doctest::Approx(4.3846e-3).epsilon(1e-4));
   // A GEMV (m = 1) is bound by its operand bytes: 2 B · (8192 + 8192² + 8192) / (2039e9 · 0.8) = 82.30 µs.
   const double gemv = 2.0 * (n + n * n + n) / (kA100Bandwidth * 0.8);
   CHECK(gemv == doctest::Approx(82.30e-6).epsilon(1e-3));
-  CHECK(gemm_seconds(1, n, n, 1, 1, d.peak.gemm, d.ceiling, d.bw, 2, e) == doctest::Approx(gemv));
+  CHECK(gemm_seconds(1, n, n, 1, 1, d.peak.gemm, d.ceiling, d.sms, d.bw, 2, e) == doctest::Approx(gemv));
+}
+
+TEST_CASE("time phases: tile and wave quantization at the best tile shape") {
+  // 840 tokens (the PEFT L40S rows: 4 x 210) through a 3072 x 3072 projection on the L40S's
+  // 142 SMs. 128x256 tiles: 7·12 = 84 tiles, one wave; 256x128: 4·24 = 96, one wave; 128²:
+  // 168, two waves: each pays for 142·32768 (or 284·16384) outputs, 840·3072/4653056 = 55.5%.
+  // 128x64 and 64x128: 336 tiles, three waves of 142·8192: 840·3072/3489792 = 73.9%, the best.
+  CHECK(tile_wave_efficiency(840, 3072, 1, 142) == doctest::Approx(840.0 * 3072 / (142.0 * 3 * 8192)));
+  CHECK(tile_wave_efficiency(840, 3072, 1, 142) == doctest::Approx(0.7394).epsilon(1e-3));
+  // The same GEMM on 80 SMs (V100): 128x256 makes 84 tiles in two waves (160·32768 paid),
+  // 256x128 96 in two, 128² 168 in three (240·16384), 128x64 336 in five (400·8192): the
+  // last pays least, 3276800, and 78.8% of it is useful.
+  CHECK(tile_wave_efficiency(840, 3072, 1, 80) == doctest::Approx(840.0 * 3072 / (400.0 * 8192)));
+  // Large outputs fill every wave whatever the tile: 8192² on 108 SMs, 2048/2052.
+  CHECK(tile_wave_efficiency(8192, 8192, 1, 108) == doctest::Approx(2048.0 / 2052.0));
+  // Catalog GPUs name their SM count (src/data/gpus.csv sm_count; gpus.md gives the sources);
+  // a MIG slice has its share of its parent's.
+  CHECK(io::find_gpu("t4").sm_count == 40);
+  CHECK(io::find_gpu("l40s").sm_count == 142);
+  CHECK(io::find_gpu("h100-sxm").sm_count == 132);
+  CHECK(io::find_gpu("h100-pcie").sm_count == 114);
+  CHECK(io::find_gpu("rtx-4090").sm_count == 128);
+  CHECK(io::find_gpu("mi300x").sm_count == 304);
+  CHECK(io::find_gpu("a100-80gb-mig-1g.10gb").sm_count == 108 / 7);
 }
 
 TEST_CASE("time phases: GEMM ceilings — the class's, lowered to a part's measured best matmul") {
@@ -568,7 +594,7 @@ TEST_CASE("time phases: serving — prefill through the blocks, decode as a byte
   const block_cost b = block_seconds(a, s, d, 512, 1, 512, 512, false, e);
   const double blocks = 32 * (b.linear + b.core + b.elementwise + b.scores + b.adapters + b.dequant);
   const prefill_cost pf = prefill_seconds(a, s, d, e);
-  CHECK(pf.seconds == doctest::Approx(blocks + gemm_seconds(1, 32000, 4096, 1, 1, kA100Bf16, 0.81, kA100Bandwidth, 2, e)));
+  CHECK(pf.seconds == doctest::Approx(blocks + gemm_seconds(1, 32000, 4096, 1, 1, kA100Bf16, 0.81, 108, kA100Bandwidth, 2, e)));
   CHECK(pf.stage_tp_comm == 0);
   // The estimate: step = prefill + 256 decode steps.
   const time_estimate t = estimate_time(a, s);

@@ -128,8 +128,8 @@ inline double plus_lora_adapter(double acc, const scenario& run, const device_ra
   const peak_rates& r = d.peak;
   const double eb = r.act_bytes;
   const double rank = static_cast<double>(adapter_rank(run));
-  acc += gemm_seconds(m, rank, in, 1, active, r.gemm, d.ceiling, d.bw, eb, e);
-  acc += gemm_seconds(m, out, rank, 1, active, r.gemm, d.ceiling, d.bw, eb, e);
+  acc += gemm_seconds(m, rank, in, 1, active, r.gemm, d.ceiling, d.sms, d.bw, eb, e);
+  acc += gemm_seconds(m, out, rank, 1, active, r.gemm, d.ceiling, d.sms, d.bw, eb, e);
   acc += kBinaryOpAccesses * m * out * eb * active / d.bwe;
   if (run.lora.dropout > 0) acc += kLoraDropoutAccesses * m * in * eb * active / d.bwe;
   return acc;
@@ -159,13 +159,13 @@ inline linear_cost block_linears(const architecture& a, const scenario& run, con
     double active = count;
     if (is_mlp(id) && a.is_moe()) {
       const double E = static_cast<double>(a.experts), k = static_cast<double>(a.experts_per_token);
-      c.linear += gemm_seconds(tokens * k * ep / E, out, in, 1, E / ep, r.fp8_gemm, ceil, bw, eb, e);
+      c.linear += gemm_seconds(tokens * k * ep / E, out, in, 1, E / ep, r.fp8_gemm, ceil, d.sms, bw, eb, e);
       if (a.shared_experts > 0)
-        c.linear += gemm_seconds(tokens, out, in, 1, static_cast<double>(a.shared_experts), r.fp8_gemm, ceil, bw, eb, e);
+        c.linear += gemm_seconds(tokens, out, in, 1, static_cast<double>(a.shared_experts), r.fp8_gemm, ceil, d.sms, bw, eb, e);
       active = k + static_cast<double>(a.shared_experts);
       linear_params += in * out * E / ep + in * out * static_cast<double>(a.shared_experts);
     } else {
-      const double t = gemm_seconds(m, out, in, 1, count, r.fp8_gemm, ceil, bw, r.fp8 ? kFp8Bytes : eb, e);
+      const double t = gemm_seconds(m, out, in, 1, count, r.fp8_gemm, ceil, d.sms, bw, r.fp8 ? kFp8Bytes : eb, e);
       c.linear += t;
       if (column_parallel(id)) (is_mlp(id) ? c.col_mlp : c.col_attn) += t;
       linear_params += in * out * count;
@@ -174,7 +174,7 @@ inline linear_cost block_linears(const architecture& a, const scenario& run, con
     if (lora && (run.lora.targets & (1u << i)) != 0) c.adapters = plus_lora_adapter(c.adapters, run, d, m, in, out, active, e);
   }
   if (a.is_moe())
-    c.linear += gemm_seconds(tokens, static_cast<double>(a.experts), static_cast<double>(a.hidden), 1, 1, r.gemm, ceil, bw,
+    c.linear += gemm_seconds(tokens, static_cast<double>(a.experts), static_cast<double>(a.hidden), 1, 1, r.gemm, ceil, d.sms, bw,
                              eb, e);
   if (run.meth == method::qlora || (run.quant && is_quantized(run.quant->weights))) {
     // Read the packed weights (bits_per_element incl. scales), write the bf16 copy.
@@ -222,8 +222,8 @@ inline attention_cost attention_core_seconds(const architecture& a, const scenar
   }
   const double heads = static_cast<double>(a.heads) / tp;
   const double dh = static_cast<double>(a.d_head());
-  const double t = gemm_seconds(s_q, s_kv, dh, batch * heads, 1, r.gemm, d.ceiling, d.bw, eb, e) +
-                   gemm_seconds(s_q, dh, s_kv, batch * heads, 1, r.gemm, d.ceiling, d.bw, eb, e);
+  const double t = gemm_seconds(s_q, s_kv, dh, batch * heads, 1, r.gemm, d.ceiling, d.sms, d.bw, eb, e) +
+                   gemm_seconds(s_q, dh, s_kv, batch * heads, 1, r.gemm, d.ceiling, d.sms, d.bw, eb, e);
   c.fwd = t;
   c.bwd = kEagerCoreBackwardRatio * t;
   const double u = fused(run) ? 1.0 : e.unfused_factor;
@@ -384,18 +384,18 @@ inline head_cost head_seconds(const architecture& a, const scenario& run, const 
   const double eb = r.act_bytes, h = static_cast<double>(a.hidden), V = static_cast<double>(a.vocab);
   const int tp = run.parallel.tp;
   if (a.head == head_kind::lm) {
-    c.fwd = gemm_seconds(m.tokens, V / tp, h, 1, 1, r.gemm, d.ceiling, d.bw, eb, e);
+    c.fwd = gemm_seconds(m.tokens, V / tp, h, 1, 1, r.gemm, d.ceiling, d.sms, d.bw, eb, e);
     c.bwd = (sc.head_trains ? kTrainableBackwardRatio : kFrozenBackwardRatio) * c.fwd;
     const double ce = m.tokens * V / tp * (eb + kCrossEntropyFp32Bytes) / d.bwe;
     c.fwd += ce * kCrossEntropyForwardShare;
     c.bwd += ce * (1.0 - kCrossEntropyForwardShare);
   } else if (a.head != head_kind::none) {
-    c.fwd = gemm_seconds(m.batch, h, h, 1, 1, r.gemm, d.ceiling, d.bw, eb, e);
+    c.fwd = gemm_seconds(m.batch, h, h, 1, 1, r.gemm, d.ceiling, d.sms, d.bw, eb, e);
     c.bwd = kTrainableBackwardRatio * c.fwd;
   }
   if (a.is_vit()) {
     const double patch_in = static_cast<double>(a.channels * a.patch_size * a.patch_size);
-    const double t = gemm_seconds(m.tokens, h, patch_in, 1, 1, r.gemm, d.ceiling, d.bw, eb, e);
+    const double t = gemm_seconds(m.tokens, h, patch_in, 1, 1, r.gemm, d.ceiling, d.sms, d.bw, eb, e);
     c.fwd += t;
     c.bwd += run.meth == method::full ? t : 0.0;
   }

@@ -153,6 +153,7 @@ struct device_rates {
   double bw = 0;         // memory bandwidth, bytes/s (gemm_seconds applies bandwidth_fraction itself)
   double bwe = 0;        // bw · bandwidth_fraction: element-wise kernels, optimizer, decode
   double ceiling = 0;    // gpu_gemm_ceiling()
+  double sms = 0;        // gpu_spec::sm_count (0: not given; gemm_shape_factor)
   double mfu_peak = 0;   // the dense peak MFU/HFU divide by: fp8 under fp8-mixed, else the GEMM peak
 };
 
@@ -162,6 +163,7 @@ inline device_rates device_rates_of(const gpu_spec& g, precision p, const effici
   d.bw = in_byte_per_s(g.bandwidth);
   d.bwe = d.bw * e.bandwidth_fraction;
   d.ceiling = gpu_gemm_ceiling(g, d.peak.simt);
+  d.sms = static_cast<double>(g.sm_count);
   d.mfu_peak = d.peak.fp8 ? d.peak.fp8_gemm : d.peak.gemm;
   return d;
 }
@@ -185,12 +187,33 @@ inline double flash_head_dim_efficiency(double head_dim) {
   return head_dim / (step * std::ceil(head_dim / step));
 }
 
-// Shape factor of an (m x k)·(k x n) GEMM: a smooth stand-in for tile and wave
-// quantization (NVIDIA Deep Learning Performance Guide, "Matrix multiplication
-// background": efficiency falls for dimensions below a few hundred and when the
-// output has fewer tiles than the GPU has SMs).
-inline double gemm_shape_factor(double m, double n, double k, double batch, const efficiency_params& e) {
+// Output tile shapes (rows x columns) the GEMM libraries choose among for 16-bit tensor-core
+// GEMMs (CUTLASS's default Ampere/Hopper threadblock shapes; cuBLAS picks one per problem).
+struct gemm_tile {
+  double m, n;
+};
+inline constexpr std::array<gemm_tile, 5> kGemmTiles{{{128, 256}, {256, 128}, {128, 128}, {128, 64}, {64, 128}}};
+
+// Tile and wave quantization (NVIDIA Deep Learning Performance Guide, "Matrix Multiplication
+// Background"): the m x n output is cut into tiles, and a GPU with S SMs runs them in waves
+// of S, so a GEMM takes ceil(tiles / S) waves of a tile's time. Useful work over work paid
+// for, m·n / (S · waves · tile area), at the library's best tile shape.
+inline double tile_wave_efficiency(double m, double n, double batch, double sms) {
+  double best = 0;
+  for (const gemm_tile& t : kGemmTiles) {
+    const double tiles = batch * std::ceil(m / t.m) * std::ceil(n / t.n);
+    best = std::max(best, batch * m * n / (sms * std::ceil(tiles / sms) * t.m * t.n));
+  }
+  return best;
+}
+
+// Shape factor of an (m x k)·(k x n) GEMM on a GPU with `sms` SMs: tile and wave
+// quantization of the output, times k/(k + tile_dim) for the main loop's prologue on short
+// k. Without an SM count (a custom GPU that gives none) a smooth stand-in: each dimension
+// d/(d + tile_dim), and 128 x 128 tiles t as t/(t + tile_waves).
+inline double gemm_shape_factor(double m, double n, double k, double batch, double sms, const efficiency_params& e) {
   auto dim = [&](double d) { return d / (d + e.tile_dim); };
+  if (sms >= 1) return dim(k) * tile_wave_efficiency(m, n, batch, sms);
   const double tiles = batch * std::ceil(m / 128.0) * std::ceil(n / 128.0);
   return dim(m) * dim(n) * dim(k) * tiles / (tiles + e.tile_waves);
 }
@@ -198,10 +221,10 @@ inline double gemm_shape_factor(double m, double n, double k, double batch, cons
 // Time of `count` GEMMs of shape (m,n,k) (batched `batch` times each): the slower of
 // the compute time at the shape's efficiency and the operand traffic over HBM.
 inline double gemm_seconds(double m, double n, double k, double batch, double count, double peak, double ceiling,
-                           double bw, double elem_bytes, const efficiency_params& e) {
+                           double sms, double bw, double elem_bytes, const efficiency_params& e) {
   if (m <= 0 || n <= 0 || k <= 0 || count <= 0) return 0;
   const double fl = 2.0 * m * n * k * batch;
-  const double rate = peak * ceiling * e.matmul_scale * gemm_shape_factor(m, n, k, batch, e);
+  const double rate = peak * ceiling * e.matmul_scale * gemm_shape_factor(m, n, k, batch, sms, e);
   const double tc = fl / std::max(rate, 1.0);
   const double tm = elem_bytes * batch * (m * k + k * n + m * n) / std::max(bw * e.bandwidth_fraction, 1.0);
   return count * std::max(tc, tm);

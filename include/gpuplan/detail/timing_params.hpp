@@ -18,8 +18,10 @@ struct efficiency_params {
   double comm_fraction = 0.8;
 
   // --- fixed defaults (documented, not fitted) ---
-  // GEMM shape factor: each dimension d contributes d/(d + tile_dim); the number of
-  // 128x128 output tiles t contributes t/(t + tile_waves) (wave quantization).
+  // GEMM shape factor (timing_model.hpp gemm_shape_factor): k contributes k/(k + tile_dim)
+  // beside the tile and wave quantization over the GPU's SMs; for a GPU without an SM
+  // count, each dimension d contributes d/(d + tile_dim) and the 128x128 output tiles t
+  // t/(t + tile_waves).
   double tile_dim = 64;
   double tile_waves = 8;
   // FlashAttention-2 fwd+bwd achieved fraction of the dense peak: 50–73% on A100

@@ -70,7 +70,7 @@ inline prefill_cost prefill_seconds(const architecture& a, const scenario& run, 
   add_blocks(static_cast<double>(a.layers) / pp, false);
   add_blocks(static_cast<double>(a.decoder_layers) / pp, true);
   if (a.head == head_kind::lm)
-    t += gemm_seconds(B, static_cast<double>(a.vocab) / tp, static_cast<double>(a.hidden), 1, 1, d.peak.gemm, d.ceiling,
+    t += gemm_seconds(B, static_cast<double>(a.vocab) / tp, static_cast<double>(a.hidden), 1, 1, d.peak.gemm, d.ceiling, d.sms,
                       d.bw, d.peak.act_bytes, e);
   return {(t + comm) * pp, comm};
 }
