@@ -229,6 +229,10 @@ TEST_CASE("time phases: element-wise traffic counted op by op, eager and fused")
   CHECK(elementwise_seconds(a, s, d, 1000, false, true, 0) == doctest::Approx(1000 * 617984.0 / bwe));
   s.compile = true;
   CHECK(elementwise_seconds(a, s, d, 1000, false, true, 0) == doctest::Approx(1000 * 90368.0 * 2 / bwe));
+  // Fused kernels without compile (Liger, Apex, TE: scenario fused_kernels) move the same bytes.
+  s.compile = false;
+  s.fused_kernels = true;
+  CHECK(elementwise_seconds(a, s, d, 1000, false, true, 0) == doctest::Approx(1000 * 90368.0 * 2 / bwe));
   // fp32 activations: the upcast casts are no-ops, RMSNorm is 7 fp32 accesses of h.
   CHECK(norm_accesses(a, true, 4.0) == 7.0);
   CHECK(norm_accesses(a, true, 2.0) == 18.0);
