@@ -566,9 +566,11 @@ const std::vector<term_info>& memory_terms() {
 const std::vector<term_info>& time_terms() {
   static const std::vector<term_info> terms = {
       {"compute_seconds", "Compute",
-       "Σ GEMMs max(FLOPs / (peak · ceiling · shape), bytes / bandwidth) + flash attention at its fraction "
-       "of peak + element-wise traffic / bandwidth, at least the kernel-launch floor",
-       "dense peaks and best-shape fractions: src/data/gpus.md; FA2/FA3 papers; docs/time-model.md"},
+       "Σ GEMMs max(FLOPs / (peak · ceiling · shape), bytes / bandwidth), shape = output tiles in waves of the "
+       "GPU's SMs × k/(k+64); + flash attention at its fraction of peak + element-wise traffic (eager ops "
+       "counted one by one, fused kernels one pass) / bandwidth, at least the kernel-launch floor",
+       "dense peaks, best-shape fractions and SM counts: src/data/gpus.md; NVIDIA DL Performance Guide (tile "
+       "and wave quantization); FA2/FA3 papers; docs/time-model.md"},
       {"communication_seconds", "Communication (exposed)",
        "ring all-reduce 2(n−1)/n·S, reduce-scatter/all-gather (n−1)/n·S over link × 0.8 + latency, "
        "for DP, ZeRO/FSDP, TP, PP, EP, CP; minus what overlaps",
