@@ -29,5 +29,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& r : {g.tf32, g.bf16, g.fp16_acc16, g.fp8, g.int8})
     if (r) fuzz::finite_nonneg(in_flop_per_s(*r), "gpu rate");
   fuzz::finite_nonneg(in_byte_per_s(g.link_per_direction), "gpu.link_per_direction");
+  if (g.sm_count < 0 || g.sm_count > 4096) fuzz::die("gpu.sm_count out of [0, 4096]", std::to_string(g.sm_count));
   return 0;
 }

@@ -62,6 +62,8 @@ def gpus():
         {"id": "my-gpu", "name": "My GPU", "memory_gb": 24, "bandwidth_gb_s": 1000, "fp32_tflops": 40,
          "bf16_tflops": 160, "compute_capability": "8.9"},
         {"id": "x", "memory_gb": 1e308, "bandwidth_gb_s": -0.0, "bf16_tflops": 0},
+        {"base": "l40s", "sm_count": 100},
+        {"id": "y", "memory_gb": 24, "bandwidth_gb_s": 1000, "bf16_tflops": 100, "sm_count": 0},
     ]:
         put("gpu", json.dumps(g))
 
