@@ -151,7 +151,7 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
               : "torch/optim/adam.py _multi_tensor_adam");
   }
   if (p.fused_kernels)
-    add("compute_seconds", fw + ".fused_kernels", "element-wise work in fused kernels (no eager memory-traffic factor)",
+    add("compute_seconds", fw + ".fused_kernels", "element-wise ops in fused kernels: one pass per chain instead of the eager op-by-op count",
         fw == "unsloth" ? "unsloth/kernels (Triton RMSNorm, RoPE, SwiGLU, cross-entropy)"
                         : "Megatron-LM fused kernels (megatron/core/fusions)");
   return out;

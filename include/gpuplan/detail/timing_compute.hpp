@@ -226,7 +226,9 @@ inline attention_cost attention_core_seconds(const architecture& a, const scenar
                    gemm_seconds(s_q, dh, s_kv, batch * heads, 1, r.gemm, d.ceiling, d.sms, d.bw, eb, e);
   c.fwd = t;
   c.bwd = kEagerCoreBackwardRatio * t;
-  const double u = fused(run) ? 1.0 : e.unfused_factor;
+  // The score chain is fused only by compile or a fused framework (Megatron's scale-mask-softmax);
+  // the scenario's fused_kernels (Liger, Apex, TE norms/rotary/MLP) leave eager attention as it is.
+  const double u = (run.compile || profile_of(run.fw).fused_kernels) ? 1.0 : e.unfused_factor;
   double acc = kReadWrite * u + kSoftmaxUpcastPasses;
   if (a.dropout > 0) acc += kReadWrite * u + kDropoutMaskBytes / eb;
   c.scores = batch * heads * s_q * s_kv * eb * acc / d.bwe;
@@ -235,7 +237,8 @@ inline attention_cost attention_core_seconds(const architecture& a, const scenar
 
 // ---- element accesses per element of the eager (un-fused) block ops ----------
 // Each op of the module as written reads and writes its whole tensor; fused kernels
-// (framework.hpp fused_kernels, torch.compile) make one pass per chain (kReadWrite).
+// (framework.hpp fused_kernels, the scenario's fused_kernels, torch.compile) make one pass
+// per chain (kReadWrite).
 // RMSNorm in eager code upcasts (transformers LlamaRMSNorm, torchtune RMSNorm:
 // x.to(float32), pow(2).mean(-1), x·rsqrt(var + eps), .to(dtype), ·weight): 16-bit
 // reads and writes of the input, the cast back and the weight product (4) plus 7
