@@ -106,9 +106,12 @@ inline bool column_parallel(linear_id id) {
   return id == linear_id::q || id == linear_id::k || id == linear_id::v || id == linear_id::gate || id == linear_id::up;
 }
 inline bool is_lora(const scenario& run) { return has_low_rank_path(run.meth); }  // LoRA, DoRA, VeRA (peft.hpp)
-// Element-wise work in fused kernels: torch.compile, fused kernels the run names (Liger, Apex,
-// Transformer Engine), or a framework whose kernels are fused (framework.hpp).
-inline bool fused(const scenario& run) { return run.compile || run.fused_kernels || profile_of(run.fw).fused_kernels; }
+// Kernels fused by torch.compile or by the framework itself (framework.hpp fused_kernels:
+// Megatron's, Unsloth's); these fuse eager attention's score chain too.
+inline bool framework_fused(const scenario& run) { return run.compile || profile_of(run.fw).fused_kernels; }
+// The block's element-wise ops in fused kernels: the above, or fused norm/rotary/MLP kernels
+// the run names (scenario fused_kernels: Liger, Apex, Transformer Engine).
+inline bool fused(const scenario& run) { return framework_fused(run) || run.fused_kernels; }
 // FlashAttention runs in 16-bit only; fp32/tf32 runs take the eager path.
 inline bool flash_kernel(const scenario& run, const peak_rates& r) { return run.attn == attention::flash && r.act_bytes <= 2; }
 
@@ -226,9 +229,8 @@ inline attention_cost attention_core_seconds(const architecture& a, const scenar
                    gemm_seconds(s_q, dh, s_kv, batch * heads, 1, r.gemm, d.ceiling, d.sms, d.bw, eb, e);
   c.fwd = t;
   c.bwd = kEagerCoreBackwardRatio * t;
-  // The score chain is fused only by compile or a fused framework (Megatron's scale-mask-softmax);
-  // the scenario's fused_kernels (Liger, Apex, TE norms/rotary/MLP) leave eager attention as it is.
-  const double u = (run.compile || profile_of(run.fw).fused_kernels) ? 1.0 : e.unfused_factor;
+  // Fused norm/rotary/MLP kernels alone (fused_kernels) leave eager attention's score chain as it is.
+  const double u = framework_fused(run) ? 1.0 : e.unfused_factor;
   double acc = kReadWrite * u + kSoftmaxUpcastPasses;
   if (a.dropout > 0) acc += kReadWrite * u + kDropoutMaskBytes / eb;
   c.scores = batch * heads * s_q * s_kv * eb * acc / d.bwe;
@@ -255,8 +257,8 @@ inline constexpr double kEagerRotaryAccesses = kReadWrite + 1.0 + kReadWrite + k
 // Accesses (in activation-width elements) of one norm per element of h.
 inline double norm_accesses(const architecture& a, bool eager, double act_bytes) {
   if (!eager || a.norm != norm_kind::rmsnorm) return kReadWrite;
-  if (act_bytes >= 4.0) return kEagerRmsNormFp32Accesses;  // fp32 activations: the casts are no-ops
-  return kEagerRmsNormWideAccesses + kEagerRmsNormFp32Accesses * 4.0 / act_bytes;
+  if (act_bytes >= mem::kFp32Bytes) return kEagerRmsNormFp32Accesses;  // fp32 activations: the casts are no-ops
+  return kEagerRmsNormWideAccesses + kEagerRmsNormFp32Accesses * mem::kFp32Bytes / act_bytes;
 }
 
 // Forward element-wise seconds of one block: element accesses × bytes over HBM. Per token:
