@@ -34,6 +34,7 @@ enum field : std::uint32_t {
   f_pool = 1u << 10, f_out_size = 1u << 11, f_act = 1u << 12, f_inplace = 1u << 13, f_heads = 1u << 14,
   f_flash = 1u << 15, f_kv_len = 1u << 16, f_kv_dim = 1u << 17, f_factor = 1u << 18, f_vocab = 1u << 19,
   f_p = 1u << 20, f_skip = 1u << 21, f_qkv_bias = 1u << 22, f_source = 1u << 23,
+  f_host_ops = 1u << 24,  // every kind (layers::layer::host_ops)
 };
 
 struct kind_entry {
@@ -45,24 +46,24 @@ struct kind_entry {
 
 // One line per layer kind.
 constexpr kind_entry kKinds[] = {
-    {kind::linear, "linear", f_out | f_bias, f_out},
-    {kind::conv, "conv", f_dims | f_out | f_kernel | f_stride | f_padding | f_dilation | f_groups | f_bias, f_out},
-    {kind::norm, "norm", f_norm | f_groups | f_affine, 0},
-    {kind::pool, "pool", f_pool | f_dims | f_kernel | f_stride | f_padding | f_out_size, 0},
-    {kind::activation, "activation", f_act | f_inplace, 0},
-    {kind::attention, "attention", f_heads | f_flash | f_kv_len | f_kv_dim | f_qkv_bias, 0},
-    {kind::upsample, "upsample", f_factor | f_dims, 0},
-    {kind::embedding, "embedding", f_vocab | f_out, f_vocab | f_out},
-    {kind::add, "add", f_skip | f_inplace, f_skip},
-    {kind::dropout, "dropout", f_p, 0},
-    {kind::flatten, "flatten", 0, 0},
-    {kind::class_token, "class_token", 0, 0},
-    {kind::position_embedding, "position_embedding", 0, 0},
-    {kind::take_token, "take_token", 0, 0},
-    {kind::layer_scale, "layer_scale", 0, 0},
-    {kind::mul, "mul", f_skip, f_skip},
-    {kind::concat, "concat", f_skip, f_skip},
-    {kind::input, "input", f_source, f_source},
+    {kind::linear, "linear", f_out | f_bias | f_host_ops, f_out},
+    {kind::conv, "conv", f_dims | f_out | f_kernel | f_stride | f_padding | f_dilation | f_groups | f_bias | f_host_ops, f_out},
+    {kind::norm, "norm", f_norm | f_groups | f_affine | f_host_ops, 0},
+    {kind::pool, "pool", f_pool | f_dims | f_kernel | f_stride | f_padding | f_out_size | f_host_ops, 0},
+    {kind::activation, "activation", f_act | f_inplace | f_host_ops, 0},
+    {kind::attention, "attention", f_heads | f_flash | f_kv_len | f_kv_dim | f_qkv_bias | f_host_ops, 0},
+    {kind::upsample, "upsample", f_factor | f_dims | f_host_ops, 0},
+    {kind::embedding, "embedding", f_vocab | f_out | f_host_ops, f_vocab | f_out},
+    {kind::add, "add", f_skip | f_inplace | f_host_ops, f_skip},
+    {kind::dropout, "dropout", f_p | f_host_ops, 0},
+    {kind::flatten, "flatten", f_host_ops, 0},
+    {kind::class_token, "class_token", f_host_ops, 0},
+    {kind::position_embedding, "position_embedding", f_host_ops, 0},
+    {kind::take_token, "take_token", f_host_ops, 0},
+    {kind::layer_scale, "layer_scale", f_host_ops, 0},
+    {kind::mul, "mul", f_skip | f_host_ops, f_skip},
+    {kind::concat, "concat", f_skip | f_host_ops, f_skip},
+    {kind::input, "input", f_source | f_host_ops, f_source},
 };
 
 constexpr std::array<enum_name<layers::norm_kind>, 4> kNormNames{{
@@ -248,6 +249,14 @@ const field_entry kFields[] = {
      [](const layer& l) { return json(l.qkv_bias); }},
     {"source", f_source, [](layer& l, const json& v, const std::string& p, const context&) { l.source = read_shape(v, p); },
      [](const layer& l) { return write_shape(l.source); }},
+    {"host_ops", f_host_ops,
+     [](layer& l, const json& v, const std::string& p, const context&) {
+       const std::int64_t x = get_int(v, p);
+       if (x < 0 || x > layers::detail::kMaxHostOps)
+         fail(p, "must be in [0, " + std::to_string(layers::detail::kMaxHostOps) + "] (got " + show(v) + ")");
+       l.host_ops = x;
+     },
+     [](const layer& l) { return json(l.host_ops); }},
 };
 
 // Whether field `f` of `l` differs from a default-constructed layer's (written only then).

@@ -63,6 +63,10 @@ struct layer {
   double p = 0;                                    // dropout probability
   bool qkv_bias = true;                            // attention: q/k/v projections have a bias (diffusers Attention: False)
   shape source{};                                  // input: the shape of the tensor it introduces
+  // Tensor calls the module's Python forward makes besides this layer's own kernels (views,
+  // reshapes, dtype casts, eval-mode dropout, scalar arithmetic the graph folds away), each a
+  // dispatch on the host in eager PyTorch: graph_cost::host_ops. 0 for plain torch.nn layers.
+  std::int64_t host_ops = 0;
 };
 
 // ---- layer constructors -----------------------------------------------------
@@ -205,6 +209,7 @@ struct graph_cost {
   double peak_live_elements = 0;  // inference: the most activation elements alive at once, per sample
   double elementwise_elements = 0;  // elements read + written by the memory-bound layers, forward, per sample
   double kernels = 0;  // GPU kernels one forward launches (convention: one per layer, attention 5, views 0)
+  double host_ops = 0;  // tensor calls one eager forward dispatches from the host: kernels + every layer's host_ops
   shape output;
   [[nodiscard]] double saved_bytes(double activation_bytes) const { return saved_elements * activation_bytes + saved_fixed_bytes; }
 };
@@ -215,6 +220,7 @@ inline constexpr double kMaxElements = 1099511627776.0;  // 2^40: any tensor or 
 inline constexpr double kInt64Bytes = 8;  // max_pool2d_with_indices returns int64 indices
 inline constexpr double kFp32Bytes = 4;   // mean / rstd of native_{layer,group}_norm are fp32 (accumulate type)
 inline constexpr double kBoolBytes = 1;   // native_dropout's mask is a bool tensor
+inline constexpr std::int64_t kMaxHostOps = 10000;  // a sanity bound on layer::host_ops
 
 inline std::string where(const graph& g, std::size_t i) {
   const auto& l = g.layers[i];
@@ -346,7 +352,9 @@ inline graph_cost analyze(const graph& g) {
         c.saved_fixed_bytes = l.norm == norm_kind::layer ? 2 * dt::kFp32Bytes * P
                               : l.norm == norm_kind::rms ? dt::kFp32Bytes * P
                               : l.norm == norm_kind::group ? 2 * dt::kFp32Bytes * static_cast<double>(l.groups) : 0;
-        gc.elementwise_elements += 2 * E;
+        // Group norm reads its input twice: ATen cuda/group_norm_kernel.cu computes the statistics
+        // (RowwiseMomentsCUDAKernel, one pass over X), then normalizes (reads X, writes Y).
+        gc.elementwise_elements += (l.norm == norm_kind::group ? 3 : 2) * E;
         break;
       }
       case kind::pool: {
@@ -539,6 +547,10 @@ inline graph_cost analyze(const graph& g) {
       fail(dt::where(g, i), "output of " + gpuplan::detail::num(oe) + " elements per sample, more than 2^40");
     if (static_cast<double>(c.params) > dt::kMaxElements)
       fail(dt::where(g, i), gpuplan::detail::num(static_cast<double>(c.params)) + " parameters, more than 2^40");
+    if (l.host_ops < 0 || l.host_ops > dt::kMaxHostOps)
+      fail(dt::where(g, i) + ".host_ops", "must be in [0, " + std::to_string(dt::kMaxHostOps) + "] (got " +
+                                              std::to_string(l.host_ops) + ")");
+    gc.host_ops += static_cast<double>(l.host_ops);
     gc.params += c.params;
     gc.flops += c.flops;
     gc.matmul_flops += c.matmul_flops;
@@ -546,6 +558,7 @@ inline graph_cost analyze(const graph& g) {
     gc.saved_fixed_bytes += c.saved_fixed_bytes;
   }
   gc.output = gc.per_layer.back().out;
+  gc.host_ops += gc.kernels;
   // Saved activations: each saved tensor once (conv and the in-place ReLU before it save the same one).
   std::vector<char> saved(n, 0);
   bool input_saved = false;

@@ -473,7 +473,7 @@ struct graph_estimate {
   Bytes reserved = bytes(0);        // torch.cuda.max_memory_reserved (detail/memory_allocator.hpp)
   Bytes device = bytes(0);          // nvidia-smi: reserved + CUDA context (+ NCCL buffers on more than one GPU)
   Seconds compute = seconds(0), memory_bound = seconds(0), optimizer_step = seconds(0), step = seconds(0);
-  // Host time to launch the step's kernels in eager PyTorch (kernels × launch_seconds): the
+  // Host time to dispatch the step's tensor calls in eager PyTorch (host_ops × launch_seconds): the
   // GPU idles when compute + memory_bound is shorter (small batches).
   Seconds launch = seconds(0);
   // Data-parallel communication, all of it (the exposed part is in `step`): DDP's gradient
@@ -673,9 +673,10 @@ inline graph_estimate estimate_graph(const graph& g, std::int64_t batch, precisi
                                   2 * gpuplan::detail::mem::optimizer_bytes_per_param(opt, pb.state));
     e.optimizer_step = seconds(opt_bytes / shard(1) / rates.bwe);  // each GPU updates its shard
   }
-  // Eager PyTorch launches every kernel from the host (timing_params.hpp launch_seconds, the
-  // transformer model's floor in timing_compute.hpp); backward launches about twice the forward's.
-  e.launch = seconds(passes * gc.kernels * eff.launch_seconds);
+  // Eager PyTorch dispatches every tensor call from the host (timing_params.hpp launch_seconds, the
+  // transformer model's floor in timing_compute.hpp): each kernel and each module's other calls
+  // (graph_cost::host_ops); backward launches about twice the forward's.
+  e.launch = seconds(passes * gc.host_ops * eff.launch_seconds);
   e.step = std::max(e.compute + e.memory_bound, e.launch) + e.optimizer_step;
   e.num_gpus = num_gpus;
   if (train && num_gpus > 1) {

@@ -25,6 +25,8 @@
 
 #include "gpuplan/bands.hpp"
 #include "gpuplan/calibrate.hpp"
+#include "gpuplan/diffusion.hpp"
+#include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 
@@ -219,6 +221,27 @@ inline double quantile_sorted(const std::vector<double>& v, double q) {
   const auto lo = static_cast<std::size_t>(std::floor(h));
   const std::size_t hi = std::min(v.size() - 1, lo + 1);
   return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+// Rows of a Stable Diffusion pipeline (scenario.model names the Hub repository, then a note:
+// "runwayml/stable-diffusion-v1-5 (UNet2DConditionModel)"): the scenario schema cannot express
+// them; diffusion::estimate_pipeline does, at the row's GPU, batch and resolution.
+inline bool is_diffusion(const case_result& r) {
+  if (!r.scenario.is_object() || !r.scenario.contains("model") || !r.scenario["model"].is_string()) return false;
+  return r.scenario["model"].get<std::string>().find("stable-diffusion") != std::string::npos;
+}
+inline diffusion::pipeline_estimate diffusion_estimate(const case_result& r) {
+  const auto& sc = r.scenario;
+  diffusion::inference_options o;
+  o.batch = sc.value("batch", std::int64_t{1});
+  o.resolution = sc.value("resolution", std::int64_t{512});
+  const std::string model = sc["model"].get<std::string>();
+  return diffusion::estimate_pipeline(diffusion::pipeline_by_name(model.substr(0, model.find(' '))),
+                                      io::find_gpu(sc.value("gpu", std::string{})), o);
+}
+// The rows a step time is estimated for: not torch.compile (its CUDA graphs are not modelled).
+inline bool is_diffusion_step(const case_result& r) {
+  return is_diffusion(r) && r.metric == "time.step_seconds" && !r.scenario.value("compile", false);
 }
 
 // Band rows (every metric × method class × scale, -1 = any) over the cases `keep`

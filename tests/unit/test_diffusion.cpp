@@ -172,6 +172,45 @@ TEST_CASE("diffusion: SD 1.5 inference memory on a T4, derived") {
   CHECK(nog.unet_step < e.unet_step);
 }
 
+TEST_CASE("diffusion: the host calls of diffusers' modules set the eager floor of a small batch") {
+  // layer::host_ops adds to the layer's kernels; bounds are one-line errors.
+  L::graph g;
+  g.input = {8, 1, 4, 1};
+  g.push(mk::linear(8));
+  g.layers[0].host_ops = 3;
+  CHECK(L::analyze(g).kernels == 1);
+  CHECK(L::analyze(g).host_ops == 4);
+  g.layers[0].host_ops = -1;
+  CHECK_THROWS_WITH_AS(L::analyze(g), "layers[0].host_ops: must be in [0, 10000] (got -1)", config_error);
+  // SD 1.5's UNet: 662 kernels; 16 Transformer2DModels x (5 reshapes + 2 attention processors x 11
+  // + 1 FeedForward dropout) = 448, 22 ResnetBlock2Ds x (dropout, division, temb[:, :, None, None])
+  // = 66, and the timestep embedding's 17: 1,193 host calls per forward.
+  const auto p = df::sd15();
+  const auto gc = L::analyze(df::unet_graph(p.unet, 64, 64));
+  CHECK(gc.kernels == 662);
+  CHECK(gc.host_ops == 662 + 16 * (5 + 2 * 11 + 1) + 22 * 3 + 17);
+  // Batch 1 on an RTX 4090 is host-bound: (1,193 + the PNDM step's 26 + guidance's 5) x 20 us =
+  // 24.48 ms per step (the GPU's work, 22.0 ms, is shorter). Measured: 24.7 ms (diffusers
+  // docs/source/en/optimization/torch2.0.md, RTX 4090, batch 1, 40.5 it/s; DF5).
+  const auto& r4090 = io::find_gpu("rtx-4090");
+  const auto e = df::estimate_pipeline(p, r4090, {});
+  CHECK(in_seconds(e.unet_step) == doctest::Approx((1193 + 26 + 5) * 20e-6).epsilon(1e-9));
+  const auto gpu_only = vision::estimate_graph(df::unet_graph(p.unet, 64, 64), 2, precision::fp16_mixed, optimizer::sgd, r4090, false);
+  CHECK(in_seconds(gpu_only.compute + gpu_only.memory_bound) == doctest::Approx(0.0220).epsilon(0.01));
+  // Without guidance the loop has no cat, chunk or guidance arithmetic.
+  CHECK(in_seconds(df::estimate_pipeline(p, r4090, {.guidance = false}).unet_step) ==
+        doctest::Approx((1193 + 26) * 20e-6).epsilon(1e-9));
+}
+
+TEST_CASE("diffusion: group norm reads its input twice (statistics, then the normalizing pass)") {
+  L::graph g;
+  g.input = {64, 1, 4, 4};  // 1,024 elements
+  g.push(mk::group_norm(32));
+  CHECK(L::analyze(g).elementwise_elements == doctest::Approx(3 * 1024));
+  g.layers[0] = mk::layer_norm();
+  CHECK(L::analyze(g).elementwise_elements == doctest::Approx(2 * 1024));
+}
+
 TEST_CASE("diffusion: pipeline time is text + steps x UNet step + decode, and scales with steps") {
   const auto& a100 = io::find_gpu("a100-80gb");
   const auto p = df::sd15();

@@ -71,6 +71,11 @@ TEST_CASE("graph json: the diffusion graphs (concat, second inputs, q/k/v withou
       check_round_trip(g);
   }
   CHECK(diffusion::unet_graph(diffusion::pipeline_by_name("sd-1.5").unet, 64, 64).segments.size() > 0);
+  // host_ops travels with the layer and is written only where it is not 0.
+  const L::graph sd = diffusion::unet_graph(diffusion::pipeline_by_name("sd-1.5").unet, 64, 64);
+  const auto back = io::read_graph_text(io::write_graph(sd).dump());
+  CHECK(L::analyze(back).host_ops == L::analyze(sd).host_ops);
+  CHECK(io::write_graph(sd)["layers"][2].contains("host_ops") == false);  // time_embedding.linear_1
   CHECK_THROWS_WITH_AS(io::read_graph_text(R"({"input": {"c": 4}, "layers": [{"kind": "linear", "out": 4}], "segments": [[0, 1]]})"),
                        "graph.segments[0]: must be layer indices 0 <= first <= last < 1 (got [0,1])", config_error);
   CHECK_THROWS_WITH_AS(io::read_graph_text(R"({"input": {"c": 4}, "layers": [{"kind": "input"}]})"),
@@ -177,6 +182,10 @@ TEST_CASE("graph json: hostile files are one-line errors naming the field and th
       {R"({"kind": "linear", "out": 4, "name": "a\nb"})", "layers[0].name: must be a string of at most 256 characters without control"},
       {R"({"kind": "embedding", "out": 4})", "layers[0].vocab: is required for a embedding layer"},
       {R"({"kind": "attention", "heads": 2})", "layers[0].heads: must divide the width 3 (got 2)"},
+      {R"({"kind": "linear", "out": 4, "host_ops": -1})", "layers[0].host_ops: must be in [0, 10000] (got -1)"},
+      {R"({"kind": "linear", "out": 4, "host_ops": 10001})", "layers[0].host_ops: must be in [0, 10000] (got 10001)"},
+      {R"({"kind": "linear", "out": 4, "host_ops": 1.5})", "layers[0].host_ops: must be an integer (got 1.5)"},
+      {R"({"kind": "linear", "out": 4, "host_ops": "3"})", "layers[0].host_ops: must be an integer (got string \"3\")"},
   };
   for (const auto& b : layer_cases) {
     CAPTURE(b.text);

@@ -45,15 +45,15 @@ double ceiling_for(const case_result& r, double normal) {
 }
 }  // namespace
 
-TEST_CASE("validation: all 61 + 63 + 4 cases load; every expressible one estimates") {
-  REQUIRE(results().size() == 61 + 63 + 4);
+TEST_CASE("validation: all 61 + 63 + 8 cases load; every expressible one estimates") {
+  REQUIRE(results().size() == 61 + 63 + 8);
   int unexpressible = 0;
   for (const auto& r : results()) {
     CAPTURE(r.id);
     if (r.unexpressible) { ++unexpressible; continue; }
     CHECK(r.failure == "");
   }
-  CHECK(unexpressible == 12);  // BOFT, OSF, CNN, diffusion, encoder-only inference
+  CHECK(unexpressible == 16);  // BOFT, OSF, CNN, diffusion (two sources), encoder-only inference
 }
 
 TEST_CASE("validation: every fit/OOM verdict is right") {
@@ -158,6 +158,23 @@ TEST_CASE("validation: source keys group a repository's documents and drop commi
   CHECK(source_key("huggingface/peft method_comparison/MetaMathQA/results/lora.json @51c2ff66") == "huggingface/peft method_comparison");
   CHECK(source_key("Korthikanti et al. 2022 Table 5") == "Korthikanti et al. 2022");
   CHECK(source_key("NVIDIA/NeMo docs performance_summary.md (24.07)") == "NVIDIA/NeMo docs");
+}
+
+TEST_CASE("validation: the diffusion step range the report prints is the published rows' measured / estimated") {
+  // diffusion.hpp kStepMeasuredOverEstimate: P10, P50, P90 of measured / estimated step time over
+  // every Stable Diffusion step row (docs/accuracy.md, "Diffusion pipelines"). Stale constants fail.
+  std::vector<double> ratios;
+  for (const auto& r : results())
+    if (is_diffusion_step(r)) ratios.push_back(r.expected / gpuplan::in_seconds(diffusion_estimate(r).unet_step));
+  REQUIRE(ratios.size() == 10);
+  std::sort(ratios.begin(), ratios.end());
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(quantile_sorted(ratios, std::array{0.1, 0.5, 0.9}[i]) ==
+          doctest::Approx(gpuplan::diffusion::kStepMeasuredOverEstimate[i]).epsilon(0.002));
+  }
+  // Every row ran slower than its estimate: the range starts above 1.
+  CHECK(ratios.front() > 1.0);
 }
 
 }  // namespace unit_validation
