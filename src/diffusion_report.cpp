@@ -1,6 +1,8 @@
 // diffusion_report.cpp — io/diffusion_report.hpp: estimate_pipeline (diffusion.hpp) as JSON and a table.
 #include "gpuplan/io/diffusion_report.hpp"
 
+#include <algorithm>
+
 #include "gpuplan/diffusion.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
@@ -23,20 +25,31 @@ diffusion_report finetune_report(const diffusion_query& q, const diffusion::pipe
   o.lora_rank = q.lora_rank;
   o.gradient_checkpointing = q.checkpointing;
   o.ema = q.ema;
+  o.prior_preservation = q.prior_preservation;
+  o.train_text_encoder = q.train_text_encoder;
+  o.grads_set_to_none = !q.keep_grads;
+  const auto opt = from_string<optimizer>(q.optimizer);
+  if (!opt)
+    gpuplan::detail::fail(fp + "optimizer", "must be one of " + name_list<optimizer>() + " (got " + q.optimizer + ")",
+                          error_kind::unknown_name);
+  o.opt = *opt;
   diffusion::finetune_estimate e;
   try {
     e = diffusion::estimate_finetune(p, gpu, o);
   } catch (const config_error& err) {
     const std::string path = err.path();
-    if (path == "batch" || path == "resolution" || path == "lora_rank")
+    if (path == "batch" || path == "resolution" || path == "lora_rank" || path == "optimizer")
       gpuplan::detail::fail(fp + (path == "lora_rank" ? std::string("rank") : path), std::string(err.what()).substr(path.size() + 2), err.kind());
     throw;
   }
   const std::int64_t res = q.resolution == 0 ? p.resolution : q.resolution;
+  const std::int64_t images = q.batch * (q.prior_preservation ? 2 : 1);  // instance + class images per step
   diffusion_report r;
   r.fits = e.fits(gpu);
   r.json = {{"model", p.name}, {"gpu", gpu.id}, {"workload", "fine-tune"}, {"method", *q.train}, {"batch", q.batch},
             {"resolution", res}, {"precision", "fp16-mixed"}, {"gradient_checkpointing", q.checkpointing}, {"ema", q.ema},
+            {"optimizer", to_string(o.opt)}, {"prior_preservation", q.prior_preservation}, {"train_text_encoder", q.train_text_encoder},
+            {"keep_grads", q.keep_grads},
             {"params", e.trainable_params + e.frozen_params}, {"trainable_params", e.trainable_params},
             {"frozen_params", e.frozen_params}, {"components", nlohmann::json::array()},
             {"memory", {{"frozen_weights", in_bytes(e.frozen_weights)}, {"trainable_weights", in_bytes(e.trainable_weights)},
@@ -46,30 +59,38 @@ diffusion_report finetune_report(const diffusion_query& q, const diffusion::pipe
                         {"usable", in_bytes(gpu.usable_memory)}, {"fits", r.fits}}},
             {"time", {{"step_seconds", in_seconds(e.step)}, {"unet_seconds", in_seconds(e.unet)},
                       {"encode_seconds", in_seconds(e.encode)},
-                      {"seconds_per_image", in_seconds(e.step) / static_cast<double>(q.batch)},
+                      {"seconds_per_image", in_seconds(e.step) / static_cast<double>(images)},
                       {"images_per_second", e.images_per_s}}}};
   if (*q.train == "lora") r.json["lora_rank"] = q.lora_rank;
   table& t = r.summary;
   t.title = p.name + " UNet " + (*q.train == "lora" ? "LoRA (rank " + std::to_string(q.lora_rank) + ")" : std::string("full")) +
             " fine-tuning on " + gpu.id + ", " + std::to_string(res) + "x" + std::to_string(res) + ", batch " +
-            std::to_string(q.batch) + ", fp16 mixed precision, AdamW" + (q.checkpointing ? ", gradient checkpointing" : "") + (q.ema ? ", EMA" : "");
+            std::to_string(q.batch) + (q.prior_preservation ? " + " + std::to_string(q.batch) + " class images" : "") +
+            ", fp16 mixed precision, " + std::string(to_string(o.opt)) + (q.checkpointing ? ", gradient checkpointing" : "") +
+            (q.ema ? ", EMA" : "") + (q.train_text_encoder ? ", text encoder trained" : "") +
+            (q.keep_grads ? ", gradients kept between steps" : "");
   t.header = {"Term", "Value"};
   t.rows = {{"trainable parameters", format_count(e.trainable_params)},
             {"frozen parameters (fp16)", format_count(e.frozen_params)},
             {"frozen weights", format_bytes(e.frozen_weights)},
-            {"trainable weights (fp32)", format_bytes(e.trainable_weights)},
+            {"trainable weights (fp32 + fp16 autocast copies)", format_bytes(e.trainable_weights)},
             {"gradients", format_bytes(e.gradients)},
             {"optimizer state", format_bytes(e.optimizer_state)},
-            {"saved activations (UNet)", format_bytes(e.activations)},
+            {q.train_text_encoder ? "saved activations (UNet, text encoder)" : "saved activations (UNet)", format_bytes(e.activations)},
             {"backward transient", format_bytes(e.transient)},
             {"peak allocated", format_bytes(e.peak_allocated)},
             {"reserved (caching allocator)", format_bytes(e.reserved)},
             {"device (reserved + CUDA context)", format_bytes(e.device) + " of " + format_bytes_short(gpu.usable_memory)},
-            {"step (VAE + text encoding, UNet forward and backward)", format_seconds(e.step)},
+            {q.train_text_encoder ? "step (VAE encoding, text encoder and UNet forward and backward)"
+                                  : "step (VAE + text encoding, UNet forward and backward)", format_seconds(e.step)},
             {"images/s", format_rate(e.images_per_s, "images")}};
   if (q.ema) t.rows.insert(t.rows.begin() + 8, {"EMA copy of the UNet (fp32)", format_bytes(e.ema)});
   t.notes.push_back("memory: peak allocated = torch.cuda.max_memory_allocated; reserved = the caching allocator's pool "
                     "(x 1.10 + cuBLAS workspace); device adds the CUDA context");
+  t.notes.push_back(q.keep_grads ? "gradients: zeroed and kept between steps (zero_grad(set_to_none=False)), resident "
+                                   "beside the activations"
+                                 : "gradients: freed after each step (zero_grad(set_to_none=True), PyTorch 2's default): "
+                                   "backward holds them or the activations, whichever is larger");
   t.notes.push_back(r.fits ? "fits on one " + gpu.id : "does not fit on one " + gpu.id);
   return r;
 }
@@ -85,6 +106,15 @@ diffusion_report diffusion_report_of(const diffusion_query& q) {
   const gpu_spec& gpu = find_gpu(q.gpu, fp + "gpu");
   const diffusion::pipeline p = q.config_dir ? read_diffusers_pipeline(*q.config_dir) : diffusion::pipeline_by_name(q.model);
   if (q.train) return finetune_report(q, p, gpu);
+  // Training-only options without --train would change nothing: say so rather than ignore them.
+  for (const auto& [set, name] : {std::pair{q.checkpointing, "checkpointing"}, {q.ema, "ema"},
+                                  {q.prior_preservation, "prior-preservation"}, {q.train_text_encoder, "train-text-encoder"},
+                                  {q.keep_grads, "keep-grads"}, {q.optimizer != "adamw", "optimizer"}})
+    if (set) {
+      std::string field = name;  // the CLI's flag, or Python's keyword (underscores)
+      if (fp != "--") std::replace(field.begin(), field.end(), '-', '_');
+      gpuplan::detail::fail(fp + field, "applies to fine-tuning only; add " + fp + "train full or lora (got inference)");
+    }
   diffusion::inference_options o;
   o.batch = q.batch;
   o.steps = q.steps;

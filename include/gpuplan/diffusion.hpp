@@ -769,6 +769,19 @@ struct finetune_options {
   // the GPU (ema_unet.to(accelerator.device)) and updated after every optimizer step.
   bool ema = false;
   optimizer opt = optimizer::adamw;
+  // examples/dreambooth/train_dreambooth.py --with_prior_preservation: collate_fn concatenates
+  // `batch` class images to the instance images, so the VAE encoder, the text encoder and the
+  // UNet run on 2 x batch.
+  bool prior_preservation = false;
+  // --train_text_encoder (train_dreambooth.py, train_dreambooth_lora.py): the first text encoder
+  // trains with the UNet — in full (fp32 weights, gradients and optimizer state) or, under
+  // lora, with adapters on its q/k/v/out projections — and keeps its activations for backward;
+  // gradient checkpointing covers it too (text_encoder.gradient_checkpointing_enable()).
+  bool train_text_encoder = false;
+  // optimizer.zero_grad(set_to_none=...): true frees the gradients after each optimizer step
+  // (PyTorch >= 2.0's default, the call train_text_to_image.py makes); false zeroes and keeps
+  // them (train_dreambooth.py unless --set_grads_to_none), resident through the next forward.
+  bool grads_set_to_none = true;
 };
 
 // The fine-tuning recipe of diffusers' examples/text_to_image/README.md, what `gpuplan
@@ -793,9 +806,12 @@ inline finetune_recipe finetune_recipe_of(finetune_method m) {
 struct finetune_estimate {
   std::int64_t trainable_params = 0, frozen_params = 0;
   Bytes frozen_weights = bytes(0);     // fp16 (weight_dtype): the VAE, the text encoders, and the UNet under LoRA
-  Bytes trainable_weights = bytes(0);  // fp32 trainable parameters (accelerate mixed_precision fp16 keeps them fp32)
+  // fp32 trainable parameters (accelerate mixed_precision fp16 keeps them fp32) and, for fully
+  // trained networks, the fp16 copies autocast makes of them for the forward (2 B each), which
+  // live from the forward until backward has used them.
+  Bytes trainable_weights = bytes(0);
   Bytes gradients = bytes(0), optimizer_state = bytes(0);
-  Bytes activations = bytes(0);        // the UNet's saved tensors (checkpointed or not)
+  Bytes activations = bytes(0);        // the UNet's (and a trained text encoder's) saved tensors
   Bytes transient = bytes(0);          // backward's largest layer input + output gradients
   Bytes ema = bytes(0);                // the EMA copy of the UNet (fp32), when options.ema
   Bytes peak_allocated = bytes(0), reserved = bytes(0), device = bytes(0);  // as pipeline_estimate's
@@ -819,6 +835,9 @@ inline std::int64_t unet_lora_params(const graph& unet, std::int64_t rank) {
   return p;
 }
 
+// accelerate's fp16 mixed precision trains fp32 parameters: their gradients are fp32.
+inline constexpr double kFp32GradBytes = 4;
+
 // One training step of diffusers' examples/text_to_image (train_text_to_image.py: the whole
 // UNet trained; train_text_to_image_lora.py: LoRA adapters on the attention projections,
 // the UNet frozen in fp16) with accelerate's mixed_precision="fp16": encode the images with
@@ -835,6 +854,8 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
                                            const efficiency_params& eff = {}) {
   using detail::check_range;
   check_range("batch", o.batch, 1, 4096);
+  if (o.train_text_encoder && p.text_encoders.empty())
+    detail::fail("train_text_encoder", "the pipeline has no text encoder to train (got " + p.name + ")");
   if (o.method == finetune_method::lora) check_range("lora_rank", o.lora_rank, 1, 4096);
   if (o.ema && o.method != finetune_method::full) detail::fail("ema", "applies to full fine-tuning only (got method lora)");
   const std::int64_t res = o.resolution == 0 ? p.resolution : o.resolution;
@@ -844,7 +865,9 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
   if (res % multiple != 0)
     detail::fail("resolution", "must be a multiple of " + std::to_string(multiple) + " (got " + std::to_string(res) + ")");
   if (p.text_encoders.empty()) detail::fail("text_encoders", "a pipeline needs at least one text encoder (got 0)");
-  const std::int64_t lat = res / f, B = o.batch, ctx = p.text_encoders.front().max_position_embeddings;
+  // Prior preservation: the class images join each batch (train_dreambooth.py collate_fn).
+  const std::int64_t lat = res / f, B = o.batch * (o.prior_preservation ? 2 : 1),
+                     ctx = p.text_encoders.front().max_position_embeddings;
   const precision prec = precision::fp16_mixed;
   const double act = gpuplan::detail::mem::bytes_of(prec).act;
   const double Bd = static_cast<double>(B);
@@ -857,11 +880,46 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
   double frozen = static_cast<double>(enc_e.params + layers::analyze(vae_decoder_graph(p.vae, lat, lat)).params);
   Seconds text = seconds(0);
   Bytes text_ws = bytes(0);
-  for (const auto& t : p.text_encoders) {
-    const auto te = vision::estimate_graph(clip_text_graph(t), B, prec, optimizer::sgd, gpu, false, eff);
-    frozen += static_cast<double>(te.params);
-    text += te.step;
-    text_ws = std::max(text_ws, te.activations);
+  const auto pb = gpuplan::detail::mem::bytes_of(prec);
+  double text_trainable = 0, text_saved = 0;  // a trained text encoder's parameters and saved bytes (all samples)
+  Seconds text_train = seconds(0);            // its forward + backward (and recompute), part of the UNet's step
+  Bytes text_weights = bytes(0), text_grads = bytes(0), text_opt = bytes(0);
+  for (std::size_t i = 0; i < p.text_encoders.size(); ++i) {
+    const graph tg = clip_text_graph(p.text_encoders[i]);
+    const auto te = vision::estimate_graph(tg, B, prec, optimizer::sgd, gpu, false, eff);
+    if (!(o.train_text_encoder && i == 0)) {
+      frozen += static_cast<double>(te.params);
+      text += te.step;
+      text_ws = std::max(text_ws, te.activations);
+      continue;
+    }
+    if (o.method == finetune_method::full) {
+      // Full: as the UNet, estimate_graph's training figures (fp32 weights + autocast copies,
+      // fp32 gradients, the optimizer's state), checkpointed over its encoder layers.
+      const auto tt = vision::estimate_graph(tg, B, prec, o.opt, gpu, true, eff, 1, o.gradient_checkpointing);
+      text_trainable = static_cast<double>(tt.params);
+      text_weights = tt.weights;  // fp32 + the autocast copies, 6 B per parameter
+      text_grads = bytes(text_trainable * kFp32GradBytes);
+      text_opt = tt.optimizer;
+      text_saved = in_bytes(tt.activations);
+      text_train = tt.step - tt.optimizer_step;
+    } else {
+      // LoRA (train_dreambooth_lora.py text_lora_config: q_proj, k_proj, v_proj, out_proj), fp32
+      // adapters; what the frozen layers save to reach them (lora_saves) and each adapter's rank-r output.
+      const auto tgc = layers::analyze(tg);
+      const double D = static_cast<double>(p.text_encoders[i].hidden_size);
+      const double L = static_cast<double>(ctx);
+      double attentions = 0;
+      for (const auto& l : tg.layers) attentions += l.k == layers::kind::attention ? 1 : 0;
+      text_trainable = attentions * 4 * static_cast<double>(o.lora_rank) * 2 * D;
+      frozen += static_cast<double>(te.params);
+      text_weights = bytes(text_trainable * 4);
+      text_grads = bytes(text_trainable * 4);
+      text_opt = bytes(text_trainable * gpuplan::detail::mem::optimizer_bytes_per_param(o.opt, pb.state));
+      text_saved = static_cast<double>(B) * (saved_bytes_of(tg, tgc, act, o.gradient_checkpointing, lora_saves(tg)) +
+                                             attentions * act * static_cast<double>(o.lora_rank) * 4 * L);
+      text_train = te.step * (o.gradient_checkpointing ? 3.0 : 2.0);
+    }
   }
   r.encode = enc_e.step + text;
   const auto fwd = vision::estimate_graph(unet, B, prec, o.opt, gpu, false, eff);
@@ -871,7 +929,7 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
     const auto tr = vision::estimate_graph(unet, B, prec, o.opt, gpu, true, eff);
     r.trainable_params = gc.params;
     r.trainable_weights = tr.weights;  // AMP: 2 B + 4 B master = fp32 weights + the autocast copies
-    r.gradients = tr.gradients;
+    r.gradients = bytes(static_cast<double>(gc.params) * kFp32GradBytes);  // on the fp32 parameters
     r.optimizer_state = tr.optimizer;
     r.transient = tr.transient;
     r.unet = tr.step - tr.optimizer_step;
@@ -884,7 +942,6 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
     }
   } else {
     const auto lora = static_cast<double>(unet_lora_params(unet, o.lora_rank));
-    const auto pb = gpuplan::detail::mem::bytes_of(prec);
     r.trainable_params = static_cast<std::int64_t>(lora);
     frozen += static_cast<double>(gc.params);
     // cast_training_params(..., dtype=torch.float32): the adapters train in fp32.
@@ -905,9 +962,18 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
     r.unet = fwd.step * 2.0;  // forward + input-gradient backward; the adapters' optimizer step (a few MB) is left out
   }
   if (o.gradient_checkpointing) r.unet += fwd.step;  // the segments' forward again during backward
+  r.unet += text_train;
+  // fp16 autocast copies of the fully trained networks' fp32 parameters (2 B each).
+  const double full_casts = o.method == finetune_method::full
+                                ? (static_cast<double>(gc.params) + text_trainable) * gpuplan::detail::mem::bytes_of(prec).weight
+                                : 0;
+  r.trainable_params += static_cast<std::int64_t>(text_trainable);
+  r.trainable_weights += text_weights;
+  r.gradients += text_grads;
+  r.optimizer_state += text_opt;
   r.frozen_params = static_cast<std::int64_t>(frozen);
   r.frozen_weights = bytes(frozen * act);
-  r.activations = bytes(Bd * saved);
+  r.activations = bytes(Bd * saved + text_saved);
   // Phases: encoding (the VAE encoder's and text encoders' working sets, no grad) and the UNet step.
   const double latents = Bd * static_cast<double>(p.unet.in_channels * lat * lat) * act;
   double ctx_dim = 0;
@@ -916,8 +982,17 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
   const double images = Bd * static_cast<double>(p.vae.in_channels * res * res) * act;
   const double encode_phase = images + std::max(in_bytes(enc_e.activations), in_bytes(text_ws));
   const double unet_phase = latents * 3 + embeds + in_bytes(r.activations + r.transient);  // noisy latents, noise, target
-  r.peak_allocated = r.frozen_weights + r.trainable_weights + r.gradients + r.optimizer_state + r.ema +
-                     bytes(std::max(encode_phase, unet_phase));
+  // Gradients kept between steps are resident in every phase. Freed ones (set_to_none) exist
+  // only in backward, which releases the saved activations as it produces them: the step
+  // holds the larger of the two, not their sum (the first gradients and the last activations
+  // overlap; an approximation that is exact when either side dominates).
+  // The autocast copies of fully trained networks exist from their forward until backward has
+  // used them (released before the gradients are complete).
+  const double grads = in_bytes(r.gradients), casts = full_casts;
+  const double train_phase = casts + unet_phase;
+  const double phases = o.grads_set_to_none ? std::max({encode_phase, train_phase, grads + latents * 3 + embeds})
+                                            : grads + std::max(encode_phase, train_phase);
+  r.peak_allocated = r.frozen_weights + r.trainable_weights - bytes(casts) + r.optimizer_state + r.ema + bytes(phases);
   const auto peaks = gpuplan::detail::mem::allocator_and_context(in_bytes(r.peak_allocated), 0, 1);
   r.reserved = bytes(peaks.reserved);
   r.device = bytes(peaks.device);

@@ -47,13 +47,18 @@ class DiffusionResult(_GraphModelResult):
 def diffusion(model: Optional[str] = None, gpu: str = "a100-80gb", batch: int = 1, steps: int = 50,
               resolution: Optional[int] = None, precision: str = "fp16", guidance: bool = True,
               config: Optional[str] = None, train: Optional[str] = None, lora_rank: int = 4,
-              checkpointing: bool = False, ema: bool = False) -> DiffusionResult:
+              checkpointing: bool = False, ema: bool = False, prior_preservation: bool = False,
+              train_text_encoder: bool = False, keep_grads: bool = False,
+              optimizer: str = "adamw") -> DiffusionResult:
     """Memory and time of text-to-image inference with a Stable Diffusion pipeline —
     sd-1.5, sd-2.1, sdxl-base, or a diffusers folder given as ``config`` — on one GPU.
     ``resolution`` defaults to the pipeline's (512, 768, 1024); ``guidance=False`` runs
     the UNet on the batch instead of 2 x batch. ``train="full"`` or ``"lora"`` (with
     ``lora_rank``, ``checkpointing``; ``ema`` keeps the EMA copy of the UNet in full
-    fine-tuning) estimates one fine-tuning step of the UNet instead."""
+    fine-tuning) estimates one fine-tuning step of the UNet instead; DreamBooth
+    (examples/dreambooth/train_dreambooth.py) adds ``prior_preservation`` (class images
+    join each batch), ``train_text_encoder`` and ``keep_grads`` (zero_grad(set_to_none=False),
+    the script's default); ``optimizer`` is adamw, adam, adamw-8bit, sgd, sgd-momentum or lion."""
     if model is None and config is None:
         raise _error("diffusion.model", "name a pipeline (sd-1.5, sd-2.1, sdxl-base) or give config=DIR (got neither)")
     if model is not None and config is not None:
@@ -62,10 +67,12 @@ def diffusion(model: Optional[str] = None, gpu: str = "a100-80gb", batch: int = 
         raise _error("diffusion.model", f"must be a string (got {type(model).__name__} {model!r})")
     if config is not None and not isinstance(config, (str, os.PathLike)):
         raise _error("diffusion.config", f"must be a folder path (got {type(config).__name__} {config!r})")
-    for name, v in (("gpu", gpu), ("precision", precision)):
+    for name, v in (("gpu", gpu), ("precision", precision), ("optimizer", optimizer)):
         if not isinstance(v, str):
             raise _error(f"diffusion.{name}", f"must be a string (got {type(v).__name__} {v!r})")
-    for name, flag in (("guidance", guidance), ("checkpointing", checkpointing), ("ema", ema)):
+    for name, flag in (("guidance", guidance), ("checkpointing", checkpointing), ("ema", ema),
+                       ("prior_preservation", prior_preservation), ("train_text_encoder", train_text_encoder),
+                       ("keep_grads", keep_grads)):
         if not isinstance(flag, bool):
             raise _error(f"diffusion.{name}", f"must be True or False (got {flag!r})")
     if train is not None and not isinstance(train, str):
@@ -76,4 +83,5 @@ def diffusion(model: Optional[str] = None, gpu: str = "a100-80gb", batch: int = 
     r = 0 if resolution is None else _int(resolution, "diffusion.resolution", 1, 16384)
     folder = None if config is None else os.fspath(config)
     return DiffusionResult(_core.diffusion(model or "", folder, gpu, b, s, r, precision, guidance, train, rank,
-                                           checkpointing, ema))
+                                           checkpointing, ema, prior_preservation, train_text_encoder, keep_grads,
+                                           optimizer))

@@ -16,7 +16,8 @@ void register_diffusion(py::module_& m) {
       "diffusion",
       [](const std::string& model, std::optional<std::string> config, const std::string& gpu, std::int64_t batch,
          std::int64_t steps, std::int64_t resolution, const std::string& precision, bool guidance,
-         std::optional<std::string> train, std::int64_t lora_rank, bool checkpointing, bool ema) {
+         std::optional<std::string> train, std::int64_t lora_rank, bool checkpointing, bool ema, bool prior_preservation,
+         bool train_text_encoder, bool keep_grads, const std::string& optimizer) {
         io::diffusion_query q;
         q.model = model;
         q.config_dir = std::move(config);
@@ -30,6 +31,10 @@ void register_diffusion(py::module_& m) {
         q.lora_rank = lora_rank;
         q.checkpointing = checkpointing;
         q.ema = ema;
+        q.prior_preservation = prior_preservation;
+        q.train_text_encoder = train_text_encoder;
+        q.keep_grads = keep_grads;
+        q.optimizer = optimizer;
         q.flag_prefix = "diffusion.";
         io::diffusion_report r;
         {
@@ -40,7 +45,8 @@ void register_diffusion(py::module_& m) {
       },
       py::arg("model"), py::arg("config"), py::arg("gpu"), py::arg("batch"), py::arg("steps"), py::arg("resolution"),
       py::arg("precision"), py::arg("guidance"), py::arg("train") = py::none(), py::arg("lora_rank") = 4,
-      py::arg("checkpointing") = false, py::arg("ema") = false,
+      py::arg("checkpointing") = false, py::arg("ema") = false, py::arg("prior_preservation") = false,
+      py::arg("train_text_encoder") = false, py::arg("keep_grads") = false, py::arg("optimizer") = "adamw",
       "diffusion.hpp: parameters, memory, seconds per step and per image of a Stable Diffusion pipeline on one GPU "
       "(or, with train, of fine-tuning its UNet).");
 }

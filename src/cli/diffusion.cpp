@@ -24,11 +24,19 @@ CLI::App* add_diffusion_command(CLI::App& app, io::diffusion_query& q, bool& no_
   sub->add_option("--rank", q.lora_rank, "LoRA rank with --train lora (default 4)");
   sub->add_flag("--checkpointing", q.checkpointing, "Gradient checkpointing with --train (unet.enable_gradient_checkpointing)");
   sub->add_flag("--ema", q.ema, "With --train full: keep the EMA copy of the UNet on the GPU (train_text_to_image.py --use_ema)");
+  sub->add_option("--optimizer", q.optimizer, "With --train: adamw (default), adam, adamw-8bit (--use_8bit_adam), sgd, sgd-momentum, lion");
+  sub->add_flag("--prior-preservation", q.prior_preservation,
+                "With --train: DreamBooth's class images join each batch (train_dreambooth.py --with_prior_preservation)");
+  sub->add_flag("--train-text-encoder", q.train_text_encoder,
+                "With --train: the text encoder trains too, in full or with LoRA adapters (train_dreambooth*.py --train_text_encoder)");
+  sub->add_flag("--keep-grads", q.keep_grads,
+                "With --train: gradients zeroed, not freed, between steps (train_dreambooth.py without --set_grads_to_none)");
   sub->add_flag("--no-guidance", no_guidance, "No classifier-free guidance (guidance_scale <= 1): the UNet runs on the batch, not 2 x batch");
   sub->footer("Examples:\n  gpuplan diffusion sd-1.5 --gpu t4\n"
               "  gpuplan diffusion sdxl-base --gpu a100-80gb --batch 4 --steps 30 --json\n"
               "  gpuplan diffusion --config ./stable-diffusion-v1-5 --gpu rtx-4090\n"
-              "  gpuplan diffusion sd-1.5 --gpu rtx-4090 --train lora --rank 4 --batch 8 --checkpointing\n");
+              "  gpuplan diffusion sd-1.5 --gpu rtx-4090 --train lora --rank 4 --batch 8 --checkpointing\n"
+              "  gpuplan diffusion sd-1.5 --gpu t4 --train full --prior-preservation --checkpointing --optimizer adamw-8bit --keep-grads\n");
   return sub;
 }
 

@@ -64,6 +64,32 @@ def test_finetune():
         gp.diffusion("sd-1.5", train="dreambooth")
 
 
+def test_dreambooth():
+    # examples/dreambooth/README.md "Training on a 16GB GPU": prior preservation, checkpointing,
+    # 8-bit Adam, batch 1, gradients kept between steps (train_dreambooth.py's default): fits a T4.
+    kw = dict(gpu="t4", batch=1, train="full", prior_preservation=True, checkpointing=True,
+              optimizer="adamw-8bit", keep_grads=True)
+    r = gp.diffusion("sd-1.5", **kw).to_dict()
+    assert r["prior_preservation"] and r["keep_grads"] and r["optimizer"] == "adamw-8bit"
+    assert r["memory"]["fits"]
+    # 8-bit Adam: 2 B of state per parameter (bitsandbytes), fp32 gradients 4 B
+    assert r["memory"]["optimizer"] == pytest.approx(2 * 859_520_964, rel=0.02)
+    assert r["memory"]["gradients"] == pytest.approx(4 * 859_520_964, rel=1e-9)
+    # two images per step (the instance and its class image)
+    assert r["time"]["seconds_per_image"] == pytest.approx(r["time"]["step_seconds"] / 2, rel=1e-9)
+    te = gp.diffusion("sd-1.5", train_text_encoder=True, **kw).to_dict()
+    assert te["trainable_params"] == 859_520_964 + 123_060_480
+    assert te["memory"]["device"] > r["memory"]["device"]
+    freed = gp.diffusion("sd-1.5", **{**kw, "keep_grads": False}).to_dict()
+    assert freed["memory"]["peak_allocated"] < r["memory"]["peak_allocated"]
+    with pytest.raises(gp.InvalidInputError, match="diffusion.prior_preservation: applies to fine-tuning only"):
+        gp.diffusion("sd-1.5", prior_preservation=True)
+    with pytest.raises(gp.InvalidInputError, match="diffusion.keep_grads: must be True or False"):
+        gp.diffusion("sd-1.5", train="full", keep_grads="yes")
+    with pytest.raises(gp.UnknownNameError, match="diffusion.optimizer: must be one of"):
+        gp.diffusion("sd-1.5", train="full", optimizer="adam9")
+
+
 def test_errors_name_the_field():
     with pytest.raises(gp.UnknownNameError, match="model: unknown diffusion pipeline 'sd-9'"):
         gp.diffusion("sd-9")

@@ -286,11 +286,13 @@ TEST_CASE("diffusion: fine-tuning SD 1.5's UNet, full and LoRA, derived") {
   const auto p = df::sd15();
   const df::finetune_options full{.batch = 4};
   const auto f = df::estimate_finetune(p, a100, full);
-  // train_text_to_image.py under fp16 AMP with AdamW: 16 B per UNet parameter (fp32 weights and
-  // gradients, two fp32 moments; here 2 + 4 master, 2, 8)
+  // train_text_to_image.py under fp16 AMP with AdamW: fp32 weights (4 B) and their fp16
+  // autocast copies (2 B), fp32 gradients (4 B), two fp32 moments (8 B) per UNet parameter
   const double P = 859520964;
   CHECK(f.trainable_params == 859520964);
-  CHECK(in_bytes(f.trainable_weights + f.gradients + f.optimizer_state) == doctest::Approx(16 * P).epsilon(1e-12));
+  CHECK(in_bytes(f.trainable_weights) == doctest::Approx(6 * P).epsilon(1e-12));
+  CHECK(in_bytes(f.gradients) == doctest::Approx(4 * P).epsilon(1e-12));
+  CHECK(in_bytes(f.optimizer_state) == doctest::Approx(8 * P).epsilon(1e-12));
   // frozen in fp16: the VAE and the text encoder (the safety checker is not loaded for training)
   CHECK(in_bytes(f.frozen_weights) == doctest::Approx(2.0 * (83653863 + 123060480)).epsilon(1e-12));
   // activations: the UNet graph's saved tensors at 64x64 latents, x batch
@@ -318,6 +320,88 @@ TEST_CASE("diffusion: fine-tuning SD 1.5's UNet, full and LoRA, derived") {
   CHECK(l.unet < f.unet);
   CHECK_THROWS_WITH_AS(df::estimate_finetune(p, a100, {.method = df::finetune_method::lora, .lora_rank = 0}),
                        doctest::Contains("lora_rank: must be in [1, 4096] (got 0)"), config_error);
+}
+
+TEST_CASE("diffusion: the gradients' lifetime sets the step's peak (optimizer.zero_grad(set_to_none))") {
+  const auto& a100 = io::find_gpu("a100-80gb");
+  const auto p = df::sd15();
+  const double P = 859520964;
+  for (const std::int64_t b : {1, 8}) {
+    CAPTURE(b);
+    const auto freed = df::estimate_finetune(p, a100, {.batch = b});
+    const auto kept = df::estimate_finetune(p, a100, {.batch = b, .grads_set_to_none = false});
+    // Kept gradients (zeroed, not freed) are resident beside everything else: fp32 weights,
+    // autocast copies and activations at the end of the forward, plus 4 B per parameter.
+    const double resident = in_bytes(kept.frozen_weights + kept.trainable_weights + kept.gradients + kept.optimizer_state);
+    const double bd = static_cast<double>(b), latents = bd * 3 * 4 * 64 * 64 * 2, embeds = bd * 77 * 768 * 2;
+    CHECK(in_bytes(kept.peak_allocated) ==
+          doctest::Approx(resident + latents + embeds + in_bytes(kept.activations + kept.transient)).epsilon(1e-9));
+    // Freed ones exist only in backward, which releases the activations and the autocast copies
+    // as it produces them: the larger of (copies + activations) and the gradients.
+    const double fixed = in_bytes(freed.frozen_weights + freed.trainable_weights + freed.optimizer_state) - 2 * P;
+    const double forward_end = 2 * P + latents + embeds + in_bytes(freed.activations + freed.transient);
+    const double backward_end = 4 * P + latents + embeds;
+    CHECK(in_bytes(freed.peak_allocated) == doctest::Approx(fixed + std::max(forward_end, backward_end)).epsilon(1e-9));
+    CHECK(freed.peak_allocated < kept.peak_allocated);
+  }
+  // At batch 1 the gradients (3.4 GB) outweigh the copies and activations (2.6 GB): the
+  // backward end binds; at batch 8 the activations do.
+  const auto b1 = df::estimate_finetune(p, a100, {.batch = 1});
+  CHECK(in_bytes(b1.activations) + 2 * P < 4 * P);
+  const auto b8 = df::estimate_finetune(p, a100, {.batch = 8});
+  CHECK(in_bytes(b8.activations) + 2 * P > 4 * P);
+}
+
+TEST_CASE("diffusion: DreamBooth (train_dreambooth.py): prior preservation and the text encoder, against its README") {
+  const auto p = df::sd15();
+  const double P = 859520964, T = 123060480;
+  const auto& a100 = io::find_gpu("a100-80gb");
+  // --with_prior_preservation: the class images join the batch, so everything runs on 2 x batch.
+  const auto one = df::estimate_finetune(p, a100, {.batch = 2});
+  const auto prior = df::estimate_finetune(p, a100, {.batch = 1, .prior_preservation = true});
+  CHECK(in_bytes(prior.activations) == doctest::Approx(in_bytes(one.activations)).epsilon(1e-12));
+  CHECK(in_seconds(prior.unet) == doctest::Approx(in_seconds(one.unet)).epsilon(1e-12));
+  // --train_text_encoder (full): CLIP ViT-L/14's text tower trains too: fp32 weights + autocast
+  // copies (6 B), fp32 gradients (4 B), AdamW's moments (8 B); it leaves the frozen set.
+  const auto te = df::estimate_finetune(p, a100, {.batch = 1, .prior_preservation = true, .train_text_encoder = true});
+  CHECK(te.trainable_params == 859520964 + 123060480);
+  CHECK(in_bytes(te.frozen_weights) == doctest::Approx(2.0 * 83653863).epsilon(1e-12));
+  CHECK(in_bytes(te.trainable_weights) == doctest::Approx(6 * (P + T)).epsilon(1e-12));
+  CHECK(in_bytes(te.gradients) == doctest::Approx(4 * (P + T)).epsilon(1e-12));
+  CHECK(in_bytes(te.optimizer_state) == doctest::Approx(8 * (P + T)).epsilon(1e-12));
+  CHECK(te.activations > prior.activations);
+  CHECK(te.unet > prior.unet);
+  // LoRA on the text encoder (train_dreambooth_lora.py): rank x 2 x 768 on q, k, v and out of
+  // its 12 layers = 4 x 12 x 4 x 1,536 = 294,912 adapters beside the UNet's 797,184.
+  const auto lte = df::estimate_finetune(p, a100, {.method = df::finetune_method::lora, .train_text_encoder = true});
+  CHECK(lte.trainable_params == 797184 + 294912);
+  // The README's recipes (examples/dreambooth/README.md), SD 1.x at 512, batch 1, prior
+  // preservation, gradient checkpointing, 8-bit Adam (train_dreambooth.py keeps the gradients
+  // unless --set_grads_to_none):
+  const df::finetune_options recipe{.batch = 1, .gradient_checkpointing = true, .opt = optimizer::adamw_8bit,
+                                    .prior_preservation = true, .grads_set_to_none = false};
+  // "Training on a 16GB GPU" fits a T4 (16 GB).
+  const auto& t4 = io::find_gpu("t4");
+  CHECK(df::estimate_finetune(p, t4, recipe).fits(t4));
+  // "Training on a 12GB GPU" adds --set_grads_to_none (and xFormers): fits an RTX 3060 (12 GB).
+  auto r12 = recipe;
+  r12.grads_set_to_none = true;
+  const auto& r3060 = io::find_gpu("rtx-3060");
+  CHECK(df::estimate_finetune(p, r3060, r12).fits(r3060));
+  CHECK_FALSE(df::estimate_finetune(p, r3060, recipe).fits(r3060));
+  // "--train_text_encoder ... won't fit on 16GB GPU. It needs at least 24GB VRAM": the estimate
+  // needs 15.2 GB of a T4's 16.1 (a miss, docs/diffusion.md), and fits 24 GB.
+  auto rte = recipe;
+  rte.train_text_encoder = true;
+  const auto e16 = df::estimate_finetune(p, t4, rte);
+  CHECK(in_bytes(e16.device) == doctest::Approx(15.18e9).epsilon(0.01));
+  const auto& r3090 = io::find_gpu("rtx-3090");
+  CHECK(df::estimate_finetune(p, r3090, rte).fits(r3090));
+  // A pipeline without a text encoder has none to train.
+  auto bare = p;
+  bare.text_encoders.clear();
+  CHECK_THROWS_WITH_AS(df::estimate_finetune(bare, a100, {.train_text_encoder = true}),
+                       doctest::Contains("train_text_encoder: the pipeline has no text encoder to train"), config_error);
 }
 
 TEST_CASE("diffusion: saved tensors of diffusers' blocks against PyTorch (tests/python/test_diffusion_saved.py)") {

@@ -27,6 +27,10 @@ struct diffusion_query {
   std::int64_t lora_rank = 4;
   bool checkpointing = false;      // unet.enable_gradient_checkpointing()
   bool ema = false;                // --use_ema: the EMA copy of the UNet (full fine-tuning)
+  bool prior_preservation = false; // train_dreambooth.py --with_prior_preservation: class images join each batch
+  bool train_text_encoder = false; // --train_text_encoder: the text encoder trains too (full, or LoRA under lora)
+  bool keep_grads = false;         // optimizer.zero_grad(set_to_none=False) (train_dreambooth.py's default)
+  std::string optimizer = "adamw"; // with train: adamw, adam, adamw-8bit (--use_8bit_adam), sgd, sgd-momentum, lion
   std::string flag_prefix;         // "--" in the CLI, so errors name the flag
 };
 
