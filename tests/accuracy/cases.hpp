@@ -235,13 +235,22 @@ inline diffusion::pipeline_estimate diffusion_estimate(const case_result& r) {
   diffusion::inference_options o;
   o.batch = sc.value("batch", std::int64_t{1});
   o.resolution = sc.value("resolution", std::int64_t{512});
+  o.steps = sc.value("steps", std::int64_t{50});
+  const std::string prec = sc.value("precision", std::string{"fp16"});
+  o.prec = prec == "bf16" ? precision::bf16_pure : prec == "fp32" ? precision::fp32 : precision::fp16_mixed;
   const std::string model = sc["model"].get<std::string>();
   return diffusion::estimate_pipeline(diffusion::pipeline_by_name(model.substr(0, model.find(' '))),
                                       io::find_gpu(sc.value("gpu", std::string{})), o);
 }
-// The rows a step time is estimated for: not torch.compile (its CUDA graphs are not modelled).
-inline bool is_diffusion_step(const case_result& r) {
-  return is_diffusion(r) && r.metric == "time.step_seconds" && !r.scenario.value("compile", false);
+// The rows a time is estimated for — one denoising step or one pipeline call — but not
+// torch.compile (its CUDA graphs are not modelled).
+inline bool is_diffusion_time(const case_result& r) {
+  return is_diffusion(r) && (r.metric == "time.step_seconds" || r.metric == "time.pipeline_seconds") &&
+         !r.scenario.value("compile", false);
+}
+// The estimate in the row's metric.
+inline double diffusion_time(const case_result& r, const diffusion::pipeline_estimate& e) {
+  return in_seconds(r.metric == "time.pipeline_seconds" ? e.total : e.unet_step);
 }
 
 // Band rows (every metric × method class × scale, -1 = any) over the cases `keep`

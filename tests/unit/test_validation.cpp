@@ -45,15 +45,15 @@ double ceiling_for(const case_result& r, double normal) {
 }
 }  // namespace
 
-TEST_CASE("validation: all 61 + 63 + 8 cases load; every expressible one estimates") {
-  REQUIRE(results().size() == 61 + 63 + 8);
+TEST_CASE("validation: all 61 + 63 + 9 cases load; every expressible one estimates") {
+  REQUIRE(results().size() == 61 + 63 + 9);
   int unexpressible = 0;
   for (const auto& r : results()) {
     CAPTURE(r.id);
     if (r.unexpressible) { ++unexpressible; continue; }
     CHECK(r.failure == "");
   }
-  CHECK(unexpressible == 16);  // BOFT, OSF, CNN, diffusion (two sources), encoder-only inference
+  CHECK(unexpressible == 17);  // BOFT, OSF, CNN, diffusion (three sources), encoder-only inference
 }
 
 TEST_CASE("validation: every fit/OOM verdict is right") {
@@ -165,8 +165,8 @@ TEST_CASE("validation: the diffusion step range the report prints is the publish
   // every Stable Diffusion step row (docs/accuracy.md, "Diffusion pipelines"). Stale constants fail.
   std::vector<double> ratios;
   for (const auto& r : results())
-    if (is_diffusion_step(r)) ratios.push_back(r.expected / gpuplan::in_seconds(diffusion_estimate(r).unet_step));
-  REQUIRE(ratios.size() == 10);
+    if (is_diffusion_time(r)) ratios.push_back(r.expected / diffusion_time(r, diffusion_estimate(r)));
+  REQUIRE(ratios.size() == 11);
   std::sort(ratios.begin(), ratios.end());
   for (int i = 0; i < 3; ++i) {
     CAPTURE(i);
