@@ -209,7 +209,7 @@ struct graph_cost {
   double peak_live_elements = 0;  // inference: the most activation elements alive at once, per sample
   double elementwise_elements = 0;  // elements read + written by the memory-bound layers, forward, per sample
   double kernels = 0;  // GPU kernels one forward launches (convention: one per layer, attention 5, views 0)
-  double host_ops = 0;  // tensor calls one eager forward dispatches from the host: kernels + every layer's host_ops
+  double host_ops = 0;  // tensor calls one eager forward dispatches from the host: kernels, views, + every layer's host_ops
   shape output;
   [[nodiscard]] double saved_bytes(double activation_bytes) const { return saved_elements * activation_bytes + saved_fixed_bytes; }
 };
@@ -511,6 +511,7 @@ inline graph_cost analyze(const graph& g) {
         } else {
           c.out_tensor = in_t;
           gc.kernels -= 1;
+          gc.host_ops += 1;  // no kernel, but the call is dispatched
         }
         break;
       }
@@ -518,6 +519,7 @@ inline graph_cost analyze(const graph& g) {
         c.out = {x.elements(), 1, 1, 1};
         c.out_tensor = in_t;  // a view
         gc.kernels -= 1;
+        gc.host_ops += 1;  // a view is no kernel, but a dispatched call
         break;
       case kind::class_token:
         c.out = {x.c, 1, x.positions() + 1, 1};
@@ -533,6 +535,7 @@ inline graph_cost analyze(const graph& g) {
         c.out = {x.c, 1, 1, 1};
         c.out_tensor = in_t;  // x[:, 0] is a view
         gc.kernels -= 1;
+        gc.host_ops += 1;
         break;
       case kind::layer_scale:
         c.params = x.c;  // ConvNeXt's gamma (C, 1, 1)

@@ -100,7 +100,8 @@ class Graph:
     def analyze(self) -> Dict[str, Any]:
         """layers::analyze: params, forward flops and matmul_flops per sample, saved_elements
         and saved_fixed_bytes per sample (saved bytes = saved_elements x activation bytes +
-        saved_fixed_bytes), peak_live_elements, and per layer its in/out shapes."""
+        saved_fixed_bytes), peak_live_elements, kernels and host_ops (the eager calls one forward
+        dispatches), and per layer its in/out shapes."""
         if self._analysis is None:
             self._analysis = _core.graph_analyze(self._text)
         return json.loads(json.dumps(self._analysis))
@@ -208,6 +209,7 @@ class _Mapper:
         self.param_layers: Dict[int, List[str]] = {}  # layer -> the parameters it reads directly (get_attr)
         self.param_uses: Dict[str, int] = {}     # parameter name -> layers that read it
         self.cats: Dict[Tuple[int, ...], _T] = {}  # torch.cat operands (layer refs) -> the concat layer
+        self.pending_host_ops = 0  # calls since the last layer that mapped to none (count_host_op)
 
     # ---- helpers ------------------------------------------------------------------------
     def fail(self, node: Any, reason: str) -> Exception:
@@ -260,6 +262,30 @@ class _Mapper:
         if x.cdim != 1:
             raise self.fail(node, f"applies {what} over dimension 1 of shape {x.shape}, but the layer graph's channel "
                                   f"is dimension {x.cdim}")
+
+    # ---- host calls that map to no layer ------------------------------------------------
+    # A view, permute, contiguous, cast or eval-mode dropout is no layer but still one call the
+    # host dispatches in eager PyTorch: the next layer carries them as `host_ops` (docs/trace.md),
+    # so the graph's eager floor counts them. nn.Identity and Python-level getitem/size make none.
+    _NO_DISPATCH = ("size", "dim", "numel")
+
+    def count_host_op(self, node: Any, value: Any, before: int) -> None:
+        import operator
+        if len(self.layers) > before:
+            self.flush_host_ops(before)
+            return
+        if not isinstance(value, _T):
+            return
+        if node.op == "call_module" and isinstance(self.gm.get_submodule(node.target), self.nn.Identity):
+            return
+        if node.target in (operator.getitem, getattr) or node.target in self._NO_DISPATCH:
+            return
+        self.pending_host_ops += 1
+
+    def flush_host_ops(self, i: int) -> None:
+        if self.pending_host_ops and 0 <= i < len(self.layers):
+            self.layers[i]["host_ops"] = self.layers[i].get("host_ops", 0) + self.pending_host_ops
+            self.pending_host_ops = 0
 
     # ---- modules ------------------------------------------------------------------------
     def module(self, node: Any) -> Any:
@@ -755,16 +781,19 @@ def trace(module: Any, example_inputs: Any, *, flash: bool = True, name: Optiona
                 continue
             mapper.values[node] = _P(node.target, tuple(int(s) for s in value.shape), isinstance(value, nn.Parameter))
             continue
+        before = len(mapper.layers)
         if node.op == "call_module":
             value = mapper.module(node)
         else:
             value = mapper.function(node)
+        mapper.count_host_op(node, value, before)
         if isinstance(value, _Other) and value.what == "attention weights" and node.users:
             raise mapper.fail(node, "uses nn.MultiheadAttention's attention weights (not modelled)")
         mapper.values[node] = value
 
     if not mapper.layers:
         raise _error("trace", f"{type(module).__name__} maps to no layers")
+    mapper.flush_host_ops(len(mapper.layers) - 1)  # calls after the last layer (a final view)
     if out_value is None or out_value.ref != len(mapper.layers) - 1:
         raise _error("trace", "the module's output is not the last mapped layer (unused branches after it?)")
 

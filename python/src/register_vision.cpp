@@ -56,7 +56,7 @@ nlohmann::json analysis_json(const layers::graph& g) {
   return {{"name", g.name}, {"params", c.params}, {"flops", c.flops}, {"matmul_flops", c.matmul_flops},
           {"saved_elements", c.saved_elements}, {"saved_fixed_bytes", c.saved_fixed_bytes},
           {"peak_live_elements", c.peak_live_elements}, {"elementwise_elements", c.elementwise_elements},
-          {"input", shape_json(g.input)}, {"output", shape_json(c.output)}, {"layers", per}};
+          {"kernels", c.kernels}, {"host_ops", c.host_ops}, {"input", shape_json(g.input)}, {"output", shape_json(c.output)}, {"layers", per}};
 }
 
 }  // namespace

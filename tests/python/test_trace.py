@@ -414,6 +414,28 @@ def test_small_modules_map_exactly(gp):
     assert g.analyze()["output"] == {"c": 8 * 16 * 16, "d": 1, "h": 1, "w": 1}
 
 
+def test_calls_that_map_to_no_layer_are_host_ops(gp):
+    # conv -> permute -> Linear over channels -> permute back -> contiguous -> ReLU: the three
+    # calls without a layer ride on the next layer as host_ops (one dispatch each in eager
+    # PyTorch), so the graph's eager floor counts 3 kernels + 3 calls; flatten, a view that is
+    # a layer, counts one call and no kernel.
+    class Mixer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 1)
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x):
+            y = self.fc(self.conv(x).permute(0, 2, 3, 1))
+            return torch.flatten(torch.relu(y.permute(0, 3, 1, 2).contiguous()), 1)
+
+    g = gp.trace(Mixer(), torch.randn(2, 3, 4, 4))
+    assert [layer["kind"] for layer in g.layers] == ["conv", "linear", "activation", "flatten"]
+    assert [layer.get("host_ops", 0) for layer in g.layers] == [0, 1, 2, 0]
+    a = g.analyze()
+    assert a["kernels"] == 3 and a["host_ops"] == 3 + 3 + 1
+
+
 class Unpack(nn.Module):
     """`n, c, h, w = x.shape` and `a, b = t.chunk(2)`: tuple unpacking under torch.fx on any Python."""
 
