@@ -773,10 +773,11 @@ struct finetune_options {
   // `batch` class images to the instance images, so the VAE encoder, the text encoder and the
   // UNet run on 2 x batch.
   bool prior_preservation = false;
-  // --train_text_encoder (train_dreambooth.py, train_dreambooth_lora.py): the first text encoder
-  // trains with the UNet — in full (fp32 weights, gradients and optimizer state) or, under
-  // lora, with adapters on its q/k/v/out projections — and keeps its activations for backward;
-  // gradient checkpointing covers it too (text_encoder.gradient_checkpointing_enable()).
+  // --train_text_encoder (train_dreambooth.py, train_dreambooth_lora.py,
+  // train_dreambooth_lora_sdxl.py): the text encoders train with the UNet — in full (fp32
+  // weights, gradients and optimizer state) or, under lora, with adapters on their q/k/v/out
+  // projections — and keep their activations for backward; gradient checkpointing covers them
+  // too (text_encoder.gradient_checkpointing_enable()).
   bool train_text_encoder = false;
   // optimizer.zero_grad(set_to_none=...): true frees the gradients after each optimizer step
   // (PyTorch >= 2.0's default, the call train_text_to_image.py makes); false zeroes and keeps
@@ -887,7 +888,7 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
   for (std::size_t i = 0; i < p.text_encoders.size(); ++i) {
     const graph tg = clip_text_graph(p.text_encoders[i]);
     const auto te = vision::estimate_graph(tg, B, prec, optimizer::sgd, gpu, false, eff);
-    if (!(o.train_text_encoder && i == 0)) {
+    if (!o.train_text_encoder) {
       frozen += static_cast<double>(te.params);
       text += te.step;
       text_ws = std::max(text_ws, te.activations);
@@ -897,28 +898,31 @@ inline finetune_estimate estimate_finetune(const pipeline& p, const gpu_spec& gp
       // Full: as the UNet, estimate_graph's training figures (fp32 weights + autocast copies,
       // fp32 gradients, the optimizer's state), checkpointed over its encoder layers.
       const auto tt = vision::estimate_graph(tg, B, prec, o.opt, gpu, true, eff, 1, o.gradient_checkpointing);
-      text_trainable = static_cast<double>(tt.params);
-      text_weights = tt.weights;  // fp32 + the autocast copies, 6 B per parameter
-      text_grads = bytes(text_trainable * kFp32GradBytes);
-      text_opt = tt.optimizer;
-      text_saved = in_bytes(tt.activations);
-      text_train = tt.step - tt.optimizer_step;
+      text_trainable += static_cast<double>(tt.params);
+      text_weights += tt.weights;  // fp32 + the autocast copies, 6 B per parameter
+      text_grads += bytes(static_cast<double>(tt.params) * kFp32GradBytes);
+      text_opt += tt.optimizer;
+      text_saved += in_bytes(tt.activations);
+      text_train += tt.step - tt.optimizer_step;
     } else {
       // LoRA (train_dreambooth_lora.py text_lora_config: q_proj, k_proj, v_proj, out_proj), fp32
       // adapters; what the frozen layers save to reach them (lora_saves) and each adapter's rank-r output.
       const auto tgc = layers::analyze(tg);
+      graph ck = tg;  // checkpointed per encoder layer, as estimate_graph does without segments
+      if (ck.segments.empty()) ck.segments = vision::residual_segments(tg);
       const double D = static_cast<double>(p.text_encoders[i].hidden_size);
       const double L = static_cast<double>(ctx);
       double attentions = 0;
       for (const auto& l : tg.layers) attentions += l.k == layers::kind::attention ? 1 : 0;
-      text_trainable = attentions * 4 * static_cast<double>(o.lora_rank) * 2 * D;
+      const double adapters = attentions * 4 * static_cast<double>(o.lora_rank) * 2 * D;
+      text_trainable += adapters;
       frozen += static_cast<double>(te.params);
-      text_weights = bytes(text_trainable * 4);
-      text_grads = bytes(text_trainable * 4);
-      text_opt = bytes(text_trainable * gpuplan::detail::mem::optimizer_bytes_per_param(o.opt, pb.state));
-      text_saved = static_cast<double>(B) * (saved_bytes_of(tg, tgc, act, o.gradient_checkpointing, lora_saves(tg)) +
-                                             attentions * act * static_cast<double>(o.lora_rank) * 4 * L);
-      text_train = te.step * (o.gradient_checkpointing ? 3.0 : 2.0);
+      text_weights += bytes(adapters * 4);
+      text_grads += bytes(adapters * kFp32GradBytes);
+      text_opt += bytes(adapters * gpuplan::detail::mem::optimizer_bytes_per_param(o.opt, pb.state));
+      text_saved += static_cast<double>(B) * (saved_bytes_of(ck, tgc, act, o.gradient_checkpointing, lora_saves(tg)) +
+                                              attentions * act * static_cast<double>(o.lora_rank) * 4 * L);
+      text_train += te.step * (o.gradient_checkpointing ? 3.0 : 2.0);
     }
   }
   r.encode = enc_e.step + text;

@@ -375,6 +375,12 @@ TEST_CASE("diffusion: DreamBooth (train_dreambooth.py): prior preservation and t
   // its 12 layers = 4 x 12 x 4 x 1,536 = 294,912 adapters beside the UNet's 797,184.
   const auto lte = df::estimate_finetune(p, a100, {.method = df::finetune_method::lora, .train_text_encoder = true});
   CHECK(lte.trainable_params == 797184 + 294912);
+  // SDXL (train_dreambooth_lora_sdxl.py): both text encoders get adapters, CLIP-L's 294,912 and
+  // OpenCLIP bigG's 32 layers x 4 x 4 x 2 x 1,280 = 1,310,720, beside the UNet's.
+  const auto xl = df::sdxl_base();
+  const auto xl_unet = df::unet_lora_params(df::unet_graph(xl.unet, 128, 128), 4);
+  CHECK(df::estimate_finetune(xl, a100, {.method = df::finetune_method::lora, .train_text_encoder = true}).trainable_params ==
+        xl_unet + 294912 + 1310720);
   // The README's recipes (examples/dreambooth/README.md), SD 1.x at 512, batch 1, prior
   // preservation, gradient checkpointing, 8-bit Adam (train_dreambooth.py keeps the gradients
   // unless --set_grads_to_none):
