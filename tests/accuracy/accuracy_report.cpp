@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
                "its source measured.\n\n## Serving, per engine\n\n"
                "The serving rows (workload infer; both files) by the engine that produced them (`engine` in the "
                "scenario: transformers `generate()` is `hf`; docs/serving.md describes each engine's model). "
-               "The issue's targets: memory median at most 5%, decode tokens/s median at most 15% per engine. "
+               "Targets: memory median at most 5%, decode tokens/s median at most 15% per engine. "
                "LOSO: the three efficiency constants refit on the other sources' training rows, which the serving time model uses too (memory has no fitted constant).\n\n";
   per_engine(rs);
   std::cout << "\n## Per source\n\n";

@@ -352,7 +352,7 @@ TEST_CASE("vision: ResNet-50 training throughput against NVIDIA DeepLearningExam
   // tests/data/validation/cases-2.jsonl NR1: NVIDIA DeepLearningExamples
   // PyTorch/Classification/ConvNets/resnet50v1.5 README @5843f4e5, DGX A100 80GB, AMP,
   // batch 256, 2470 img/s on 1 GPU -> 256 / 2470 = 0.10364 s per step. Tolerance 15%
-  // (the issue's throughput target); the model gives about -7% (docs/vision.md).
+  // (the throughput target); the model gives about -7% (docs/vision.md).
   const auto& a100 = io::find_gpu("a100-80gb");
   const auto e = vision::estimate_graph(vision::resnet(50), 256, precision::fp16_mixed, optimizer::sgd_momentum, a100);
   CHECK(in_seconds(e.step) == doctest::Approx(256.0 / 2470.0).epsilon(0.15));

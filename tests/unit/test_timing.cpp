@@ -186,7 +186,7 @@ namespace {
 }  // namespace
 
 // Accuracy against every published time case with ONE set of defaults. The table is
-// printed so docs/accuracy.md can quote it; the assertion is the target.
+// printed so docs/accuracy.md can quote it; the assertion is the target.
 TEST_CASE("time: published cases, median |error| <= 15% with default efficiencies") {
   const auto cases = unit_timing::time_cases();
   std::vector<double> errs;
