@@ -17,6 +17,7 @@
 #include "gpuplan/io/profile.hpp"
 #include "gpuplan/model_names.hpp"
 #include "gpuplan/plan_names.hpp"
+#include "gpuplan/replay.hpp"
 
 namespace gpuplan::io {
 using nlohmann::json;
@@ -183,6 +184,19 @@ json describe_json(const architecture& a) {
           {"architecture", std::move(arch)}};
 }
 
+namespace {
+// The caching allocator replayed (replay.hpp) beside the fast path's reserved/allocated factor.
+json replay_json(const allocator_replay& rp, const memory_breakdown& m) {
+  const double alloc = in_bytes(m.peak_allocated);
+  return {{"peak_allocated_bytes", rp.peak_allocated},
+          {"peak_reserved_bytes", rp.peak_reserved},
+          {"reserved_over_allocated", rp.ratio},
+          {"fast_path_reserved_over_allocated", alloc > 0 ? in_bytes(m.peak_reserved) / alloc : 0.0},
+          {"tensors", rp.tensors},
+          {"segments", rp.segments}};
+}
+}  // namespace
+
 json estimate_json(const resolved_run& r) {
   const architecture& a = r.model();
   const scenario& run = r.settings();
@@ -212,6 +226,7 @@ json estimate_json(const resolved_run& r) {
   const memory_bands mb = bands_of(r.run, mem);
   j["memory"]["bands"] = memory_bands_json(mb);
   j["memory"]["verdict"] = to_string(verdict_of(mem, mb));  // the default planning margin (plan/margin.hpp)
+  if (const allocator_replay rp = replay_allocator(r.run); rp.replayed) j["memory"]["allocator_replay"] = replay_json(rp, mem);
   j["time"] = time_json(t, run.work);
   j["time"]["bands"] = time_bands_json(bands_of(r.run, t));
   j["warnings"] = warning_messages(w);
@@ -219,6 +234,7 @@ json estimate_json(const resolved_run& r) {
 }
 
 json band_json(const band& b) { return {{"p10", b.p10}, {"p50", b.p50}, {"p90", b.p90}}; }
+
 
 namespace {
 json band_source_json(const band_source& s) {
@@ -499,8 +515,12 @@ std::string estimate_report(const resolved_run& r, const style& s) {
   out += run_summary(run) + "\n";
   if (r.run.calibration() != nullptr) out += calibration_text(r.run) + "\n";
   out += "\n" + render(memory_table({{"per GPU", mem}}, run.work), s);
-  out += verdict_line(mem, s) + "\n\n";
-  out += render(time_table(t, run), s);
+  out += verdict_line(mem, s) + "\n";
+  if (const allocator_replay rp = replay_allocator(r.run); rp.replayed)
+    out += "Allocator replay: reserved " + format_bytes(bytes(rp.peak_reserved)) + " (" + format_number(rp.ratio, 3) +
+           " x its allocated; the estimate uses " +
+           format_number(in_bytes(mem.peak_reserved) / std::max(1.0, in_bytes(mem.peak_allocated)), 3) + " x)\n";
+  out += "\n" + render(time_table(t, run), s);
   const auto warnings = warning_messages(mem.warnings | t.warnings);
   if (!warnings.empty()) {
     out += "\n";

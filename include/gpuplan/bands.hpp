@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -14,6 +15,7 @@
 
 #include "gpuplan/detail/band_types.hpp"
 #include "gpuplan/detail/error_bands_data.hpp"
+#include "gpuplan/hardware.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/names.hpp"
 #include "gpuplan/profile.hpp"
@@ -37,6 +39,9 @@ struct band_source {
   int cases = 0;       // validation cases behind the quantiles
   bool validated = true;  // false: the run's family, precision or scale was never measured
   bool calibrated = false;  // true: the band is the spread of the run's calibration profile (cases = its points)
+  // false: no validation row has the run's framework × method class × GPU class × scale;
+  // the band is widened by kUncoveredSpread (detail/error_bands_data.hpp).
+  bool covered = true;
   detail::band_factors factors{};
   // The quantiles of the run's own regime (the most specific with enough cases),
   // also when the run is outside every validated one and `factors` is the widest
@@ -57,6 +62,37 @@ inline constexpr int kMinBandCases = 6;
 
 constexpr bool contains(std::span<const std::string_view> list, std::string_view v) {
   return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+// The GPU classes the bands tell apart: GeForce cards (no P2P; consumer drivers and
+// clocks), and data-centre cards by generation (before Ampere, Ampere/Ada, Hopper and later).
+inline std::string_view gpu_class(const gpu_spec& g) {
+  if (!g.p2p) return "consumer";
+  if (g.cc_major > 0 && g.cc_major < 8) return "datacenter-pre-ampere";
+  if (g.cc_major >= 9) return "datacenter-hopper";
+  return "datacenter-ampere";
+}
+
+// Was this framework × method class × GPU class × scale measured by some validation row?
+inline bool covered_combo(std::span<const validated_combo> combos, std::string_view fw, int peft, std::string_view cls, int multi) {
+  return std::any_of(combos.begin(), combos.end(), [&](const validated_combo& c) {
+    return c.framework == fw && c.peft == peft && c.gpu_class == cls && c.multi_gpu == multi;
+  });
+}
+
+// P10 and P90 moved away from P50 by `k` in log space.
+constexpr band_factors widened(const band_factors& f, double k) {
+  auto w = [&](double q) { return f.q50 * std::pow(q / f.q50, k); };
+  return {w(f.q10), f.q50, w(f.q90)};
+}
+
+// A band of a run whose combination no validation row measured: wider by kUncoveredSpread.
+inline band_source with_coverage(band_source b, bool covered) {
+  b.covered = covered;
+  if (covered) return b;
+  b.factors = widened(b.factors, kUncoveredSpread);
+  b.regime_factors = widened(b.regime_factors, kUncoveredSpread);
+  return b;
 }
 
 // Was a run like this one ever measured? Family, precision and GPU count within the validated range.
@@ -114,7 +150,9 @@ inline band_source band_source_for(const run& r, band_metric m) {
       return out;
     }
   }
-  return select_band(kBandRows, m, s.meth == method::full ? 0 : 1, s.num_gpus > 1 ? 1 : 0, validated_regime(r));
+  const int peft = s.meth == method::full ? 0 : 1, multi = s.num_gpus > 1 ? 1 : 0;
+  return with_coverage(select_band(kBandRows, m, peft, multi, validated_regime(r)),
+                       covered_combo(kValidatedCombos, to_string(s.fw), peft, gpu_class(s.gpu), multi));
 }
 
 constexpr band apply(double estimate, const band_factors& f) { return {estimate * f.q10, estimate * f.q50, estimate * f.q90}; }

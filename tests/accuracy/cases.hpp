@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -71,7 +72,7 @@ inline double metric_value(const nlohmann::json& out, const std::string& metric)
   return sum;
 }
 
-// cases-2.jsonl and cases-3.jsonl: collected after the defaults and constants were set.
+// cases-2.jsonl, cases-3.jsonl and cases-4.jsonl: collected after the defaults and constants were set.
 inline bool held_out(const case_result& r) { return r.file != "cases.jsonl"; }
 inline bool is_memory(const case_result& r) { return r.metric.rfind("memory.", 0) == 0 && !r.is_verdict && !r.unexpressible; }
 inline bool is_time(const case_result& r) { return r.metric.rfind("time.", 0) == 0 && !r.unexpressible; }
@@ -170,6 +171,7 @@ inline std::vector<case_result> run_all(const std::string& dir) {
   read_cases(dir + "/cases.jsonl", "cases.jsonl", rs);
   read_cases(dir + "/cases-2.jsonl", "cases-2.jsonl", rs);
   read_cases(dir + "/cases-3.jsonl", "cases-3.jsonl", rs);
+  read_cases(dir + "/cases-4.jsonl", "cases-4.jsonl", rs);
   leave_one_source_out(rs);
   return rs;
 }
@@ -253,12 +255,20 @@ inline double diffusion_time(const case_result& r, const diffusion::pipeline_est
   return in_seconds(r.metric == "time.pipeline_seconds" ? e.total : e.unet_step);
 }
 
-// Band rows (every metric × method class × scale, -1 = any) over the cases `keep`
-// selects. `spread` widens P10 and P90 away from P50 in log space: case-level
-// quantiles understate how much a source not yet measured differs from the others,
-// so the spread is chosen by leave-one-source-out coverage (band_spread below).
+// How widely P10 and P90 are moved away from P50 in log space, per kind of metric: case-level
+// quantiles understate how much a source, framework or GPU class not yet measured differs
+// from the others, so each spread is chosen by held-out coverage (band_spreads below).
+struct spreads {
+  double memory = 1.0, time = 1.0;
+};
+inline double spread_of(const spreads& k, detail::band_metric m) {
+  return m == detail::band_metric::memory_train || m == detail::band_metric::memory_infer ? k.memory : k.time;
+}
+
+// Band rows (every metric × method class × scale, -1 = any) over the cases `keep` selects,
+// widened by `k`.
 template <class Keep>
-std::vector<detail::band_row> band_rows(const std::vector<case_result>& rs, Keep keep, double spread = 1.0) {
+std::vector<detail::band_row> band_rows(const std::vector<case_result>& rs, Keep keep, const spreads& k = {}) {
   std::vector<detail::band_row> rows;
   for (int m = 0; m < 4; ++m)
     for (int peft = -1; peft <= 1; ++peft)
@@ -270,49 +280,113 @@ std::vector<detail::band_row> band_rows(const std::vector<case_result>& rs, Keep
             v.push_back(band_ratio(r));
         if (v.empty()) continue;
         std::sort(v.begin(), v.end());
-        const double q50 = quantile_sorted(v, 0.5);
-        auto widen = [&](double q) { return q50 * std::pow(q / q50, spread); };
+        const detail::band_factors f{quantile_sorted(v, 0.1), quantile_sorted(v, 0.5), quantile_sorted(v, 0.9)};
         rows.push_back({static_cast<detail::band_metric>(m), peft, multi, static_cast<int>(v.size()),
-                        {widen(quantile_sorted(v, 0.1)), q50, widen(quantile_sorted(v, 0.9))}});
+                        detail::widened(f, spread_of(k, static_cast<detail::band_metric>(m)))});
       }
   return rows;
 }
 
-// Coverage of the bands, each case's band built without its own source.
+// The groups a case is held out by: its source, its framework, its GPU class (bands.hpp).
+enum class grouping : std::uint8_t { source, framework, gpu_class };
+inline constexpr std::array<grouping, 3> kGroupings{grouping::source, grouping::framework, grouping::gpu_class};
+inline std::string_view grouping_name(grouping g) {
+  return g == grouping::source ? "source" : g == grouping::framework ? "framework" : "GPU class";
+}
+inline std::string group_of(const case_result& r, grouping g) {
+  if (g == grouping::source) return r.source;
+  if (g == grouping::framework) return std::string(to_string(r.run->settings().fw));
+  return std::string(detail::gpu_class(r.run->settings().gpu));
+}
+
+// The combination a case measured (band_types.hpp validated_combo).
+inline std::string combo_of(const case_result& r) {
+  const scenario& s = r.run->settings();
+  return std::string(to_string(s.fw)) + "|" + std::to_string(peft_of(r)) + "|" + std::string(detail::gpu_class(s.gpu)) + "|" +
+         std::to_string(multi_of(r));
+}
+// No case of another source measured this case's combination: to a new user, its run is uncovered.
+inline bool uncovered_without_own_source(const std::vector<case_result>& rs, const case_result& r) {
+  const std::string c = combo_of(r);
+  return std::none_of(rs.begin(), rs.end(), [&](const case_result& o) {
+    return in_bands(o) && o.source != r.source && combo_of(o) == c;
+  });
+}
+
+// Coverage of the bands, each case's band built without its group (the cases of its
+// source, framework or GPU class); `extra` widens the bands of uncovered cases further.
 struct band_coverage {
-  int cases = 0, inside_p10_p90 = 0, memory_cases = 0, memory_below_p90 = 0;
+  int cases = 0, inside_p10_p90 = 0, memory_cases = 0, memory_below_p90 = 0, memory_inside = 0;
+  int time_cases = 0, time_inside = 0;
 };
-inline band_coverage coverage(const std::vector<case_result>& rs, double spread) {
+inline band_coverage coverage(const std::vector<case_result>& rs, const spreads& k, grouping g = grouping::source,
+                              double extra = 1.0, bool only_uncovered = false) {
   band_coverage c;
-  std::map<std::string, std::vector<detail::band_row>> by_source;
+  std::map<std::string, std::vector<detail::band_row>> by_group;
   for (const auto& r : rs) {
     if (!in_bands(r)) continue;
-    auto it = by_source.find(r.source);
-    if (it == by_source.end())
-      it = by_source.emplace(r.source, band_rows(rs, [&](const case_result& o) { return o.source != r.source; }, spread)).first;
-    const band_source b = detail::select_band(it->second, band_metric_of(r), peft_of(r), multi_of(r), true);
-    if (b.cases == 0) continue;  // no other source measured this metric
+    const bool uncovered = uncovered_without_own_source(rs, r);
+    if (only_uncovered && !uncovered) continue;
+    const std::string key = group_of(r, g);
+    auto it = by_group.find(key);
+    if (it == by_group.end())
+      it = by_group.emplace(key, band_rows(rs, [&](const case_result& o) { return group_of(o, g) != key; }, k)).first;
+    band_source b = detail::select_band(it->second, band_metric_of(r), peft_of(r), multi_of(r), true);
+    if (b.cases == 0) continue;  // no other group measured this metric
+    if (uncovered) b.factors = detail::widened(b.factors, extra);
     const double q = band_ratio(r);
+    const bool inside = q >= b.factors.q10 && q <= b.factors.q90;
     ++c.cases;
-    c.inside_p10_p90 += (q >= b.factors.q10 && q <= b.factors.q90) ? 1 : 0;
+    c.inside_p10_p90 += inside ? 1 : 0;
     if (is_memory(r)) {
       ++c.memory_cases;
       c.memory_below_p90 += q <= b.factors.q90 ? 1 : 0;
+      c.memory_inside += inside ? 1 : 0;
+    } else {
+      ++c.time_cases;
+      c.time_inside += inside ? 1 : 0;
     }
   }
   return c;
 }
 
-// The band spread: the smallest widening (steps of 0.05 from 1) whose leave-one-
-// source-out P10–P90 coverage reaches the nominal 80%.
+// Targets: P10–P90 holds 80% of held-out cases (nominal); the memory P90 is at or above the
+// measurement for 90% of them (a plan on P90 must not OOM).
 inline constexpr double kTargetCoverage = 0.80;
-inline double band_spread(const std::vector<case_result>& rs) {
+inline constexpr double kTargetMemoryBelowP90 = 0.90;
+inline bool memory_ok(const band_coverage& c) {
+  return c.memory_cases == 0 || (c.memory_below_p90 >= kTargetMemoryBelowP90 * c.memory_cases &&
+                                 c.memory_inside >= kTargetCoverage * c.memory_cases);
+}
+inline bool time_ok(const band_coverage& c) {
+  return c.time_cases == 0 || static_cast<double>(c.time_inside) >= kTargetCoverage * c.time_cases;
+}
+
+// The smallest widening (steps of 0.05 from 1) meeting a target under one grouping.
+template <class Ok, class Make>
+double smallest_spread(Make make, Ok ok) {
   double k = 1.0;
-  for (; k < 4.0; k += 0.05) {
-    const band_coverage c = coverage(rs, k);
-    if (c.cases > 0 && static_cast<double>(c.inside_p10_p90) >= kTargetCoverage * c.cases) break;
-  }
+  for (; k < 4.0; k += 0.05)
+    if (ok(make(k))) break;
   return k;
+}
+
+// The spreads: for memory and for time, the widest of the smallest spreads that meet the
+// targets holding out each source, each framework and each GPU class in turn.
+inline spreads band_spreads(const std::vector<case_result>& rs) {
+  spreads out;
+  for (const grouping g : kGroupings) {
+    out.memory = std::max(out.memory, smallest_spread([&](double k) { return coverage(rs, {k, 1.0}, g); }, memory_ok));
+    out.time = std::max(out.time, smallest_spread([&](double k) { return coverage(rs, {1.0, k}, g); }, time_ok));
+  }
+  return out;
+}
+
+// The further widening of an uncovered run's band: the smallest factor with which the cases
+// whose combination no other source measured meet both targets, their source held out.
+inline double uncovered_spread(const std::vector<case_result>& rs, const spreads& k) {
+  return smallest_spread([&](double x) { return coverage(rs, k, grouping::source, x, true); },
+                         [](const band_coverage& c) { return memory_ok(c) && time_ok(c); });
 }
 
 }  // namespace gpuplan::accuracy

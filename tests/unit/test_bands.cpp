@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <cmath>
 
 #include "gpuplan/bands.hpp"
 #include "gpuplan/io/catalog.hpp"
@@ -94,6 +95,35 @@ TEST_CASE("bands: the planning margin's quantile factor and verdict (plan/margin
   m.device = gib(91);
   CHECK(detail::resident_device(m) == doctest::Approx(in_bytes(gib(61))));
   CHECK(verdict_of(m, b) == verdict::fits);  // 61 × 1.2 + 5 = 78.2 <= 100
+}
+
+TEST_CASE("bands: GPU classes are GeForce, and data-centre cards by generation") {
+  CHECK(detail::gpu_class(io::find_gpu("rtx-4090")) == "consumer");
+  CHECK(detail::gpu_class(io::find_gpu("rtx-3090")) == "consumer");
+  CHECK(detail::gpu_class(io::find_gpu("v100-sxm2-16gb")) == "datacenter-pre-ampere");
+  CHECK(detail::gpu_class(io::find_gpu("t4")) == "datacenter-pre-ampere");
+  CHECK(detail::gpu_class(io::find_gpu("a100-80gb")) == "datacenter-ampere");
+  CHECK(detail::gpu_class(io::find_gpu("l40s")) == "datacenter-ampere");
+  CHECK(detail::gpu_class(io::find_gpu("h100-sxm")) == "datacenter-hopper");
+}
+
+TEST_CASE("bands: a combination no validation row measured gets a wider band and says so") {
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario s{.meth = method::lora, .seq_len = 1024, .ckpt = checkpointing::full, .gpu = io::find_gpu("rtx-4090")};
+  s.fw = framework::torchtune;  // torchtune LoRA on a GeForce card, one GPU: measured (T3, T4)
+  const band_source seen = detail::band_source_for(run(m, s), detail::band_metric::memory_train);
+  CHECK(seen.covered);
+  s.fw = framework::unsloth;  // the same run under Unsloth: no row
+  const band_source unseen = detail::band_source_for(run(m, s), detail::band_metric::memory_train);
+  CHECK_FALSE(unseen.covered);
+  // Same regime (PEFT, one GPU), P50 kept, P10 and P90 moved out by kUncoveredSpread in log space.
+  CHECK(unseen.cases == seen.cases);
+  CHECK(unseen.factors.q50 == doctest::Approx(seen.factors.q50));
+  CHECK(std::log(unseen.factors.q90 / unseen.factors.q50) ==
+        doctest::Approx(detail::kUncoveredSpread * std::log(seen.factors.q90 / seen.factors.q50)));
+  CHECK(std::log(unseen.factors.q50 / unseen.factors.q10) ==
+        doctest::Approx(detail::kUncoveredSpread * std::log(seen.factors.q50 / seen.factors.q10)));
+  CHECK(detail::kUncoveredSpread > 1.0);
 }
 
 }  // namespace unit_bands

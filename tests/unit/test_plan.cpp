@@ -610,6 +610,10 @@ gpuplan::detail::band_factors peft_single_memory_band() {
     if (row.metric == gpuplan::detail::band_metric::memory_train && row.peft == 1 && row.multi_gpu == 0) return row.f;
   return {};
 }
+// The band the run gets: the table's regime, widened when its combination is uncovered.
+gpuplan::detail::band_factors run_memory_band(const run& r) {
+  return gpuplan::detail::band_source_for(r, gpuplan::detail::band_metric::memory_train).factors;
+}
 }  // namespace
 
 TEST_CASE("plan: a run whose P50 fits and whose P90 does not is tight, a plan at 0.5 and not at 0.9") {
@@ -622,10 +626,12 @@ TEST_CASE("plan: a run whose P50 fits and whose P90 does not is tight, a plan at
   const std::int64_t seq = *at50.max_seq_len;
   const run r(m, lora_7b_on_4090(seq));
   const memory_breakdown mem = estimate_memory(r);
-  // LoRA, one GPU: the band is (peft, single GPU), P50 ≈ 0.95 × and P90 ≈ 1.08 × the estimate
-  // (detail/error_bands_data.hpp). At the P50 limit d × P50 + keep ≈ C, so d × P90 + keep
-  // exceeds C by ≈ 0.13 × d ≈ 3 GiB: a plan at P50, not at P90.
-  const gpuplan::detail::band_factors band = peft_single_memory_band();
+  // LoRA, one GPU: the band is (peft, single GPU), P50 ≈ 0.95 × the estimate and P90 above
+  // 1.08 × (detail/error_bands_data.hpp; hf LoRA on a GeForce card is a combination no row
+  // measured, so the band is widened by kUncoveredSpread). At the P50 limit d × P50 + keep ≈ C,
+  // so d × P90 + keep exceeds C by more than 0.13 × d ≈ 3 GiB: a plan at P50, not at P90.
+  const gpuplan::detail::band_factors band = run_memory_band(r);
+  CHECK(band.q90 > peft_single_memory_band().q90);
   REQUIRE(band.q50 < 1.0);
   REQUIRE(band.q90 > band.q50 + 0.1);
   const double cap = in_bytes(mem.capacity);
@@ -662,7 +668,7 @@ TEST_CASE("plan: less than the headroom free on a 24 GB card is not a plan") {
   REQUIRE(f.max_seq_len.has_value());
   const run r(m, lora_7b_on_4090(*f.max_seq_len));
   const memory_breakdown mem = estimate_memory(r);
-  const gpuplan::detail::band_factors band = peft_single_memory_band();
+  const gpuplan::detail::band_factors band = run_memory_band(r);
   const double free_at_p90 = in_bytes(mem.capacity) - in_bytes(mem.device) * band.q90;
   CHECK(free_at_p90 >= 0);
   CHECK(free_at_p90 < 1073741824.0);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace gpuplan::detail {
 
@@ -22,6 +23,15 @@ struct band_row {
   int multi_gpu = -1;
   int cases = 0;
   band_factors f{};
+};
+
+// A combination the validation files measured: framework × method class × GPU class
+// (bands.hpp gpu_class) × scale. A run outside every one gets a wider band.
+struct validated_combo {
+  std::string_view framework;
+  int peft = 0;
+  std::string_view gpu_class;
+  int multi_gpu = 0;
 };
 
 }  // namespace gpuplan::detail

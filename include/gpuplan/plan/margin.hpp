@@ -102,9 +102,13 @@ class margin_table {
     const int peft = s.meth == method::full ? 0 : 1;
     const bool family_ok = contains(kValidatedFamilies, r.model().family) &&
                            contains(kValidatedPrecisions, to_string(s.prec));
-    one_ = plan_factor(select_band(kBandRows, m, peft, 0, family_ok), g.confidence);
-    many_ = plan_factor(select_band(kBandRows, m, peft, 1, family_ok), g.confidence);
-    beyond_ = plan_factor(select_band(kBandRows, m, peft, 1, false), g.confidence);
+    auto band = [&](int multi, bool validated) {
+      const bool covered = covered_combo(kValidatedCombos, to_string(s.fw), peft, gpu_class(s.gpu), multi);
+      return plan_factor(with_coverage(select_band(kBandRows, m, peft, multi, validated), covered), g.confidence);
+    };
+    one_ = band(0, family_ok);
+    many_ = band(1, family_ok);
+    beyond_ = band(1, false);
   }
   // The run must be the table's run with only its layout (GPU count) changed.
   [[nodiscard]] bool fits(const memory_breakdown& m, int num_gpus) const {
