@@ -240,7 +240,7 @@ namespace {
 json band_source_json(const band_source& s) {
   auto any = [](int v) { return v < 0 ? json(nullptr) : json(v == 1); };
   return {{"peft", any(s.peft)}, {"multi_gpu", any(s.multi_gpu)}, {"cases", s.cases}, {"validated", s.validated},
-          {"calibrated", s.calibrated}};
+          {"calibrated", s.calibrated}, {"covered", s.covered}};
 }
 }  // namespace
 
@@ -343,6 +343,7 @@ std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const
     line += "; likely fits, but not with the margin (" + margin_text(g) + " of " +
             format_bytes_short(margin_headroom(g, m.capacity)) + " free): leave headroom or try it";
   if (!b.source.validated) line += "; no measured run like this one: widest band";
+  else if (!b.source.covered) line += "; no measured run of this framework, method, GPU class and scale: band widened";
   const memory_component bind = largest_component(m);
   line += "; largest term: " + std::string(name_of(kComponentLabels, bind));
   return line;

@@ -561,6 +561,14 @@ class Estimate:
         d = self.to_dict()
         return {"memory": d["memory"]["bands"], "time": d["time"]["bands"]}
 
+    def allocator_replay(self, expandable_segments: bool = False) -> Dict[str, Any]:
+        """Two training steps replayed tensor by tensor through PyTorch's caching-allocator
+        rules: ``peak_allocated_bytes``, ``peak_reserved_bytes`` (the pool, cuBLAS workspace
+        included), ``reserved_over_allocated``, ``tensors``, ``segments``; ``replayed`` is
+        False for serving runs. ``expandable_segments`` replays
+        ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True``."""
+        return dict(_core.replay_allocator(self.scenario._run, bool(expandable_segments)))
+
     @property
     def warnings(self) -> List[str]:
         """Warnings from the memory and time models, without duplicates."""

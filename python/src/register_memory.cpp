@@ -2,6 +2,7 @@
 #include "common.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/memory.hpp"
+#include "gpuplan/replay.hpp"
 
 namespace gpuplan::python {
 
@@ -34,6 +35,21 @@ void register_memory(py::module_& m) {
 
   m.def("estimate_memory", [](const io::resolved_run& r) { return estimate_memory(r.run); }, py::arg("run"),
         "Per-GPU memory of the most loaded pipeline stage.");
+  m.def(
+      "replay_allocator",
+      [](const io::resolved_run& r, bool expandable_segments) {
+        const allocator_replay rp = replay_allocator(r.run, {.expandable_segments = expandable_segments});
+        py::dict d;
+        d["replayed"] = rp.replayed;
+        d["peak_allocated_bytes"] = rp.peak_allocated;
+        d["peak_reserved_bytes"] = rp.peak_reserved;
+        d["reserved_over_allocated"] = rp.ratio;
+        d["tensors"] = rp.tensors;
+        d["segments"] = rp.segments;
+        return d;
+      },
+      py::arg("run"), py::arg("expandable_segments") = false,
+      "Two training steps replayed tensor by tensor through PyTorch's caching-allocator rules (replay.hpp).");
   m.def("estimate_memory_stages", [](const io::resolved_run& r) { return estimate_memory_stages(r.run); },
         py::arg("run"), "One breakdown per pipeline stage.");
   m.def("activation_bytes_per_layer", [](const io::resolved_run& r) { return in_bytes(activation_bytes_per_layer(r.run)); },

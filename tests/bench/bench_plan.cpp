@@ -1,5 +1,6 @@
 // Planner and estimator benchmarks (docs/performance.md quotes these figures).
 //   gpuplan_bench --benchmark_filter=estimate   single estimates
+//   gpuplan_bench --benchmark_filter=replay     the allocator replay of one run
 //   gpuplan_bench --benchmark_filter=search     configurations per second, 1 and 2 threads
 #include <benchmark/benchmark.h>
 
@@ -7,6 +8,7 @@
 
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/plan.hpp"
+#include "gpuplan/replay.hpp"
 #include "support/models.hpp"
 
 using namespace gpuplan;
@@ -59,6 +61,15 @@ void BM_estimate_memory_and_time(benchmark::State& st) {
   }
 }
 BENCHMARK(BM_estimate_memory_and_time)->Arg(0)->Arg(1)->ArgName("case");
+
+// The allocator replay (replay.hpp): two training steps through the caching-allocator rules,
+// what `estimate`/`fit` add per run (target: under 1 ms).
+void BM_replay_allocator(benchmark::State& st) {
+  const run r = bench_run(st.range(0));
+  for (auto _ : st) benchmark::DoNotOptimize(replay_allocator(r));
+  st.counters["tensors"] = replay_allocator(r).tensors;
+}
+BENCHMARK(BM_replay_allocator)->Arg(0)->Arg(1)->ArgName("case")->Unit(benchmark::kMicrosecond);
 
 // Validation: making a run from a scenario (copies the scenario, checks every rule).
 void BM_make_run(benchmark::State& st) {

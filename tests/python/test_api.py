@@ -433,3 +433,20 @@ def test_megatron_pipeline_split_keywords():
                     account_for_loss_in_pipeline_split=True)
     with pytest.raises(gp.InvalidInputError, match="only framework megatron"):
         gp.Scenario("llama-2-7b", gpu="a100-80gb", framework="fsdp", account_for_loss_in_pipeline_split=True)
+
+
+def test_allocator_replay_matches_the_cli_json():
+    # replay.hpp: the same replay behind Estimate.allocator_replay() and the --json key.
+    e = gp.estimate("llama-2-7b", gpu="a100-80gb", method="lora", seq_len=2048, micro_batch=4, checkpointing="full")
+    r = e.allocator_replay()
+    assert r["replayed"]
+    j = e.to_dict()["memory"]["allocator_replay"]
+    assert r["peak_reserved_bytes"] == pytest.approx(j["peak_reserved_bytes"], rel=1e-12)
+    assert 1.0 <= r["reserved_over_allocated"] < 1.5
+    assert r["peak_reserved_bytes"] >= r["peak_allocated_bytes"]
+    # Expandable segments never reserve more than the segmented pool here.
+    assert e.allocator_replay(expandable_segments=True)["peak_reserved_bytes"] <= r["peak_reserved_bytes"]
+    # Serving engines preallocate: no replay, and no key in the JSON.
+    s = gp.estimate("llama-2-7b", gpu="a100-80gb", workload="infer")
+    assert not s.allocator_replay()["replayed"]
+    assert "allocator_replay" not in s.to_dict()["memory"]
