@@ -39,6 +39,12 @@ struct framework_profile {
   // meaning that the optimizer step runs on CPU" (torch/distributed/fsdp/api.py CPUOffload;
   // FSDP2 CPUOffloadPolicy, torch/distributed/_composable/fsdp/_fsdp_api.py).
   bool param_offload_moves_optimizer = false;
+  // torch.compile covers the loss: the scenario's `compile` fuses the cross-entropy (the model's
+  // forward computes it: transformers *ForCausalLM.loss_function; torchtune compiles it with
+  // training.compile_loss). false: compile wraps each transformer block and the loss runs eager
+  // (torchtitan apply_compile "Apply torch.compile to each TransformerBlock"; its
+  // cross_entropy_loss upcasts pred.float() outside the compiled blocks).
+  bool compile_fuses_loss = true;
   // Full checkpointing offloads each checkpointed block input to pinned host memory and
   // brings it back for the block's recomputation (unslothai/unsloth unsloth/models/_utils.py
   // Unsloth_Offloaded_Gradient_Checkpointer: hidden_states.to("cpu", non_blocking=True)).
@@ -88,14 +94,19 @@ inline constexpr int kMaxZeroWithPipeline = 1;
 // ZeRO-3 on one data-parallel rank shards nothing: the planner offers it only at dp >= 2.
 inline constexpr int kMinDpForZero3 = 2;
 
-// Reserved / allocated of the frameworks whose collectives run on their own CUDA streams.
-// FSDP / FSDP2 all-gather into and reduce-scatter out of per-unit buffers on dedicated
-// streams (torch/distributed/_composable/fsdp/_fsdp_param_group.py all_gather_stream,
-// reduce_scatter_stream); the caching allocator pools blocks per stream and does not hand a
-// block freed on one stream to another (PyTorch docs, "CUDA semantics: memory management"),
-// so a second pool of unit-sized blocks stays reserved: 12-24% measured over allocated in
-// FSDP and torchtune runs against 5-15% for single-stream training; 1.15 is the low middle.
-inline constexpr double kReservedFactorStreamPools = 1.15;
+// Reserved / allocated of a run that shards its parameters (ZeRO-3 / FSDP FULL_SHARD, any
+// framework): the all-gathers and reduce-scatters run on their own CUDA streams
+// (torch/distributed/_composable/fsdp/_fsdp_param_group.py all_gather_stream,
+// reduce_scatter_stream; DeepSpeed stage3 partitioned_param_coordinator's allgather stream),
+// the caching allocator pools blocks per stream and does not hand a block freed on one stream
+// to another (PyTorch docs, "CUDA semantics: memory management"), and blocks used by a
+// collective stay unavailable until it completes (record_stream). The median of the
+// published reserved / active pairs of sharded runs (tests/data/validation/allocator.jsonl:
+// torchtitan PR #165 FSDP1/FSDP2 1.36, llama-recipes PR #41 FSDP 1.27, DeepSpeed ZeRO-3 runs
+// of gpjt/fine-tune-2024-04 1.25-1.42; 11 runs, 3 sources; leave-one-source-out 1.34-1.36).
+inline constexpr double kReservedFactorStreamPools = 1.35;
+// Whether a run's collectives keep their own stream pools (the factor above applies).
+constexpr bool sharded_stream_pools(const scenario& s) { return s.parallel.zero >= 3; }
 
 inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
     // transformers Trainer / TRL SFTTrainer + PEFT + bitsandbytes + accelerate.
@@ -134,8 +145,8 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .full_checkpointing = checkpointing::none,
      // torch/distributed/fsdp/api.py MixedPrecision: sharded parameters kept in full precision.
      .sharded_fp32_is_master = true,
-     .reserved_factor = kReservedFactorStreamPools,
      .param_offload_moves_optimizer = true,
+     .compile_fuses_loss = false,  // torchtitan-style loops compile the blocks (see the field)
      // torch/distributed/fsdp/api.py ShardingStrategy: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD (no
      // optimizer-only sharding); CPUOffload(offload_params=True) moves parameters, gradients
      // and the optimizer step to the CPU together.
@@ -148,7 +159,6 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::full,
      .sharded_fp32_is_master = true,
-     .reserved_factor = kReservedFactorStreamPools,
      .param_offload_moves_optimizer = true,  // recipes' fsdp_cpu_offload: FSDP2 CPUOffloadPolicy
      .optimizer_step = optimizer_kernel::fused,  // recipes/configs/*: torch.optim.AdamW with fused: True
      // Single-device recipes, or FSDP2 fully_shard over every rank (recipes/*_distributed.py);

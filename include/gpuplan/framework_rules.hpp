@@ -97,19 +97,20 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
         "the unit in use gathered plus the next one prefetched (one transformer block each, the FSDP wrap unit), "
         "and the largest module not already in the model states",
         "torch FSDP forward_prefetch / FSDP2 all-gather buffers; DeepSpeed stage-3 prefetch_bucket_size");
-  if (train && a.head == head_kind::lm && a.vocab > 0 && !r.compile && !r.chunked_loss)
-    add("transient_bytes", "all frameworks: eager cross-entropy",
+  if (train && a.head == head_kind::lm && a.vocab > 0 && !(r.compile && p.compile_fuses_loss) && !r.chunked_loss)
+    add("transient_bytes", r.compile ? fw + ".compile_fuses_loss" : std::string("all frameworks: eager cross-entropy"),
         "fp32 logits copy: the loss holds the 16-bit logits, their fp32 copy and log_softmax's fp32 output "
         "(e + 8 B per logit) on the last pipeline stage",
         "transformers LlamaForCausalLM (logits.float()); torch.nn.functional.cross_entropy");
   // ---- allocator (run.hpp memory_constants; memory_allocator.hpp)
-  add("peak_reserved_bytes, device_bytes", fw + ".reserved_factor",
-      "reserved = " + detail::fmt_factor(p.reserved_factor) + " x allocated + cuBLAS workspace (a calibration profile's "
-      "fitted factor replaces it)",
-      p.reserved_factor == kReservedFactorStreamPools
-          ? "per-stream allocator pools of FSDP's all-gather / reduce-scatter streams (torch/distributed/_composable/"
-            "fsdp/_fsdp_param_group.py; PyTorch docs, CUDA semantics: memory management)"
-          : "PyTorch CUDACachingAllocator block rounding and fragmentation (detail/memory_constants.hpp)");
+  const bool pools = sharded_stream_pools(r);
+  add("peak_reserved_bytes, device_bytes", pools ? std::string("ZeRO-3 / FSDP: stream pools") : fw + ".reserved_factor",
+      "reserved = " + detail::fmt_factor(pools ? kReservedFactorStreamPools : p.reserved_factor) +
+          " x allocated + cuBLAS workspace (a calibration profile's fitted factor replaces it)",
+      pools ? "per-stream allocator pools of the all-gather / reduce-scatter streams (torch/distributed/_composable/"
+              "fsdp/_fsdp_param_group.py; PyTorch docs, CUDA semantics: memory management); the median of 11 published "
+              "reserved / active pairs (framework.hpp kReservedFactorStreamPools)"
+            : "PyTorch CUDACachingAllocator block rounding and fragmentation (detail/memory_constants.hpp)");
   // ---- pipeline stages (memory_layout.hpp blocks_of_stage)
   if (r.parallel.pp > 1) {
     const bool units = r.parallel.account_for_embedding_in_pipeline_split || r.parallel.account_for_loss_in_pipeline_split;

@@ -64,14 +64,17 @@ class run {
   void calibrate_with(std::shared_ptr<const profile> p) noexcept { profile_ = std::move(p); }
   [[nodiscard]] const profile* calibration() const noexcept { return profile_.get(); }
   // Without a calibration profile: the documented defaults, with the allocator's
-  // reserved/allocated ratio of the run's framework (framework.hpp reserved_factor).
+  // reserved/allocated ratio of the run's framework (framework.hpp reserved_factor), or of
+  // sharded runs, whose collectives keep their own stream pools (kReservedFactorStreamPools).
   [[nodiscard]] const memory_params& memory_constants() const noexcept {
     static const std::array<memory_params, kFrameworkProfiles.size()> defaults = [] {
       std::array<memory_params, kFrameworkProfiles.size()> a{};
       for (std::size_t i = 0; i < a.size(); ++i) a[i].reserved_factor = kFrameworkProfiles[i].reserved_factor;
       return a;
     }();
-    return profile_ ? profile_->memory : defaults[static_cast<std::size_t>(profile_of(s_.fw).id)];
+    static const memory_params sharded{.reserved_factor = kReservedFactorStreamPools};
+    if (profile_) return profile_->memory;
+    return sharded_stream_pools(s_) ? sharded : defaults[static_cast<std::size_t>(profile_of(s_.fw).id)];
   }
   [[nodiscard]] const efficiency_params& efficiency() const noexcept {
     static const efficiency_params defaults{};

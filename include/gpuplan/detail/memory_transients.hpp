@@ -41,15 +41,17 @@ inline loss_working_set loss_bytes(const architecture& a, const scenario& r, con
   // e-logits, their fp32 copy and log_softmax's fp32 output; backward holds the
   // saved log-probs, nll_loss's dense fp32 grad and log_softmax's fp32 grad.
   const double eager_fwd = (e < kFp32Bytes ? e + 2 * kFp32Bytes : 2 * kFp32Bytes), eager_bwd = 3 * kFp32Bytes;
+  // Compiled only when the framework's compile covers the loss (framework.hpp compile_fuses_loss).
+  const bool fused = r.compile && profile_of(r.fw).compile_fuses_loss;
   if (r.chunked_loss) {
     // torchtune CEWithChunkedOutputLoss: all e-logit chunks exist, each chunk is
     // upcast and reduced on its own; all chunk gradients exist before lm_head backward.
     const double k = memory_defaults::loss_chunks;
-    return {e * VT + (r.compile ? 0 : eager_fwd - e) * VT / k, e * VT + (r.compile ? 0 : eager_bwd) * VT / k};
+    return {e * VT + (fused ? 0 : eager_fwd - e) * VT / k, e * VT + (fused ? 0 : eager_bwd) * VT / k};
   }
   // Compiled (Inductor-fused) cross-entropy saves the e-logits and writes the
   // e-gradient into that saved buffer (AOTAutograd donated buffers, PyTorch >= 2.5).
-  if (r.compile) return {e * VT, e * VT};
+  if (fused) return {e * VT, e * VT};
   return {eager_fwd * VT, eager_bwd * VT};
 }
 
