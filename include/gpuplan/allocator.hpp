@@ -19,8 +19,9 @@
 //    never across segments, which is what leaves reserved above allocated;
 //  - segments are returned to the driver only by empty_cache or when a cudaMalloc fails
 //    (release_cached_blocks, then one retry), so the pool only grows while memory lasts;
-//  - expandable_segments:True maps 2 MiB pages into one growing segment per pool instead,
-//    so free space at the end of the segment is reused by any later request.
+//  - expandable_segments:True maps pages into one growing segment per pool instead (2 MiB pages
+//    for the small pool, 20 MiB for the large one: find_expandable_block), splits any block whose
+//    rest is at least 512 B, and so reuses free space at the end of the segment for any request.
 #pragma once
 
 #include <algorithm>
@@ -39,7 +40,8 @@ inline constexpr std::int64_t kSmallBuffer = 2 << 20;            // small-pool s
 inline constexpr std::int64_t kLargeBuffer = 20 << 20;           // large-pool segment for requests under kMinLargeAlloc
 inline constexpr std::int64_t kMinLargeAlloc = 10 << 20;         // requests from here get their own segment
 inline constexpr std::int64_t kRoundLarge = 2 << 20;             // large segments are multiples of this
-inline constexpr std::int64_t kExpandablePage = 2 << 20;         // expandable segments map 2 MiB pages
+inline constexpr std::int64_t kSmallPage = 2 << 20;              // expandable small pool: 2 MiB pages
+inline constexpr std::int64_t kLargePage = 20 << 20;             // expandable large pool: kLargeBuffer pages
 }  // namespace allocator_constants
 
 struct allocator_options {
@@ -160,8 +162,8 @@ class caching_allocator {
       have = blocks_[tail].size;
       pool(small).erase({blocks_[tail].size, blocks_[tail].addr, tail});
     }
-    const std::int64_t pages = (size - have + allocator_constants::kExpandablePage - 1) / allocator_constants::kExpandablePage;
-    const std::int64_t add = pages * allocator_constants::kExpandablePage;
+    const std::int64_t page = small ? allocator_constants::kSmallPage : allocator_constants::kLargePage;
+    const std::int64_t add = page * ((size - have + page - 1) / page);
     if (!can_map(add)) {
       if (have > 0) pool(small).insert({blocks_[tail].size, blocks_[tail].addr, tail});
       return -1;
@@ -190,7 +192,8 @@ class caching_allocator {
   // should_split: the rest becomes a free block of its own.
   int split(int b, std::int64_t size, bool small) {
     const std::int64_t rest = blocks_[b].size - size;
-    const bool do_split = small ? rest >= allocator_constants::kMinBlockSize : rest > allocator_constants::kSmallSize;
+    const bool do_split = small || opt_.expandable_segments ? rest >= allocator_constants::kMinBlockSize
+                                                            : rest > allocator_constants::kSmallSize;
     if (!do_split) return b;
     const int r = make_block(blocks_[b].addr + size, rest, small, b, blocks_[b].next);
     if (blocks_[r].next >= 0) blocks_[blocks_[r].next].prev = r;

@@ -45,6 +45,16 @@ struct framework_profile {
   // (torchtitan apply_compile "Apply torch.compile to each TransformerBlock"; its
   // cross_entropy_loss upcasts pred.float() outside the compiled blocks).
   bool compile_fuses_loss = true;
+  // The LM head and the cross-entropy run fused, chunk by chunk, so the logits never exist
+  // whole: the loss keeps the head's input gradient (e·h per token) and an fp32 statistic per
+  // token (unslothai/unsloth unsloth/models/llama.py fused_linear_cross_entropy through
+  // cut-cross-entropy; unsloth_zoo UnslothFusedLoss).
+  bool fused_linear_loss = false;
+  // LoRA and QLoRA run through hand-written autograd functions that save only the block's
+  // inputs and the projections' outputs (unsloth/kernels/fast_lora.py LoRA_MLP saves X, e, g;
+  // LoRA_QKV saves X and Q, K, V before K/V are expanded) and back-propagate SwiGLU in place
+  // (unsloth/kernels/swiglu.py): detail/memory_activations.hpp fused_lora_block_bytes.
+  bool fused_lora_kernels = false;
   // Full checkpointing offloads each checkpointed block input to pinned host memory and
   // brings it back for the block's recomputation (unslothai/unsloth unsloth/models/_utils.py
   // Unsloth_Offloaded_Gradient_Checkpointer: hidden_states.to("cpu", non_blocking=True)).
@@ -194,6 +204,8 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      // FastLanguageModel.get_peft_model(use_gradient_checkpointing="unsloth").
      .peft_checkpointing = checkpointing::full,
      .full_checkpointing = checkpointing::full,
+     .fused_linear_loss = true,
+     .fused_lora_kernels = true,
      .checkpoints_on_host = true,  // use_gradient_checkpointing="unsloth", the get_peft_model default
      .fused_kernels = true,
      .autocast_fp32_weights = true,               // the transformers Trainer's AMP, as in hf

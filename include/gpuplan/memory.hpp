@@ -114,7 +114,7 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   std::array<phase_terms, kStepPhases> phases = step_phases(states, acts, trans, gradients_by_phase(r, f, t, states));
   for (phase_terms& ph : phases) scale(ph, mp);
   const step_peak peak = peak_over_phases(phases);
-  const device_peaks dev = allocator_and_context(peak.terms.total(), states.paged, r.num_gpus, mp);
+  const device_peaks dev = allocator_and_context(peak.terms.total(), states.paged, r.num_gpus, mp, in_bytes(r.gpu.usable_memory));
   memory_breakdown m;
   m.peak_phase = static_cast<memory_breakdown::phase>(peak.phase);
   m.weights = bytes(peak.terms.weights);
@@ -180,7 +180,7 @@ inline memory_breakdown infer_stage(const architecture& a, const scenario& r, co
   const double W = serving_weights(a, r, f, sp);
   const kv_cache kv = kv_cache_of_stage(a, r, sp, per_token);
   const double prefill = prefill_working_set(a, r, f, sp);
-  const device_peaks dev = allocator_and_context(W + kv.total + prefill, 0.0, r.num_gpus, mp);
+  const device_peaks dev = allocator_and_context(W + kv.total + prefill, 0.0, r.num_gpus, mp, in_bytes(r.gpu.usable_memory));
   memory_breakdown m;
   m.peak_phase = memory_breakdown::phase::inference;
   m.weights = bytes(W);

@@ -62,18 +62,27 @@ TEST_CASE("allocator: free blocks never merge across segments, so reserved excee
 }
 
 TEST_CASE("allocator: expandable segments reuse the free end of one growing segment") {
-  // The same sequence with expandable_segments: 24 MiB mapped, both freed and merged, the
-  // 16 MiB request fits in it: reserved stays 24 MiB.
+  // Two 20 MiB tensors, freed, then 30 MiB: segmented, two 20 MiB segments that never merge
+  // and a third of 30 MiB (70 MiB); expandable, one segment of two 20 MiB pages whose free
+  // 40 MiB holds the 30 MiB tensor (40 MiB).
+  for (const bool expandable : {false, true}) {
+    caching_allocator a({.expandable_segments = expandable});
+    const int p = a.alloc(20 * MiB), q = a.alloc(20 * MiB);
+    a.free(p);
+    a.free(q);
+    a.alloc(30 * MiB);
+    CHECK(a.stats().reserved == (expandable ? 40 : 70) * MiB);
+  }
+  // Growing past the end maps whole 20 MiB pages for the large pool: 30 MiB live, a 10 MiB free
+  // tail; 25 MiB more takes the tail and one page (60 MiB).
   caching_allocator a({.expandable_segments = true});
-  const int p = a.alloc(12 * MiB), q = a.alloc(12 * MiB);
-  a.free(p);
-  a.free(q);
-  a.alloc(16 * MiB);
-  CHECK(a.stats().reserved == 24 * MiB);
-  // Growing past the end maps only the missing pages: 16 MiB live + 8 MiB free tail; 10 MiB more
-  // takes the 8 MiB tail and maps 2 MiB.
-  a.alloc(10 * MiB);
-  CHECK(a.stats().reserved == 26 * MiB);
+  a.alloc(30 * MiB);
+  CHECK(a.stats().reserved == 40 * MiB);
+  a.alloc(25 * MiB);
+  CHECK(a.stats().reserved == 60 * MiB);
+  // The small pool grows by 2 MiB pages.
+  a.alloc(512 * 1024);
+  CHECK(a.stats().reserved == 62 * MiB);
 }
 
 TEST_CASE("allocator: at capacity, cached segments are released and the request retried; beyond it, OOM") {

@@ -62,13 +62,25 @@ inline double in_flight_micro_batches(const scenario& r, const facts& f, int sta
   return inflight;
 }
 
+// What one block saves for backward under the framework's fused LoRA kernels
+// (framework.hpp fused_lora_kernels), bytes per token: the two norms' inputs, the
+// attention block's input to the LoRA QKV function with Q, K and V (K and V unexpanded),
+// the attention output (o's input), and the MLP's input with its gate and up outputs.
+inline double fused_lora_block_bytes(const architecture& a, const facts& f) {
+  const double h = d(a.hidden), q = d(a.q_dim()), kv = d(a.kv_dim());
+  const double ffn = a.is_moe() ? d(a.d_expert()) * d(a.experts_per_token) : d(a.ffn);
+  return f.T * f.pb.act * ((2 * h + q + 2 * kv + q) / f.seq_div + 2 * ffn / f.tp);
+}
+inline bool uses_fused_lora(const scenario& r) { return is_lora(r) && profile_of(r.fw).fused_lora_kernels; }
+
 // Phase 2. The block being back-propagated regenerates, under full or selective
 // checkpointing, its activations minus those it kept (already in `stored`).
 // Activation offload (torchtune OffloadActivations) and Unsloth's offloaded checkpoints:
 // saved tensors go to pinned host memory; the GPU keeps the block in flight and the one being copied.
 inline activation_plan stage_activations(const architecture& a, const scenario& r, const facts& f, const stage_params& sp,
                                          int stage) {
-  const per_block saved{block_bytes(f, f.full_enc), block_bytes(f, f.full_dec)};
+  const per_block saved = uses_fused_lora(r) ? per_block{fused_lora_block_bytes(a, f), fused_lora_block_bytes(a, f)}
+                                              : per_block{block_bytes(f, f.full_enc), block_bytes(f, f.full_dec)};
   const per_block kept = kept_by_block(a, r, f, saved);
   const double saved_max = std::max(sp.enc_blocks > 0 ? saved.enc : 0.0, sp.dec_blocks > 0 ? saved.dec : 0.0);
   activation_plan p;

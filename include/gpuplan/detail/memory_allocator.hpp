@@ -3,6 +3,8 @@
 // what nvidia-smi shows. docs/memory-model.md § Overheads, reserved and device.
 #pragma once
 
+#include <algorithm>
+
 #include "gpuplan/detail/memory_constants.hpp"
 #include "gpuplan/profile.hpp"
 
@@ -20,13 +22,24 @@ struct device_peaks {
 // device = reserved + CUDA context + NCCL buffers (more than one GPU) + paged
 // optimizer state (CUDA managed memory, outside the allocator). The factor and the
 // context are the run's (profile.hpp: the defaults unless calibrated).
-inline device_peaks allocator_and_context(double allocated, double paged, int num_gpus, const memory_params& mp = {}) {
+// Under memory pressure the pool stops growing: a failed cudaMalloc makes the allocator
+// release every cached free segment, of every stream, and retry (CUDACachingAllocator.cpp
+// release_cached_blocks), so on a GPU of `capacity` bytes (0: no limit) the pool is at most
+// what the context leaves, as long as the live tensors with single-stream fragmentation
+// (memory_defaults::reserved_factor) fit there; beyond that it is their size (does not fit).
+inline device_peaks allocator_and_context(double allocated, double paged, int num_gpus, const memory_params& mp = {},
+                                          double capacity = 0) {
   using memory_defaults::cublas_workspace;
   using memory_defaults::nccl_buffers;
   device_peaks p;
   p.allocated = allocated;
   p.reserved = allocated * mp.reserved_factor + cublas_workspace;
   const double context = mp.cuda_context + (num_gpus > 1 ? nccl_buffers : 0.0);
+  const double room = capacity - context;
+  if (capacity > 0 && p.reserved > room) {
+    const double squeezed = allocated * std::min(mp.reserved_factor, memory_defaults::reserved_factor) + cublas_workspace;
+    p.reserved = std::max(room, squeezed);
+  }
   p.overhead = context + cublas_workspace;
   p.device = p.reserved + context + paged;
   return p;

@@ -66,6 +66,13 @@ inline bool zero3_states_hold_gathered(const scenario& r, const facts& f) {
 
 struct weight_states { double gpu = 0, host = 0; };
 
+// The statistics of a bitsandbytes 4-bit base on the stage: the bits per element beyond the
+// four data bits (dtype.hpp bits_per_element). torchtune's torchao NF4 tensors shard theirs.
+inline double bnb_4bit_statistics_bytes(const architecture& a, const scenario& r, const facts& f, const stage_params& sp) {
+  if ((f.q.weights != dtype::nf4 && f.q.weights != dtype::fp4) || r.fw == framework::torchtune) return 0;
+  return sp.linear * (bits_per_element(f.q, d(a.hidden)) - 4) / kBitsPerByte;
+}
+
 // Weights resident on the GPU: base + fp8 GEMM copies + adapters; ZeRO-3 / FSDP
 // full shard keeps 1/N (parameter offload moves it to the host) plus, with a master
 // copy, the gathered largest trainable module.
@@ -76,10 +83,16 @@ inline weight_states resident_weights(const architecture& a, const scenario& r, 
   W += peft_frozen_buffer_bytes(a, r);  // VeRA's shared frozen projections (peft.hpp)
   weight_states w;
   if (r.parallel.zero >= 3) {
-    W /= f.shard;
+    // bitsandbytes 4-bit statistics (quant_state: absmax, nested absmax) are not parameters:
+    // FSDP neither shards nor offloads them, every rank keeps them whole (bitsandbytes
+    // nn/modules.py fix_4bit_weight_quant_state_from_module: "the quant state got lost ...
+    // This happens for example for fsdp").
+    const double stats = bnb_4bit_statistics_bytes(a, r, f, sp);
+    W = (W - stats) / f.shard;
     // FSDP: the trainable shard is the fp32 master (counted there); frozen parameters stay as stored.
     if (sharded_master_is_weight(r, f)) W = std::max(0.0, W - t.params * f.pb.weight / f.shard);
     if (r.parallel.offload_params != offload::none) { w.host = W * gpus_on_node(r); W = 0; }
+    W += stats;
     if (zero3_states_hold_gathered(r, f)) W += t.largest * f.pb.weight;
   }
   w.gpu = W;

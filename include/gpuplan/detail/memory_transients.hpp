@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "gpuplan/detail/memory_activations.hpp"
 #include "gpuplan/detail/memory_constants.hpp"
 #include "gpuplan/detail/memory_facts.hpp"
 #include "gpuplan/detail/memory_states.hpp"
@@ -35,6 +36,10 @@ inline loss_working_set loss_bytes(const architecture& a, const scenario& r, con
     return {logits, logits};
   }
   const double e = f.pb.act;
+  if (profile_of(r.fw).fused_linear_loss) {  // framework.hpp fused_linear_loss: no logits tensor
+    const double per_token = f.T * (e * d(a.hidden) + kFp32Bytes);
+    return {per_token, per_token};
+  }
   // Vocab-parallel cross-entropy splits the vocabulary over tp (Megatron-LM).
   const double VT = d(a.vocab) / f.tp * f.T;
   // Eager cross-entropy (F.cross_entropy on logits.float()): forward holds the
@@ -62,10 +67,23 @@ inline loss_working_set loss_bytes(const architecture& a, const scenario& r, con
 inline double backward_block_bytes(const architecture& a, const scenario& r, const facts& f) {
   const double h = d(a.hidden);
   const double fmax = a.is_moe() ? d(a.d_expert()) * d(a.experts_per_token) : d(a.ffn);
-  const double mlp_grads = a.mlp == mlp_kind::gated ? 3 : 2;
+  // Fused LoRA kernels back-propagate SwiGLU in place: one MLP-wide gradient (framework.hpp fused_lora_kernels).
+  const double mlp_grads = uses_fused_lora(r) ? 1 : a.mlp == mlp_kind::gated ? 3 : 2;
   double work = f.T * f.pb.act * (mlp_grads * fmax / f.tp + 2 * h / f.seq_div);
   if (r.attn == attention::eager) work += f.T * f.s / f.cp * d(a.heads) * (kFp32Bytes + f.pb.act) / f.tp;
   return work;
+}
+
+// A quantized base's linear is dequantized to 16 bits for each matmul, forward and backward:
+// bitsandbytes MatMul4Bit holds one copy of the weight (autograd/_functions.py
+// `F.dequantize_4bit(B, quant_state).to(A.dtype)`); torchtune's torchao NF4 linears without
+// compile dequantize eagerly through int64 code indices, lookups and scaled copies
+// (torchao/dtypes/nf4tensor.py get_original_weight), about 14 B per element at their peak.
+inline constexpr double kTorchaoEagerDequantBytes = 14;
+inline double dequantized_weight_bytes(const scenario& r, const facts& f, const stage_params& sp) {
+  if (r.work != workload::train || !is_quantized(f.q.weights)) return 0;
+  const bool torchao_eager = r.fw == framework::torchtune && !r.compile;
+  return (torchao_eager ? kTorchaoEagerDequantBytes : f.pb.act) * sp.largest_block_matrix;
 }
 
 // ZeRO-3 / FSDP prefetch: the unit in use gathered + the next one prefetched; a
@@ -84,8 +102,9 @@ inline transients step_transients(const architecture& a, const scenario& r, cons
   transients x;
   if (sp.last) {
     const loss_working_set loss = loss_bytes(a, r, f);
-    // lm_head's backward reads the e-gradient of the logits.
-    const double dlogits = a.head == head_kind::lm ? pb.act * d(a.vocab) / f.tp * f.T : 0;
+    // lm_head's backward reads the e-gradient of the logits (none when head and loss are fused).
+    const bool logits = a.head == head_kind::lm && !profile_of(r.fw).fused_linear_loss;
+    const double dlogits = logits ? pb.act * d(a.vocab) / f.tp * f.T : 0;
     x.loss_forward = loss.forward;
     x.loss_backward = std::max(loss.backward, dlogits);
   }
@@ -97,7 +116,7 @@ inline transients step_transients(const architecture& a, const scenario& r, cons
   // With optimizer offload every gradient passes through it, even on one GPU.
   const bool reduces = r.num_gpus > 1 || r.parallel.offload_optimizer != offload::none;
   if ((zero == 1 || zero == 2) && reduces) x.collective = std::min(t.params, memory_defaults::zero_reduce_bucket_elems) * pb.grad;
-  x.backward_block = backward_block_bytes(a, r, f);
+  x.backward_block = backward_block_bytes(a, r, f) + dequantized_weight_bytes(r, f, sp);
   // DoRA's per-layer weight-norm working set (peft.hpp) lives during a block's forward;
   // it reaches a peak moment only when the block's forward is recomputed in backward.
   if (r.ckpt != checkpointing::none) x.backward_block += std::max(f.lora_enc.peft_transient, f.lora_dec.peft_transient);
