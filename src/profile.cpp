@@ -2,8 +2,11 @@
 #include "gpuplan/io/profile.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -53,12 +56,15 @@ int get_points(const json& obj, const std::string& path) {
   return static_cast<int>(n);
 }
 
-// A size in bytes under `key_bytes` or in GiB under `key_gib` (not both).
-std::optional<Bytes> get_size(const json& m, const std::string& path, const char* key_bytes, const char* key_gib) {
+// A size in bytes under `key_bytes` or in GiB under `key_gib` (not both); `name` becomes
+// the path of the key given, for the checks that follow.
+std::optional<Bytes> get_size(const json& m, const std::string& path, const char* key_bytes, const char* key_gib,
+                              std::string& name) {
   const bool b = m.contains(key_bytes), g = m.contains(key_gib);
   if (b && g) fail(path + "." + key_gib, std::string("give either ") + key_bytes + " or " + key_gib + ", not both");
   if (!b && !g) return std::nullopt;
   const char* key = b ? key_bytes : key_gib;
+  name = path + "." + key;
   const double v = get_number(m.at(key), path + "." + key);
   const double scale = b ? 1.0 : kGiB;
   // Positive and below 64 TiB: larger than any device or host memory a run reports.
@@ -115,10 +121,10 @@ profile read_profile(const json& j) {
     for (const char* k : {"states_scale", "activation_scale", "reserved_factor", "cuda_context_bytes", "points"})
       if (!m.contains(k)) fail(mp + "." + k, "is required");
     // The ranges calibrate_memory() clamps to.
-    p.memory.states_scale = get_in(m, "states_scale", mp, 0.5, 2.0);
-    p.memory.activation_scale = get_in(m, "activation_scale", mp, 0.1, 10.0);
-    p.memory.reserved_factor = get_in(m, "reserved_factor", mp, 1.0, 2.0);
-    p.memory.cuda_context = get_in(m, "cuda_context_bytes", mp, 0.0, 8.0 * kGiB);
+    p.memory.states_scale = get_in(m, "states_scale", mp, gpuplan::detail::kStatesScaleMin, gpuplan::detail::kStatesScaleMax);
+    p.memory.activation_scale = get_in(m, "activation_scale", mp, gpuplan::detail::kActivationScaleMin, gpuplan::detail::kActivationScaleMax);
+    p.memory.reserved_factor = get_in(m, "reserved_factor", mp, gpuplan::detail::kReservedFactorMin, gpuplan::detail::kReservedFactorMax);
+    p.memory.cuda_context = get_in(m, "cuda_context_bytes", mp, 0.0, gpuplan::detail::kCudaContextMax);
     p.memory_points = get_points(m, mp);
     if (m.contains("band")) p.memory_band = read_band(m["band"], mp + ".band");
   }
@@ -130,9 +136,9 @@ profile read_profile(const json& j) {
     for (const char* k : {"matmul_scale", "bandwidth_fraction", "comm_fraction", "points"})
       if (!t.contains(k)) fail(tp + "." + k, "is required");
     // The bounds calibrate() fits within.
-    p.time.matmul_scale = get_in(t, "matmul_scale", tp, 0.05, 1.5);
-    p.time.bandwidth_fraction = get_in(t, "bandwidth_fraction", tp, 0.05, 1.5);
-    p.time.comm_fraction = get_in(t, "comm_fraction", tp, 0.05, 1.5);
+    p.time.matmul_scale = get_in(t, "matmul_scale", tp, gpuplan::detail::kEfficiencyMin, gpuplan::detail::kEfficiencyMax);
+    p.time.bandwidth_fraction = get_in(t, "bandwidth_fraction", tp, gpuplan::detail::kEfficiencyMin, gpuplan::detail::kEfficiencyMax);
+    p.time.comm_fraction = get_in(t, "comm_fraction", tp, gpuplan::detail::kEfficiencyMin, gpuplan::detail::kEfficiencyMax);
     p.time_points = get_points(t, tp);
     if (t.contains("band")) p.time_band = read_band(t["band"], tp + ".band");
   }
@@ -143,11 +149,77 @@ profile read_profile_text(const std::string& text) { return read_profile(detail:
 
 profile read_profile_file(const std::string& file) { return read_profile_text(read_file_text(file, "profile")); }
 
-void save_profile_file(const profile& p, const std::string& file) {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (!out) fail("profile", "cannot write file '" + detail::quote_text(file) + "'", error_kind::io_error);
-  out << write_profile(p).dump(2) << "\n";
-  if (!out) fail("profile", "cannot write file '" + detail::quote_text(file) + "'", error_kind::io_error);
+namespace {
+
+// The profile read back from `text` equals `p`, or config_error (nothing is written then).
+void require_round_trip(const profile& p, const std::string& text, const std::string& from) {
+  profile back;
+  try {
+    back = read_profile_text(text);
+  } catch (const config_error& e) {
+    fail("profile", "would not read back" + from + " (" + e.what() + "); not written");
+  }
+  if (!(back == p)) fail("profile", "changes in a write/read round trip" + from + "; not written");
+}
+
+// Moves the finished temporary file `tmp` to `file`. Without `replace`, a hard link
+// claims the name only if it is free (no window in which another file is replaced);
+// where links are not supported, an existence check and a rename do.
+void publish(const std::filesystem::path& tmp, const std::string& file, bool replace, const std::string& shown) {
+  namespace fs = std::filesystem;
+  std::error_code ec, ignored;
+  const auto exists = [&] {
+    fs::remove(tmp, ignored);
+    fail("profile", "file " + shown + " exists; not replaced", error_kind::io_error);
+  };
+  if (!replace) {
+    fs::create_hard_link(tmp, file, ec);
+    if (ec == std::errc::file_exists) exists();
+    if (!ec) {
+      fs::remove(tmp, ignored);
+      return;
+    }
+    if (fs::exists(file, ignored)) exists();
+    ec.clear();
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    fs::remove(tmp, ignored);
+    fail("profile", "cannot write file " + shown + " (" + ec.message() + ")", error_kind::io_error);
+  }
+}
+
+}  // namespace
+
+void save_profile_file(const profile& p, const std::string& file, bool replace) {
+  namespace fs = std::filesystem;
+  const std::string shown = "'" + detail::quote_text(file) + "'";
+  const std::string text = write_profile(p).dump(2) + "\n";
+  require_round_trip(p, text, "");  // only a profile the reader gives back unchanged is written
+  std::error_code ignored;
+  if (!replace && fs::exists(file, ignored)) fail("profile", "file " + shown + " exists; not replaced", error_kind::io_error);
+  // Written beside the target under a fresh name, checked, then renamed: a failure
+  // anywhere leaves no partial or unchecked profile under `file`.
+  fs::path tmp;
+  std::random_device rd;
+  do tmp = fs::path(file + ".tmp-" + std::to_string(rd()));
+  while (fs::exists(tmp, ignored));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      fs::remove(tmp, ignored);
+      fail("profile", "cannot write file " + shown, error_kind::io_error);
+    }
+  }
+  try {
+    require_round_trip(p, read_file_text(tmp.string(), "profile"), " from the file");
+  } catch (const config_error&) {
+    fs::remove(tmp, ignored);
+    throw;
+  }
+  publish(tmp, file, replace, shown);
 }
 
 std::vector<measurement> read_measurements(const json& j) {
@@ -190,11 +262,16 @@ std::vector<measurement> read_measurements(const json& j) {
       x.tokens_per_second_per_gpu = v;
     }
     if (x.step && x.tokens_per_second_per_gpu) fail(path, "give step_seconds or tokens_per_second_per_gpu, not both");
-    x.peak_allocated = get_size(m, path, "peak_allocated_bytes", "peak_allocated_gib");
-    x.peak_reserved = get_size(m, path, "peak_reserved_bytes", "peak_reserved_gib");
-    x.device = get_size(m, path, "device_bytes", "device_gib");
+    measurement_names& n = x.names;
+    n.point = path;
+    n.step = path + ".step_seconds";
+    n.tokens_per_second = path + ".tokens_per_second_per_gpu";
+    x.peak_allocated = get_size(m, path, "peak_allocated_bytes", "peak_allocated_gib", n.allocated);
+    x.peak_reserved = get_size(m, path, "peak_reserved_bytes", "peak_reserved_gib", n.reserved);
+    x.device = get_size(m, path, "device_bytes", "device_gib", n.device);
     if (!x.has_time() && !x.has_memory())
       fail(path, "gives nothing measured (step_seconds, tokens_per_second_per_gpu, peak_allocated_bytes, peak_reserved_bytes or device_bytes)");
+    check_measurement(x, i);  // physics: time in range, figures nested, within the card, above the weights
     out.push_back(std::move(x));
   }
   return out;

@@ -225,7 +225,12 @@ json estimate_json(const resolved_run& r) {
   j["memory"]["stages"] = std::move(st);
   const memory_bands mb = bands_of(r.run, mem);
   j["memory"]["bands"] = memory_bands_json(mb);
-  j["memory"]["verdict"] = to_string(verdict_of(mem, mb));  // the default planning margin (plan/margin.hpp)
+  // The default planning margin (plan/margin.hpp); fits is the verdict's, here and per stage.
+  const fit_answer answer = answer_of(mem, mb);
+  j["memory"]["verdict"] = to_string(answer.state);
+  j["memory"]["fits"] = answer.fits;
+  for (std::size_t i = 0; i < stages.size(); ++i)
+    j["memory"]["stages"][i]["fits"] = answer_of(stages[i], bands_of(r.run, stages[i])).fits;
   if (const allocator_replay rp = replay_allocator(r.run); rp.replayed) j["memory"]["allocator_replay"] = replay_json(rp, mem);
   j["time"] = time_json(t, run.work);
   j["time"]["bands"] = time_bands_json(bands_of(r.run, t));
@@ -324,8 +329,28 @@ std::string verdict_line(const memory_breakdown& m, const style& s) {
   return line;
 }
 
+fit_answer answer_of(const memory_breakdown& m, const memory_bands& b, const plan_margin& g) {
+  fit_answer a;
+  a.state = verdict_of(m, b, g);
+  a.fits = a.state != verdict::does_not_fit;
+  a.p50_device = bytes(detail::resident_device(m) * b.source.factors.q50);
+  a.headroom = m.capacity - a.p50_device;
+  a.cannot_start = !a.fits && in_bytes(a.headroom) >= 0;
+  return a;
+}
+
+namespace {
+// "; headroom at P50 …" / "; short by … at P50" / the engine that cannot start: the answer's figure.
+std::string headroom_text(const fit_answer& a) {
+  if (a.cannot_start) return "; the serving engine's KV cache pool holds no whole request";
+  if (a.fits) return "; headroom at P50 " + format_bytes(a.headroom);
+  return "; short by " + format_bytes(bytes(-in_bytes(a.headroom))) + " at P50";
+}
+}  // namespace
+
 std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const style& s, const plan_margin& g) {
-  const verdict v = verdict_of(m, b, g);
+  const fit_answer a = answer_of(m, b, g);
+  const verdict v = a.state;
   const bool md = s.format == report_format::markdown;
   const char* on = "";
   const char* off = "";
@@ -337,8 +362,7 @@ std::string verdict_line(const memory_breakdown& m, const memory_bands& b, const
   std::string line = std::string(on) + (md ? "**" + std::string(word) + "**" : std::string(word)) + off + ": needs " +
                      format_bytes(m.device) + " [P10–P90 " + format_number(b.device.p10 / 1e9, 3) + "–" +
                      format_number(b.device.p90 / 1e9, 3) + " GB] of " + format_bytes(m.capacity) + " usable";
-  if (m.fits) line += "; headroom " + format_bytes(m.headroom);
-  else line += "; short by " + format_bytes(bytes(-in_bytes(m.headroom)));
+  line += headroom_text(a);
   if (v == verdict::tight)
     line += "; likely fits, but not with the margin (" + margin_text(g) + " of " +
             format_bytes_short(margin_headroom(g, m.capacity)) + " free): leave headroom or try it";
@@ -376,8 +400,17 @@ table memory_table(const std::vector<labelled_memory>& columns, workload work) {
   bytes_row("Peak reserved", &memory_breakdown::peak_reserved);
   bytes_row("Device (nvidia-smi)", &memory_breakdown::device);
   bytes_row("Usable capacity", &memory_breakdown::capacity);
-  bytes_row("Headroom", &memory_breakdown::headroom);
-  row("Verdict", [](const memory_breakdown& m) { return std::string(m.fits ? "fits" : "does not fit"); });
+  // With answers (a verdict beside the table), the answer's figures: never a second opinion.
+  const bool answered = std::any_of(columns.begin(), columns.end(), [](const labelled_memory& c) { return c.answer.has_value(); });
+  const auto answer_row = [&](std::string label, auto with_answer, auto without) {
+    std::vector<std::string> r{std::move(label)};
+    for (const auto& c : columns) r.push_back(c.answer ? with_answer(*c.answer) : without(c.memory));
+    t.rows.push_back(std::move(r));
+  };
+  answer_row(answered ? "Headroom at P50" : "Headroom", [](const fit_answer& a) { return format_bytes(a.headroom); },
+             [](const memory_breakdown& m) { return format_bytes(m.headroom); });
+  answer_row("Verdict", [](const fit_answer& a) { return std::string(a.state == verdict::tight ? "tight" : a.fits ? "fits" : "does not fit"); },
+             [](const memory_breakdown& m) { return std::string(m.fits ? "fits" : "does not fit"); });
   row("Largest term", [](const memory_breakdown& m) { return binding_component(m); });
   if (work == workload::infer)
     row("Max concurrent sequences",
@@ -515,8 +548,10 @@ std::string estimate_report(const resolved_run& r, const style& s) {
          format_params(trainable_parameters(r.run)) + " trainable\n";
   out += run_summary(run) + "\n";
   if (r.run.calibration() != nullptr) out += calibration_text(r.run) + "\n";
-  out += "\n" + render(memory_table({{"per GPU", mem}}, run.work), s);
-  out += verdict_line(mem, s) + "\n";
+  // The verdict under the default margin, as estimate_json reports it (fits = not does_not_fit).
+  const memory_bands mb = bands_of(r.run, mem);
+  out += "\n" + render(memory_table({{"per GPU", mem, answer_of(mem, mb)}}, run.work), s);
+  out += verdict_line(mem, mb, s) + "\n";
   if (const allocator_replay rp = replay_allocator(r.run); rp.replayed)
     out += "Allocator replay: reserved " + format_bytes(bytes(rp.peak_reserved)) + " (" + format_number(rp.ratio, 3) +
            " x its allocated; the estimate uses " +

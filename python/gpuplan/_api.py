@@ -544,8 +544,9 @@ class Estimate:
 
     @property
     def fits(self) -> bool:
-        """Whether the run fits in the GPU's usable memory."""
-        return bool(self.memory.fits)
+        """Whether the run fits: ``verdict != "does_not_fit"``, i.e. its P50 device memory (the
+        band's median) is within the usable capacity (``memory.fits`` compares the point estimate)."""
+        return self.verdict != "does_not_fit"
 
     @property
     def verdict(self) -> str:
@@ -590,8 +591,8 @@ class Estimate:
         run = self.scenario._run
         label = run.method
         parts = [f"<div><b>{html.escape(run.model.name)}</b>: {html.escape(_core.run_summary(run))}</div>",
-                 _html_table(_core.memory_table([(label, self.memory._core)], run.workload)),
-                 f"<div><b>{html.escape(_core.verdict_line(self.memory._core))}</b></div>",
+                 _html_table(_core.memory_table([(label, self.memory._core)], run.workload, run)),
+                 f"<div><b>{html.escape(_core.verdict_line(self.memory._core, run))}</b></div>",
                  _html_table(_core.time_table(self.time._core, run))]
         for w in self.warnings:
             parts.append(f"<div>warning: {html.escape(w)}</div>")

@@ -35,9 +35,15 @@ class Profile:
         """The profile file's content."""
         return self._core.to_dict()
 
-    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
-        """Writes the profile file (read it back with :func:`load_profile` or ``--profile``)."""
-        _core.save_profile_file(self._core, os.fspath(path))
+    def save(self, path: Union[str, "os.PathLike[str]"], force: bool = False) -> None:
+        """Writes the profile file (read it back with :func:`load_profile` or ``--profile``).
+
+        Only a profile that reads back unchanged is written, through a temporary file
+        renamed into place; an existing file is replaced only with ``force=True``."""
+        file = os.fspath(path)
+        if not force and os.path.exists(file):
+            raise _error("save", f"{file} exists; pass force=True to replace it")
+        _core.save_profile_file(self._core, file, bool(force))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Profile) and self._core == other._core

@@ -372,7 +372,7 @@ class FitResult(_Result):
 
     @property
     def fits(self) -> bool:
-        """Whether the run fits."""
+        """Whether the run fits: ``verdict != "does_not_fit"`` (its P50 device memory is within capacity)."""
         return bool(self._data()["fits"])
 
     @property
@@ -426,13 +426,11 @@ class FitResult(_Result):
         return MemoryBreakdown(_core.estimate_memory(self.scenario._run))
 
     def __repr__(self) -> str:
-        verdict = _core.verdict_line(_core.estimate_memory(self.scenario._run))
-        return verdict + "\n\n" + self._r["text"]
+        return self._r["verdict_line"] + "\n\n" + self._r["text"]
 
     def _repr_html_(self) -> str:
         import html
-        verdict = _core.verdict_line(_core.estimate_memory(self.scenario._run))
-        return f"<div><b>{html.escape(verdict)}</b></div>" + _html_table(self._r["table"])
+        return f"<div><b>{html.escape(self._r['verdict_line'])}</b></div>" + _html_table(self._r["table"])
 
 
 #: Another name for :class:`FitResult`.

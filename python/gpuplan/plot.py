@@ -78,7 +78,7 @@ def plot_memory(estimates: Union[Estimate, Sequence[Estimate], Mapping[str, Esti
         cap = e.memory.capacity_bytes / scale
         ax.hlines(cap, i - 0.4, i + 0.4, colors="black", linestyles="dashed", linewidth=1.5,
                   label="usable capacity" if i == 0 else None)
-        verdict = "fits" if e.memory.fits else "does not fit"
+        verdict = "fits" if e.fits else "does not fit"  # verdict != does_not_fit (P50)
         ax.annotate(f"{e.memory.device_bytes / scale:.1f} {uname}\n{verdict}", (i, max(bottoms[i], cap)),
                     xytext=(0, 4), textcoords="offset points", ha="center", va="bottom", fontsize=8)
     ax.set_xticks(x, [label for label, _ in items])

@@ -23,7 +23,8 @@ void register_calibrate(py::module_& m) {
         py::arg("data"), "A profile from a dict in the profile file's schema.");
   m.def("read_profile_file", [](const std::string& f) { return std::make_shared<profile>(io::read_profile_file(f)); },
         py::arg("file"), "Reads and checks a profile file.");
-  m.def("save_profile_file", &io::save_profile_file, py::arg("profile"), py::arg("file"), "Writes a profile file.");
+  m.def("save_profile_file", &io::save_profile_file, py::arg("profile"), py::arg("file"), py::arg("replace") = false,
+        "Writes a profile file if it reads back unchanged; not over an existing file unless replace.");
   m.def(
       "calibrate",
       [](py::handle measurements, const std::string& name) {

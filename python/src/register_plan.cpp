@@ -75,14 +75,20 @@ void register_plan(py::module_& m) {
         o.margin = margin_of(confidence, headroom, "fit");
         const fit_report f = fit(r.run, o);
         nlohmann::json j = io::fit_limits_json(f);
-        j["fits"] = f.fits;
-        j["verdict"] = to_string(f.state);
+        // fits = verdict != does_not_fit, as every output reports it (io::answer_of).
+        const memory_bands bands = bands_of(r.run, f.memory);
+        const io::fit_answer answer = io::answer_of(f.memory, bands, o.margin);
+        j["fits"] = answer.fits;
+        j["verdict"] = to_string(answer.state);
         j["device_quantile_bytes"] = f.device_quantile;
         j["headroom_kept_bytes"] = in_bytes(f.headroom_kept);
         j["binding"] = to_string(f.binding);
         j["headroom_bytes"] = in_bytes(f.headroom);
         j["memory"] = io::memory_json(f.memory, r.settings().work);
-        return result_dict(j, io::fit_limits_table(f, r.settings()));
+        j["memory"]["fits"] = answer.fits;
+        py::dict d = result_dict(j, io::fit_limits_table(f, r.settings()));
+        d["verdict_line"] = io::verdict_line(f.memory, bands, {.format = io::report_format::text, .color = false}, o.margin);
+        return d;
       },
       py::arg("run"), py::arg("max_gpus") = 4096, py::arg("confidence") = 0.9, py::arg("headroom") = "5%,1GiB",
       "plan::fit: verdict, binding term, largest micro-batch, longest sequence, min GPUs per ZeRO stage.");

@@ -25,21 +25,32 @@ void register_report(py::module_& m) {
           return io::describe_report(a, style_of(format)); },
         py::arg("model"), py::arg("format") = "text", "The model as `gpuplan describe` prints it.");
   m.def("memory_table",
-        [](const std::vector<std::pair<std::string, memory_breakdown>>& columns, const std::string& workload_name) {
+        [](const std::vector<std::pair<std::string, memory_breakdown>>& columns, const std::string& workload_name,
+           const io::resolved_run* run) {
           std::vector<io::labelled_memory> cols;
-          for (const auto& [label, mem] : columns) cols.push_back({label, mem});
+          // With the run, each column carries the verdict's answer (its Verdict and Headroom rows).
+          for (const auto& [label, mem] : columns)
+            cols.push_back({label, mem, run != nullptr ? std::optional(io::answer_of(mem, bands_of(run->run, mem))) : std::nullopt});
           const auto work = from_string<workload>(workload_name);
           if (!work)
             throw config_error("workload", "must be one of " + name_list<workload>() + " (got '" + workload_name + "')",
                                error_kind::unknown_name);
           return table_dict(io::memory_table(cols, *work));
         },
-        py::arg("columns"), py::arg("workload") = "train",
-        "The CLI's memory table over labelled breakdowns: {title, header, rows, notes, right_align}.");
+        py::arg("columns"), py::arg("workload") = "train", py::arg("run").none(true) = py::none(),
+        "The CLI's memory table over labelled breakdowns: {title, header, rows, notes, right_align}; with the run, "
+        "the Verdict and Headroom rows are the verdict's (default margin).");
   m.def("time_table", [](const time_estimate& t, const io::resolved_run& r) { return table_dict(io::time_table(t, r.settings())); },
         py::arg("time"), py::arg("run"), "The CLI's time table: {title, header, rows, notes, right_align}.");
-  m.def("verdict_line", [](const memory_breakdown& mem) { return io::verdict_line(mem, style_of("text")); },
-        py::arg("memory"), "'FITS with ... headroom' / 'DOES NOT FIT: short by ...'.");
+  m.def(
+      "verdict_line",
+      [](const memory_breakdown& mem, const io::resolved_run* run) {
+        if (run == nullptr) return io::verdict_line(mem, style_of("text"));
+        return io::verdict_line(mem, bands_of(run->run, mem), style_of("text"));
+      },
+      py::arg("memory"), py::arg("run").none(true) = py::none(),
+      "'FITS with ... headroom' / 'DOES NOT FIT: short by ...'; with the run, the three-state verdict line of its "
+      "band under the default margin (as `gpuplan fit` prints it).");
   m.def("binding_component", [](const memory_breakdown& mem) { return io::binding_component(mem); }, py::arg("memory"),
         "The component with the most bytes.");
   m.def("run_summary", [](const io::resolved_run& r) { return io::run_summary(r.settings()); }, py::arg("run"),

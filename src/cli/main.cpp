@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <type_traits>
 #include <vector>
 
@@ -523,17 +525,19 @@ int cmd_fit(run_args& a, const output_args& out, const gpuplan::cli::margin_requ
   for (const auto& r : runs) {
     const gpuplan::memory_breakdown mem = gpuplan::estimate_memory(r.run);
     bands.push_back(gpuplan::bands_of(r.run, mem));
-    const gpuplan::verdict v = gpuplan::verdict_of(mem, bands.back(), margin);
+    // One answer per run: its verdict, fits = verdict != does_not_fit, the P50 headroom (io::answer_of).
+    const io::fit_answer answer = io::answer_of(mem, bands.back(), margin);
+    const gpuplan::verdict v = answer.state;
     worst = std::max(worst, v);
-    all_fit = all_fit && mem.fits;
-    cols.push_back({std::string(gpuplan::to_string(r.settings().meth)), mem});
+    all_fit = all_fit && answer.fits;
+    cols.push_back({std::string(gpuplan::to_string(r.settings().meth)), mem, answer});
     if (st.format == io::report_format::json) {
       json j = io::estimate_json(r);
       json item = {{"method", gpuplan::to_string(r.settings().meth)},
                    {"model", j["model"]},
                    {"scenario", j["scenario"]},
                    {"memory", j["memory"]},
-                   {"fits", mem.fits},
+                   {"fits", answer.fits},
                    {"verdict", gpuplan::to_string(v)},
                    {"binding", gpuplan::to_string(gpuplan::largest_component(mem))},
                    {"warnings", io::warning_messages(mem.warnings)},
@@ -618,10 +622,33 @@ struct calibrate_args {
   std::string measurements_file, name = "my-run", out_file;
   std::string allocated, reserved, device, step;
   std::optional<double> tokens_per_second;
+  bool force = false;  // --force: replace an existing --out file
 };
+
+// The run given by flags and its --measured-* figures, each checked as it is read:
+// memory figures need a unit (io::parse_measured_size), and every error names the flag.
+gpuplan::measurement flag_measurement(run_args& a, const calibrate_args& c) {
+  const io::resolved_run r = build_run(a, nullptr);
+  gpuplan::measurement m;
+  m.model = r.model();
+  m.run = r.settings();
+  m.names = {"--measured-step", "--measured-step", "--measured-tokens-per-second", "--measured-allocated",
+             "--measured-reserved", "--measured-device"};
+  if (!c.allocated.empty()) m.peak_allocated = gpuplan::bytes(io::parse_measured_size(c.allocated, "--measured-allocated"));
+  if (!c.reserved.empty()) m.peak_reserved = gpuplan::bytes(io::parse_measured_size(c.reserved, "--measured-reserved"));
+  if (!c.device.empty()) m.device = gpuplan::bytes(io::parse_measured_size(c.device, "--measured-device"));
+  if (!c.step.empty()) m.step = gpuplan::seconds(io::parse_duration(c.step, "--measured-step"));
+  if (c.tokens_per_second) m.tokens_per_second_per_gpu = io::positive_amount(*c.tokens_per_second, "--measured-tokens-per-second");
+  gpuplan::check_measurement(m, 0);
+  return m;
+}
 
 int cmd_calibrate(run_args& a, const calibrate_args& c, const output_args& out) {
   load_extra_gpus(a);
+  if (c.force && c.out_file.empty()) throw config_error("--force", "needs --out FILE (it replaces that file)");
+  std::error_code ignored;
+  if (!c.out_file.empty() && !c.force && std::filesystem::exists(c.out_file, ignored))
+    throw config_error("--out", c.out_file + " exists; add --force to replace it", gpuplan::error_kind::io_error);
   std::vector<gpuplan::measurement> data;
   if (!c.measurements_file.empty()) {
     try {
@@ -632,22 +659,19 @@ int cmd_calibrate(run_args& a, const calibrate_args& c, const output_args& out) 
   }
   const bool one = !c.allocated.empty() || !c.reserved.empty() || !c.device.empty() || !c.step.empty() || c.tokens_per_second;
   if (one) {
-    const io::resolved_run r = build_run(a, nullptr);
-    gpuplan::measurement m;
-    m.model = r.model();
-    m.run = r.settings();
-    if (!c.allocated.empty()) m.peak_allocated = gpuplan::bytes(io::parse_size(c.allocated, "--measured-allocated"));
-    if (!c.reserved.empty()) m.peak_reserved = gpuplan::bytes(io::parse_size(c.reserved, "--measured-reserved"));
-    if (!c.device.empty()) m.device = gpuplan::bytes(io::parse_size(c.device, "--measured-device"));
-    if (!c.step.empty()) m.step = gpuplan::seconds(io::parse_duration(c.step, "--measured-step"));
-    if (c.tokens_per_second) m.tokens_per_second_per_gpu = io::positive_amount(*c.tokens_per_second, "--measured-tokens-per-second");
-    data.push_back(std::move(m));
+    data.push_back(flag_measurement(a, c));
   } else if (!a.model.empty() || !a.scenario_file.empty()) {
     throw config_error("--measured-device", "is missing: a run given by flags needs at least one --measured-* figure");
   }
   if (data.empty()) throw config_error("--measurements", "is required: a measurements file, or MODEL with --measured-* figures");
   const gpuplan::profile p = gpuplan::calibrate_profile(data, c.name);
-  if (!c.out_file.empty()) io::save_profile_file(p, c.out_file);
+  if (!c.out_file.empty()) {
+    try {
+      io::save_profile_file(p, c.out_file, c.force);
+    } catch (const config_error& e) {
+      throw config_error("--out", e.what(), e.kind());
+    }
+  }
   if (make_style(out).format == io::report_format::json) {
     print_json(io::write_profile(p));
   } else {
@@ -971,13 +995,17 @@ int run(int argc, char** argv) {
   calibrate_cmd->add_option("--measurements", cal_req.measurements_file, "JSON file of measured runs (docs/calibration.md)")
       ->group("Calibrate");
   calibrate_cmd->add_option("--name", cal_req.name, "Profile name (default my-run)")->group("Calibrate");
-  calibrate_cmd->add_option("--out,-o", cal_req.out_file, "Write the profile to this file")->group("Calibrate");
-  calibrate_cmd->add_option("--measured-allocated", cal_req.allocated, "torch.cuda.max_memory_allocated(): 18.2GiB")
+  calibrate_cmd->add_option("--out,-o", cal_req.out_file, "Write the profile to this file (not over an existing one)")
       ->group("Calibrate");
-  calibrate_cmd->add_option("--measured-reserved", cal_req.reserved, "torch.cuda.max_memory_reserved(): 20.1GiB")
+  calibrate_cmd->add_flag("--force", cal_req.force, "Replace an existing --out file")->group("Calibrate");
+  calibrate_cmd->add_option("--measured-allocated", cal_req.allocated, "torch.cuda.max_memory_allocated() with a unit: 18.2GiB")
       ->group("Calibrate");
-  calibrate_cmd->add_option("--measured-device", cal_req.device, "nvidia-smi memory used: 21500MiB")->group("Calibrate");
-  calibrate_cmd->add_option("--measured-step", cal_req.step, "Seconds per optimizer step: 1.2, 1.2s")->group("Calibrate");
+  calibrate_cmd->add_option("--measured-reserved", cal_req.reserved, "torch.cuda.max_memory_reserved() with a unit: 20.1GiB")
+      ->group("Calibrate");
+  calibrate_cmd->add_option("--measured-device", cal_req.device, "nvidia-smi memory used, with a unit: 21500MiB")->group("Calibrate");
+  calibrate_cmd->add_option("--measured-step", cal_req.step,
+                            "Seconds per optimizer step: 1.2 (bare: seconds), 1.2s, 90m; 0.0001 to 10^7 s")
+      ->group("Calibrate");
   calibrate_cmd->add_option("--measured-tokens-per-second", cal_req.tokens_per_second, "Tokens/s per GPU")->group("Calibrate");
   add_output_options(calibrate_cmd, out);
   calibrate_cmd->footer(std::string("Examples:\n"

@@ -957,7 +957,7 @@ def case_calibrate_round_trip():
     step = 1.5 * plain["time"]["step_seconds"]
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "p.json")
-        rc, out, err = run("calibrate", *base, "--measured-reserved", f"{measured:.0f}",
+        rc, out, err = run("calibrate", *base, "--measured-reserved", f"{measured:.0f}B",
                            "--measured-step", f"{step}", "--name", "a100-lora", "--out", path)
         expect(rc == 0 and "profile 'a100-lora'" in out and os.path.exists(path), "calibrate", rc, out, err)
         with open(path) as f:
@@ -985,6 +985,167 @@ def case_calibrate_round_trip():
     expect_error(["calibrate", *base], "--measured-device", "at least one --measured-*")
     expect_error(["calibrate"], "--measurements", "is required")
     expect_error(["calibrate", "--measurements", "/nonexistent/m.json"], "--measurements: measurements", "cannot open")
+
+
+CAL_BASE = ["llama-2-7b", "--gpu", "a100-80gb", "--method", "lora", "--seq", "2048"]
+
+
+def expect_refused(args, path_prefix, *needles, existing=None):
+    """calibrate ARGS --out FILE is a one-line error (exit 2) naming the field and the value, and
+    writes nothing: no FILE, no temporary file beside it, and an existing FILE keeps its bytes."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "p.json")
+        extra = ["--out", path]
+        if existing is not None:
+            with open(path, "w") as f:
+                f.write(existing)
+            extra.append("--force")
+        line = expect_error([*args, *extra], path_prefix, *needles)
+        if existing is None:
+            expect(not os.path.exists(path), f"{args}: no profile written", err=line)
+        else:
+            with open(path) as f:
+                expect(f.read() == existing, f"{args}: the existing file is not overwritten", err=line)
+        expect(sorted(os.listdir(d)) == ([] if existing is None else ["p.json"]), f"{args}: nothing left behind", err=line)
+        return line
+
+
+def case_calibrate_needs_units():
+    """A bare memory figure is an error naming the unit to add; a step may stay in bare seconds."""
+    line = expect_refused(["calibrate", *CAL_BASE, "--measured-reserved", "21.3"], "--measured-reserved",
+                          "needs a unit", "21.3GiB, 21.3GB or 21800MiB", "(got 21.3)")
+    expect(line == "gpuplan: --measured-reserved: needs a unit: 21.3GiB, 21.3GB or 21800MiB (got 21.3)", "message", err=line)
+    expect_refused(["calibrate", *CAL_BASE, "--measured-allocated", "20"], "--measured-allocated", "needs a unit", "(got 20)")
+    expect_refused(["calibrate", *CAL_BASE, "--measured-device", "22870687744"], "--measured-device",
+                   "22870687744B for bytes", "(got 22870687744)")
+    # Units given (GiB, MiB, GB, bytes): accepted; a bare step is seconds.
+    for reserved in ("17.5GiB", "17920MiB", "18.8GB", "18790481920B"):
+        rc, out, err = run("calibrate", *CAL_BASE, "--measured-reserved", reserved, "--measured-step", "0.6", "--json")
+        expect(rc == 0 and json.loads(out)["memory"]["points"] == 1, f"--measured-reserved {reserved}", rc, out, err)
+
+
+def case_calibrate_impossible_measurements():
+    """Measurements no run can produce: one-line errors naming the figure and its value; nothing written."""
+    cal = ["calibrate", *CAL_BASE]
+    expect_refused([*cal, "--measured-reserved", "1MiB"], "--measured-reserved", "below the weights alone", "12.559 GiB",
+                   "(got 1 MiB)")
+    expect_refused([*cal, "--measured-reserved", "21.3B"], "--measured-reserved", "below the weights", "(got 21.3 bytes)")
+    expect_refused([*cal, "--measured-allocated", "30GiB", "--measured-reserved", "25GiB", "--measured-device", "20GiB"],
+                   "--measured-reserved", "must be at least --measured-allocated (30 GiB)", "(got 25 GiB)")
+    expect_refused([*cal, "--measured-reserved", "25GiB", "--measured-device", "20GiB"], "--measured-device",
+                   "must be at least --measured-reserved (25 GiB)", "(got 20 GiB)")
+    expect_refused([*cal, "--measured-reserved", "500GiB"], "--measured-reserved", "exceeds the memory of one a100-80gb",
+                   "(got 500 GiB)")
+    expect_refused([*cal, "--measured-step", "1e300"], "--measured-step", "between 0.0001 and 10^7 seconds", "(got 1e+300 s)")
+    expect_refused([*cal, "--measured-step", "1e-300"], "--measured-step", "between 0.0001 and 10^7 seconds", "(got 1e-300 s)")
+    expect_refused([*cal, "--measured-tokens-per-second", "1e-300"], "--measured-tokens-per-second", "implies a step",
+                   "(got 1e-300)")
+    expect_refused([*cal, "--measured-tokens-per-second", "1e300"], "--measured-tokens-per-second", "implies a step",
+                   "(got 1e+300)")
+    # An existing file is not touched by a refused calibration, even with --force.
+    expect_refused([*cal, "--measured-reserved", "500GiB"], "--measured-reserved", "(got 500 GiB)", existing='{"keep": 1}')
+    # The measurements file: the same checks, naming the key as written.
+    scen = {"model": "llama-2-7b", "gpu": "a100-80gb", "method": "lora", "seq_len": 2048}
+    cases = [({"peak_reserved_bytes": 1048576}, "measurements[0].peak_reserved_bytes", "below the weights", "(got 1 MiB)"),
+             ({"peak_allocated_gib": 30, "peak_reserved_gib": 25}, "measurements[0].peak_reserved_gib", "at least", "(got 25 GiB)"),
+             ({"device_gib": 500}, "measurements[0].device_gib", "exceeds the memory", "(got 500 GiB)"),
+             ({"step_seconds": 1e-300}, "measurements[0].step_seconds", "between 0.0001", "(got 1e-300 s)")]
+    with tempfile.TemporaryDirectory() as d:
+        for figures, path, *needles in cases:
+            mfile = os.path.join(d, "m.json")
+            with open(mfile, "w") as f:
+                json.dump([{"scenario": scen, **figures}], f)
+            expect_refused(["calibrate", "--measurements", mfile], "--measurements: " + path, *needles)
+
+
+def case_calibrate_contradictions():
+    """Points that contradict each other, or that no constants within their bounds explain, name the points."""
+    scen = lambda seq: {"model": "llama-2-7b", "gpu": "a100-80gb", "method": "lora", "seq_len": seq}  # noqa: E731
+    with tempfile.TemporaryDirectory() as d:
+        mfile = os.path.join(d, "m.json")
+
+        def refused(points, path, *needles):
+            with open(mfile, "w") as f:
+                json.dump(points, f)
+            return expect_refused(["calibrate", "--measurements", mfile], path, *needles)
+
+        refused([{"scenario": scen(2048), "peak_reserved_gib": 16}, {"scenario": scen(2048), "peak_reserved_gib": 24}],
+                "measurements[1].peak_reserved_gib", "contradicts measurements[0].peak_reserved_gib of the same run",
+                "(got 24 GiB)")
+        refused([{"scenario": scen(2048), "step_seconds": 1}, {"scenario": scen(2048), "tokens_per_second_per_gpu": 1024}],
+                "measurements[1].tokens_per_second_per_gpu", "contradicts measurements[0].step_seconds", "(got 1024 tokens/s")
+        refused([{"scenario": scen(2048), "peak_reserved_gib": 16}, {"scenario": scen(4096), "peak_reserved_gib": 14}],
+                "measurements[1].peak_reserved_gib", "activation_scale (0.1 to 10) beyond its bounds",
+                "measurements[0].peak_reserved_gib", "(got 14 GiB)")
+    expect_refused(["calibrate", *CAL_BASE, "--measured-reserved", "60GiB"], "--measured-reserved",
+                   "its calibrated estimate", "more than 1.5x off after the fit", "(got 60 GiB)")
+    expect_refused(["calibrate", *CAL_BASE, "--measured-step", "0.001"], "--measured-step",
+                   "matmul_scale (0.05 to 1.5) beyond its bounds", "(got 0.001 s)")
+
+
+def case_calibrate_out_force():
+    """--out never replaces an existing file without --force; with it, the file is replaced by a profile that reads back."""
+    good = ["calibrate", *CAL_BASE, "--measured-reserved", "17.5GiB", "--measured-step", "0.6"]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "p.json")
+        with open(path, "w") as f:
+            f.write("keep")
+        line = expect_error([*good, "--out", path], "--out", f"{path} exists; add --force to replace it")
+        expect(line == f"gpuplan: --out: {path} exists; add --force to replace it", "message", err=line)
+        with open(path) as f:
+            expect(f.read() == "keep", "not overwritten")
+        rc, out, err = run(*good, "--out", path, "--force")
+        expect(rc == 0 and "Saved to" in out, "--force replaces", rc, out, err)
+        with open(path) as f:
+            expect(json.load(f)["memory"]["points"] == 1, "a profile now", rc, out, err)
+        expect(os.listdir(d) == ["p.json"], "no temporary file left", rc, out, err)
+        rc, out, err = run("fit", *CAL_BASE, "--profile", path)
+        expect(rc in (0, 3), "the profile reads back", rc, out, err)
+    expect_error([*good, "--force"], "--force", "needs --out")
+
+
+def case_fit_verdict_and_fits_agree():
+    """fits == (verdict != does_not_fit) in fit's JSON (top level, each result, its memory), estimate's JSON and
+    the exit code; the text never prints FITS or TIGHT beside 'short by'. Over runs below, near and above
+    capacity, with the table's bands and with profiles whose bands are sensible or absurd."""
+    runs = [["llama-2-7b", "--gpu", "rtx-4090", "--method", "lora", "--seq", str(s)] for s in (2048, 10240, 12288, 14336, 16384)]
+    runs += [["llama-2-13b", "--gpu", "a100-80gb", "--method", "full,lora,qlora"], ["gpt2", "--gpu", "t4", "--seq", "1024"]]
+    words = {"fits": "FITS", "tight": "TIGHT", "does_not_fit": "DOES NOT FIT"}
+    exits = {"fits": 0, "tight": 3, "does_not_fit": 1}
+    seen = set()
+    with tempfile.TemporaryDirectory() as d:
+        profiles = [None]
+        for i, band in enumerate(([0.96, 1.0, 1.04], [1e-9, 1e-9, 1e-9], [0.5, 2.0, 99])):
+            path = os.path.join(d, f"p{i}.json")
+            with open(path, "w") as f:
+                json.dump({"gpuplan_profile": 1, "name": "band", "measured": {"model": "llama-2-7b", "gpu": "rtx-4090",
+                           "framework": "hf"}, "memory": {"states_scale": 1, "activation_scale": 1, "reserved_factor": 1.1,
+                           "cuda_context_bytes": 1.4e9, "points": 1, "band": band}}, f)
+            profiles.append(path)
+        for args in runs:
+            for prof in profiles:
+                extra = ["--profile", prof] if prof else []
+                rc, out, err = run("fit", *args, *extra, "--json")
+                j = json.loads(out)
+                expect(rc == exits[j["verdict"]], f"{args} {prof}: exit code follows the verdict", rc, out, err)
+                expect(j["fits"] == (j["verdict"] != "does_not_fit"), f"{args} {prof}: top-level fits", rc, out, err)
+                for r in j["results"]:
+                    expect(r["fits"] == (r["verdict"] != "does_not_fit"), f"{args} {prof}: result fits", rc, out, err)
+                    expect(r["memory"]["fits"] == r["fits"], f"{args} {prof}: memory.fits is the answer's", rc, out, err)
+                    expect(r["memory"]["fits"] == (r["memory"]["verdict"] != "does_not_fit"), "memory fits/verdict", rc, out, err)
+                    seen.add(r["verdict"])
+                rc2, text, err2 = run("fit", *args, *extra)
+                expect(rc2 == rc, f"{args} {prof}: text and --json exit alike", rc2, text, err2)
+                lines = [l for l in text.splitlines() if any(w in l for w in ("FITS:", "TIGHT:", "DOES NOT FIT:"))]
+                expect(len(lines) == len(j["results"]), f"{args} {prof}: one verdict line per result", rc2, text, err2)
+                for line, r in zip(lines, j["results"]):
+                    expect(words[r["verdict"]] + ":" in line, f"{args} {prof}: the line's word", rc2, text, err2)
+                    expect(("short by" in line) == (not r["fits"]), f"{args} {prof}: short by iff not fits", rc2, text, err2)
+                one = [a if a != "full,lora,qlora" else "lora" for a in args]  # estimate takes one method
+                rc3, out3, err3 = run("estimate", *one, *extra, "--json")
+                m = json.loads(out3)["memory"]
+                expect(rc3 == 0 and m["fits"] == (m["verdict"] != "does_not_fit"), f"{args} {prof}: estimate", rc3, out3, err3)
+    expect(seen == {"fits", "tight", "does_not_fit"}, f"every verdict occurs (saw {sorted(seen)})")
 
 
 def case_search_export():

@@ -3,15 +3,21 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <limits>
 #include <memory>
+#include <random>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/bands.hpp"
 #include "gpuplan/calibrate.hpp"
+#include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/profile.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 
@@ -153,11 +159,13 @@ TEST_CASE("calibrate_memory: recovers the allocator factor, context and working-
   // The ridge prior pulls slightly toward 1 (weight 1e-3 against 3 unit-weight rows): within 1%.
   CHECK(c.params.activation_scale == doctest::Approx(1.3).epsilon(0.01));
   CHECK(c.params.states_scale == doctest::Approx(1.0).epsilon(0.01));
-  // Allocated-only measurements of an FSDP run leave the allocator ratio unobserved: it
-  // stays the framework's (framework.hpp kReservedFactorStreamPools), not the hf default.
+  // Allocated-only measurements of a sharded FSDP run leave the allocator ratio unobserved:
+  // it stays the one an uncalibrated sharded run takes (framework.hpp
+  // kReservedFactorStreamPools), not the hf default.
   std::vector<measurement> fsdp = data;
   for (measurement& m : fsdp) {
     m.run.fw = framework::fsdp;
+    m.run.parallel.zero = 3;
     m.peak_reserved.reset();
     m.device.reset();
   }
@@ -372,6 +380,223 @@ TEST_CASE("profile and measurement files: one-line errors naming the field and t
   CHECK(in_gib(*ms[0].peak_reserved) == doctest::Approx(20.5));
   CHECK(in_seconds(*ms[0].step) == doctest::Approx(1.5));
   CHECK(ms[0].run.meth == method::lora);
+}
+
+// ---- Calibration that cannot lie: units, physics, consistency, files ---------
+
+namespace {
+// The message of the config_error `f` throws ("no error" without one).
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+// Measurements of llama-2-7b LoRA at `seq` tokens on one A100-80GB, one per JSON object body.
+std::vector<measurement> lora_7b(std::initializer_list<std::pair<int, const char*>> points) {
+  std::string text = "[";
+  for (const auto& [seq, body] : points) {
+    if (text.size() > 1) text += ",";
+    text += R"({"scenario":{"model":"llama-2-7b","gpu":"a100-80gb","method":"lora","seq_len":)" + std::to_string(seq) + "}," +
+            body + "}";
+  }
+  return io::read_measurements_text(text + "]");
+}
+// The same run as one measurement named as the CLI names its flags.
+measurement flag_point() {
+  const io::resolved_run r = io::read_scenario(
+      nlohmann::json{{"model", "llama-2-7b"}, {"gpu", "a100-80gb"}, {"method", "lora"}, {"seq_len", 2048}});
+  measurement m;
+  m.model = r.model();
+  m.run = r.settings();
+  m.names = {"--measured-step", "--measured-step", "--measured-tokens-per-second", "--measured-allocated",
+             "--measured-reserved", "--measured-device"};
+  return m;
+}
+}  // namespace
+
+TEST_CASE("calibrate checks: a measured memory figure needs a unit") {
+  // A bare number is no longer bytes: 21.3 was read as 21.3 bytes and calibrated into a lie.
+  CHECK(error_of([] { io::parse_measured_size("21.3", "--measured-reserved"); }) ==
+        "--measured-reserved: needs a unit: 21.3GiB, 21.3GB or 21800MiB (got 21.3)");
+  // A bare count of a MiB or more is what torch reports: bytes, spelled with B.
+  CHECK(error_of([] { io::parse_measured_size("22870687744", "--measured-device"); }) ==
+        "--measured-device: needs a unit: 22870687744B for bytes, or 21.3GiB (got 22870687744)");
+  CHECK(io::parse_measured_size("21.3GiB", "x") == doctest::Approx(21.3 * kGiB));
+  CHECK(io::parse_measured_size("21800MiB", "x") == doctest::Approx(21800.0 * kMiB));
+  CHECK(io::parse_measured_size("22.9GB", "x") == doctest::Approx(22.9e9));
+  CHECK(io::parse_measured_size("22870687744B", "x") == doctest::Approx(22870687744.0));
+  CHECK(has(error_of([] { io::parse_measured_size("-3GB", "--measured-device"); }), "must be a positive size"));
+  CHECK(has(error_of([] { io::parse_measured_size("soon", "--measured-device"); }), "must be a size such as"));
+}
+
+TEST_CASE("calibrate checks: impossible measurements are one-line errors naming the figure and the value") {
+  // llama-2-7b LoRA keeps 12.559 GiB of bf16 weights on the GPU (6.74e9 parameters x 2 bytes).
+  measurement m = flag_point();
+  m.peak_reserved = bytes(21.3);  // "21.3" taken as bytes
+  CHECK(error_of([&] { check_measurement(m, 0); }) ==
+        "--measured-reserved: is below the weights alone: llama-2-7b keeps 12.559 GiB of weights on each GPU of this run "
+        "(got 21.3 bytes)");
+  m.peak_reserved = mib(1);
+  CHECK(has(error_of([&] { check_measurement(m, 0); }), "(got 1 MiB)"));
+  // allocated > reserved > device: the peaks do not nest.
+  m.peak_allocated = gib(30);
+  m.peak_reserved = gib(25);
+  m.device = gib(20);
+  CHECK(error_of([&] { check_measurement(m, 0); }) ==
+        "--measured-reserved: must be at least --measured-allocated (30 GiB): the allocator's pool holds every live tensor "
+        "(got 25 GiB)");
+  m.peak_allocated.reset();
+  CHECK(error_of([&] { check_measurement(m, 0); }) ==
+        "--measured-device: must be at least --measured-reserved (25 GiB): nvidia-smi counts the allocator's pool and the "
+        "CUDA context (got 20 GiB)");
+  // 500 GiB on an 80 GiB card; 80 GiB typed as 85.9 (GB read as GiB, 1.074x) is still accepted.
+  m = flag_point();
+  m.peak_reserved = gib(500);
+  CHECK(error_of([&] { check_measurement(m, 0); }) == "--measured-reserved: exceeds the memory of one a100-80gb, 80 GiB (got 500 GiB)");
+  m.peak_reserved = gib(85.9);
+  CHECK(error_of([&] { check_measurement(m, 0); }) == "no error");
+  // Steps of 1e300 and 1e-300 s; tokens/s implying such steps.
+  m = flag_point();
+  m.step = seconds(1e300);
+  CHECK(error_of([&] { check_measurement(m, 0); }) == "--measured-step: must be between 0.0001 and 10^7 seconds (got 1e+300 s)");
+  m.step = seconds(1e-300);
+  CHECK(error_of([&] { check_measurement(m, 0); }) == "--measured-step: must be between 0.0001 and 10^7 seconds (got 1e-300 s)");
+  m.step.reset();
+  m.tokens_per_second_per_gpu = 1e-300;
+  CHECK(error_of([&] { check_measurement(m, 0); }) ==
+        "--measured-tokens-per-second: implies a step of 2.048e+303 s (2048 tokens per GPU per step), not between 0.0001 "
+        "and 10^7 seconds (got 1e-300)");
+  m.tokens_per_second_per_gpu = std::numeric_limits<double>::infinity();
+  CHECK(error_of([&] { check_measurement(m, 0); }) == "--measured-tokens-per-second: must be positive and finite (got inf)");
+  // The measurements file: the same checks, naming the key as written.
+  CHECK(error_of([] { lora_7b({{2048, R"("peak_reserved_gib":0.001)"}}); }) ==
+        "measurements[0].peak_reserved_gib: is below the weights alone: llama-2-7b keeps 12.559 GiB of weights on each GPU "
+        "of this run (got 1.024 MiB)");
+  CHECK(error_of([] { lora_7b({{2048, R"("peak_allocated_gib":30,"peak_reserved_bytes":2.5e10)"}}); })
+            .rfind("measurements[0].peak_reserved_bytes: must be at least measurements[0].peak_allocated_gib (30 GiB)", 0) == 0);
+  CHECK(error_of([] { lora_7b({{2048, R"("device_gib":500)"}}); }) ==
+        "measurements[0].device_gib: exceeds the memory of one a100-80gb, 80 GiB (got 500 GiB)");
+  CHECK(error_of([] { lora_7b({{2048, R"("step_seconds":1e-300)"}}); }) ==
+        "measurements[0].step_seconds: must be between 0.0001 and 10^7 seconds (got 1e-300 s)");
+  CHECK(error_of([] { lora_7b({{2048, R"("tokens_per_second_per_gpu":1e-300)"}}); })
+            .rfind("measurements[0].tokens_per_second_per_gpu: implies a step of 2.048e+303 s", 0) == 0);
+  // calibrate_profile runs them too (the library's own callers), naming measurements[i].
+  m = flag_point();
+  m.names = {};
+  m.peak_reserved = mib(1);
+  std::vector<measurement> one{m};
+  CHECK(error_of([&] { calibrate_profile(one, "x"); }).rfind("measurements[0].peak_reserved: is below the weights alone", 0) == 0);
+}
+
+TEST_CASE("calibrate checks: contradicting points and fits beyond their bounds name the points") {
+  // Two measurements of one run 1.5x apart (one run's peak varies ~2%).
+  CHECK(error_of([] { calibrate_profile(lora_7b({{2048, R"("peak_reserved_gib":16)"}, {2048, R"("peak_reserved_gib":24)"}}), "x"); }) ==
+        "measurements[1].peak_reserved_gib: contradicts measurements[0].peak_reserved_gib of the same run (16 GiB): 1.5x "
+        "apart where one run varies ~2% in memory (got 24 GiB)");
+  // A step and a throughput of one run that disagree 2x (one run's step varies ~5%).
+  CHECK(error_of([] {
+          calibrate_profile(lora_7b({{2048, R"("step_seconds":1)"}, {2048, R"("tokens_per_second_per_gpu":1024)"}}), "x");
+        }) ==
+        "measurements[1].tokens_per_second_per_gpu: contradicts measurements[0].step_seconds of the same run (1 s): 2x apart "
+        "where one run varies ~5% in step time (got 1024 tokens/s, a 2 s step)");
+  // Twice the sequence, less memory: no working-memory scale within 0.1..10 explains both.
+  const std::string shorter =
+      error_of([] { calibrate_profile(lora_7b({{2048, R"("peak_reserved_gib":16)"}, {4096, R"("peak_reserved_gib":14)"}}), "x"); });
+  CHECK(shorter.rfind("measurements[1].peak_reserved_gib: is 0.864x its calibrated estimate", 0) == 0);
+  CHECK(has(shorter, "the fit needs activation_scale (0.1 to 10) beyond its bounds"));
+  CHECK(has(shorter, "measurements[0].peak_reserved_gib"));
+  // One point 60 GiB where the run is estimated at 15.3 GiB: beyond 1.5x even after the fit.
+  measurement m = flag_point();
+  m.peak_reserved = gib(60);
+  std::vector<measurement> far{m};
+  const std::string beyond = error_of([&] { calibrate_profile(far, "x"); });
+  CHECK(beyond.rfind("--measured-reserved: is 1.562x its calibrated estimate", 0) == 0);
+  CHECK(has(beyond, "more than 1.5x off after the fit"));
+  CHECK(has(beyond, "(got 60 GiB)"));
+  // A 1 ms step for a 0.48 s estimate: the GEMM efficiency would have to exceed 150% of peak.
+  m = flag_point();
+  m.step = seconds(1e-3);
+  std::vector<measurement> fast{m};
+  const std::string bound = error_of([&] { calibrate_profile(fast, "x"); });
+  CHECK(bound.rfind("--measured-step: is 0.003x its calibrated estimate", 0) == 0);
+  CHECK(has(bound, "matmul_scale (0.05 to 1.5) beyond its bounds"));
+  // A band that leaves out the fit's own estimate is refused.
+  CHECK(error_of([] { detail::check_band({1.1, 1.2, 1.3}, "memory", "measurements"); })
+            .rfind("measurements: leaves the calibrated memory band [1.1, 1.2, 1.3] without the calibrated estimate", 0) == 0);
+  CHECK(error_of([] { detail::check_band({0.995, 1.0, 1.005}, "memory", "measurements"); }) == "no error");
+  // Consistent points pass, and the bands contain ratio 1.
+  const profile ok = calibrate_profile(
+      lora_7b({{2048, R"("peak_reserved_gib":16.1,"device_gib":17.5,"step_seconds":0.5)"},
+               {2048, R"("peak_reserved_gib":16.0,"step_seconds":0.52)"},
+               {4096, R"("peak_reserved_gib":18.4,"step_seconds":1.0)"}}),
+      "ok");
+  REQUIRE(ok.memory_band.has_value());
+  REQUIRE(ok.time_band.has_value());
+  CHECK(ok.memory_band->q10 <= 1.0);
+  CHECK(ok.memory_band->q90 >= 1.0);
+  CHECK(ok.time_band->q10 <= 1.0);
+  CHECK(ok.time_band->q90 >= 1.0);
+}
+
+namespace {
+// A fresh, empty directory under the system's temporary directory (removed by its destructor).
+struct scratch_dir {
+  std::filesystem::path path;
+  scratch_dir() {
+    path = std::filesystem::temp_directory_path() / ("gpuplan-profile-" + std::to_string(std::random_device{}()));
+    std::filesystem::create_directories(path);
+  }
+  ~scratch_dir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  [[nodiscard]] std::size_t files() const {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path), std::filesystem::directory_iterator{}));
+  }
+};
+std::string text_of(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+}  // namespace
+
+TEST_CASE("calibrate checks: a profile is written only if it reads back, and never over a file without replace") {
+  const profile p = calibrate_profile(lora_7b({{2048, R"("peak_reserved_gib":18,"step_seconds":0.7)"}}), "a100-lora");
+  CHECK(io::read_profile(io::write_profile(p)) == p);
+  scratch_dir dir;
+  const std::string file = (dir.path / "p.json").string();
+  io::save_profile_file(p, file, false);
+  CHECK(io::read_profile_file(file) == p);
+  CHECK(dir.files() == 1);  // no temporary file left beside it
+  // An existing file is not replaced without `replace`, and keeps its bytes.
+  const std::string old = text_of(file);
+  profile q = p;
+  q.name = "other";
+  CHECK(has(error_of([&] { io::save_profile_file(q, file, false); }), "exists; not replaced"));
+  CHECK(text_of(file) == old);
+  io::save_profile_file(q, file, true);
+  CHECK(io::read_profile_file(file) == q);
+  CHECK(dir.files() == 1);
+  // A profile the reader would refuse (a 300-character name; a constant that is not a number) is not written.
+  profile long_name = p;
+  long_name.name.assign(300, 'x');
+  const std::string other = (dir.path / "q.json").string();
+  CHECK(error_of([&] { io::save_profile_file(long_name, other, false); })
+            .rfind("profile: would not read back (profile.name: must be a non-empty string of at most 200 characters", 0) == 0);
+  profile nan = p;
+  nan.memory.states_scale = std::nan("");
+  CHECK(has(error_of([&] { io::save_profile_file(nan, other, false); }), "not written"));
+  CHECK(has(error_of([&] { io::save_profile_file(nan, file, true); }), "not written"));
+  CHECK(io::read_profile_file(file) == q);  // the refused profile replaced nothing
+  CHECK(dir.files() == 1);
+  // An unwritable place: an error, nothing left behind.
+  CHECK(has(error_of([&] { io::save_profile_file(p, (dir.path / "no" / "such" / "p.json").string(), false); }), "cannot write"));
+  CHECK(dir.files() == 1);
 }
 
 }  // namespace unit_calibrate

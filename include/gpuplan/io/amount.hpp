@@ -101,6 +101,29 @@ inline double parse_size(std::string_view text, const std::string& path) {
   return b;
 }
 
+// A measured memory figure ("21.3GiB", "21800MiB", "22.9GB", "22870687744B"): as
+// parse_size, but a bare number is an error that names the unit to add, since a
+// measurement read off nvidia-smi (MiB) or torch (bytes) or typed in GiB is
+// ambiguous without one.
+inline double parse_measured_size(std::string_view text, const std::string& path) {
+  bool has_unit = false;
+  for (const auto& [unit, factor] : kSizeUnits)
+    has_unit = has_unit || (text.size() > unit.size() && text.substr(text.size() - unit.size()) == unit);
+  const auto bare = has_unit ? std::nullopt : parse_finite(text);
+  if (bare && *bare > 0) {
+    const std::string got = " (got " + std::string(text) + ")";
+    // A bare figure of a MiB or more reads as bytes (what torch reports); else as GiB.
+    if (*bare >= 1048576.0)
+      gpuplan::detail::fail(path, "needs a unit: " + std::string(text) + "B for bytes, or " +
+                                      gpuplan::detail::num(std::round(*bare / 1073741824.0 * 100) / 100) + "GiB" + got);
+    // The MiB spelling of the same figure, to three significant digits (21.3 GiB = 21800 MiB).
+    const double mib = *bare * 1024, step = std::pow(10.0, std::floor(std::log10(mib)) - 2);
+    gpuplan::detail::fail(path, "needs a unit: " + std::string(text) + "GiB, " + std::string(text) + "GB or " +
+                                    gpuplan::detail::num(std::round(mib / step) * step) + "MiB" + got);
+  }
+  return parse_size(text, path);
+}
+
 // The same rules for a value that is already a number (Python callers): finite and positive.
 inline double positive_amount(double value, const std::string& path) {
   if (!std::isfinite(value)) gpuplan::detail::fail(path, "must be a finite number (got " + gpuplan::detail::num(value) + ")");

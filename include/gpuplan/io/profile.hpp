@@ -22,7 +22,10 @@ nlohmann::json write_profile(const profile& p);
 profile read_profile(const nlohmann::json& j);
 profile read_profile_text(const std::string& text);
 profile read_profile_file(const std::string& file);
-void save_profile_file(const profile& p, const std::string& file);
+// Writes `file` only if the profile reads back unchanged (read_profile(write_profile(p))
+// == p, also from the written bytes), through a temporary file renamed into place, and
+// never over an existing file unless `replace`; config_error otherwise, nothing written.
+void save_profile_file(const profile& p, const std::string& file, bool replace);
 
 // Measurements: a JSON array (or {"measurements": [...]}) of objects, each a
 // "scenario" (as in a scenario file) and any of step_seconds,

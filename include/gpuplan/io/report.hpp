@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,10 +76,26 @@ std::string render(const table& t, const style& s);
 
 // Readable reports (text or markdown; json callers use the *_json functions).
 std::string describe_report(const architecture& a, const style& s);
-// One column per labelled breakdown (e.g. full / lora / qlora) — the `fit` table.
+// What every output prints beside a verdict (plan/margin.hpp verdict_of, docs/planner.md
+// "Safety margin"): fits = (verdict != does_not_fit), and the headroom of the P50 device figure
+// (resident device memory × the band's P50; negative: short by), the figure that decides
+// does_not_fit. cannot_start: does_not_fit with that figure within capacity (a paged
+// serving engine whose KV pool holds no whole request).
+struct fit_answer {
+  verdict state = verdict::does_not_fit;
+  bool fits = false;
+  Bytes p50_device = bytes(0);
+  Bytes headroom = bytes(0);
+  bool cannot_start = false;
+};
+fit_answer answer_of(const memory_breakdown& m, const memory_bands& b, const plan_margin& g = {});
+
+// One column per labelled breakdown (e.g. full / lora / qlora) — the `fit` table. With an
+// answer, its Verdict and Headroom rows print the answer's (the verdict line's) figures.
 struct labelled_memory {
   std::string label;
   memory_breakdown memory;
+  std::optional<fit_answer> answer{};
 };
 table memory_table(const std::vector<labelled_memory>& columns, workload work = workload::train);
 std::string memory_report(const memory_breakdown& m, const style& s, workload work = workload::train);

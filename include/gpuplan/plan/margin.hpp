@@ -142,15 +142,23 @@ inline bool plans_fit(const run& r, const memory_breakdown& m, const plan_margin
   return device_quantile(r, m, g) + in_bytes(margin_headroom(g, m.capacity)) <= cap;
 }
 
-// The three-state verdict under a margin, from the estimate and its bands:
-// fits — the quantile plus the headroom is within capacity (plans_fit);
-// tight — not that, but the P50 is within capacity ("likely fits; leave headroom or try it");
-// does_not_fit — even the P50 is not.
+// The three-state verdict under a margin, from the estimate and its bands (docs/planner.md,
+// "Safety margin"), decided in this order:
+// does_not_fit — the P50 device figure (resident device memory × the band's P50) exceeds
+//   the usable capacity, or the estimate says the run cannot start with its bytes
+//   within capacity (a paged serving engine whose KV pool holds no whole request, memory.hpp);
+// fits — else, the quantile plus the headroom is within capacity (plans_fit);
+// tight — else ("likely fits; leave headroom or try it").
+// does_not_fit comes first and rests on the P50 alone, so no band (however shaped) and no
+// margin turns a run whose median does not fit into anything else: every output reports
+// fits = (verdict != does_not_fit) and its headroom from the same P50 figure.
 inline verdict verdict_of(const memory_breakdown& m, const memory_bands& b, const plan_margin& g = {}) {
   const double cap = in_bytes(m.capacity), resident = detail::resident_device(m);
+  // memory.hpp sets fits = device <= capacity, false beside that only for the engine rule above.
+  const bool cannot_start = !m.fits && m.peak_phase == memory_breakdown::phase::inference && in_bytes(m.device) <= cap;
+  if (!(resident * b.source.factors.q50 <= cap) || cannot_start) return verdict::does_not_fit;
   if (detail::margin_fits(resident, cap, detail::plan_factor(b.source, g.confidence), g)) return verdict::fits;
-  if (resident * b.source.factors.q50 <= cap) return verdict::tight;
-  return verdict::does_not_fit;
+  return verdict::tight;
 }
 
 // The same from the run (looks the band up).
