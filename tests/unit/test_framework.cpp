@@ -103,23 +103,29 @@ TEST_CASE("framework: LLM.int8 matmuls are slower than 16-bit ones; fused framew
   CHECK(in_seconds(estimate_time(m, f).step) < eager);
 }
 
-TEST_CASE("framework: the allocator's reserved/allocated ratio is the framework's unless a calibration profile sets it") {
+TEST_CASE("framework: the allocator's reserved/allocated ratio is the run's unless a calibration profile sets it") {
   const architecture& m = io::find_model("llama-2-7b");
   scenario s{.prec = precision::bf16_mixed, .seq_len = 512, .ckpt = checkpointing::full, .gpu = io::find_gpu("a100-80gb"),
              .num_gpus = 8};
-  s.parallel.zero = 3;
   // reserved = allocated x factor + the 32 MiB cuBLAS workspace (detail/memory_allocator.hpp).
   auto ratio = [](const memory_breakdown& b) {
     return (in_bytes(b.peak_reserved) - memory_defaults::cublas_workspace) / in_bytes(b.peak_allocated);
   };
-  CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(memory_defaults::reserved_factor).epsilon(1e-9));  // hf: 1.10
-  s.fw = framework::fsdp;  // per-stream pools of FSDP's all-gather / reduce-scatter streams
-  CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(kReservedFactorStreamPools).epsilon(1e-9));
+  // Sharded (ZeRO-3 / FSDP), any framework: the collectives' stream pools (framework.hpp).
+  s.parallel.zero = 3;
   CHECK(kReservedFactorStreamPools > memory_defaults::reserved_factor);
-  s.fw = framework::deepspeed;  // contiguous_gradients: one flat gradient buffer, the default ratio
-  CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(memory_defaults::reserved_factor).epsilon(1e-9));
-  s.fw = framework::torchtune;
-  CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(kReservedFactorStreamPools).epsilon(1e-9));
+  for (const framework fw : {framework::hf, framework::fsdp, framework::deepspeed, framework::torchtune}) {
+    s.fw = fw;
+    CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(kReservedFactorStreamPools).epsilon(1e-9));
+  }
+  // Not sharded (DDP, ZeRO-1/2: contiguous gradient buffers): one stream, the default 1.10.
+  for (const int zero : {0, 2})
+    for (const framework fw : {framework::hf, framework::deepspeed}) {
+      s.parallel.zero = zero;
+      s.fw = fw;
+      CHECK(ratio(estimate_memory(m, s)) == doctest::Approx(memory_defaults::reserved_factor).epsilon(1e-9));
+    }
+  s.parallel.zero = 3;
   // A calibration profile's fitted ratio replaces the framework's default.
   s.fw = framework::fsdp;
   run r(m, s);
@@ -388,14 +394,17 @@ TEST_CASE("framework rules: each names the estimate's terms it changes, the prof
   const auto f = rules_of(fsdp);
   CHECK(f.contains("fsdp.param_offload_moves_optimizer"));
   CHECK(f.contains("fsdp.sharded_fp32_is_master"));
-  CHECK(f.at("fsdp.reserved_factor").effect.find("1.15 x allocated") != std::string::npos);
+  CHECK(f.at("ZeRO-3 / FSDP: stream pools").effect.find("1.35 x allocated") != std::string::npos);
   // The same layout under DeepSpeed keeps its optimizer on the GPU (offload_param alone) and 1.10.
   scenario ds = fsdp;
   ds.fw = framework::deepspeed;
   const auto d = rules_of(ds);
   CHECK_FALSE(d.contains("deepspeed.param_offload_moves_optimizer"));
   CHECK(d.contains("deepspeed.sharded_fp32_is_master = false"));
-  CHECK(d.at("deepspeed.reserved_factor").effect.find("1.10 x allocated") != std::string::npos);
+  CHECK(d.at("ZeRO-3 / FSDP: stream pools").effect.find("1.35 x allocated") != std::string::npos);
+  ds.parallel.zero = 2;
+  ds.parallel.offload_params = offload::none;
+  CHECK(rules_of(ds).at("deepspeed.reserved_factor").effect.find("1.10 x allocated") != std::string::npos);
   // QLoRA under hf with a paged optimizer; under unsloth, offloaded checkpoints and no k-bit upcast.
   scenario q{.meth = method::qlora, .opt = optimizer::paged_adamw_8bit, .gpu = io::find_gpu("rtx-4090")};
   const auto h = rules_of(q);

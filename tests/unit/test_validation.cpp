@@ -1,14 +1,17 @@
-// Every published case in tests/data/validation/cases.jsonl, cases-2.jsonl and cases-3.jsonl,
+// Every published case in tests/data/validation/cases.jsonl, cases-2.jsonl, cases-3.jsonl and cases-4.jsonl,
 // run through the JSON output (the same path as `gpuplan estimate --json`).
 // In sample (cases.jsonl): memory median |error| <= 10% with every fit/OOM
 // verdict right; time median |error| <= 15%; one set of defaults for all.
-// Out of sample (cases-2.jsonl and cases-3.jsonl held out; leave one source out over all): the
+// Out of sample (cases-2.jsonl, cases-3.jsonl and cases-4.jsonl held out; leave one source out over all): the
 // figures docs/accuracy.md reports may not get worse than recorded below.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "accuracy/cases.hpp"
+#include "gpuplan/replay.hpp"
 
 // Each test file in its own namespace: the suite is compiled in batches (unity build).
 namespace unit_validation {
@@ -45,8 +48,8 @@ double ceiling_for(const case_result& r, double normal) {
 }
 }  // namespace
 
-TEST_CASE("validation: all 61 + 63 + 9 cases load; every expressible one estimates") {
-  REQUIRE(results().size() == 61 + 63 + 9);
+TEST_CASE("validation: all 61 + 63 + 9 + 49 cases load; every expressible one estimates") {
+  REQUIRE(results().size() == 61 + 63 + 9 + 49);
   int unexpressible = 0;
   for (const auto& r : results()) {
     CAPTURE(r.id);
@@ -56,15 +59,25 @@ TEST_CASE("validation: all 61 + 63 + 9 cases load; every expressible one estimat
   CHECK(unexpressible == 17);  // BOFT, OSF, CNN, diffusion (three sources), encoder-only inference
 }
 
-TEST_CASE("validation: every fit/OOM verdict is right") {
-  int verdicts = 0;
+// Published fit/OOM verdicts the model gets wrong, each with its reason (docs/accuracy.md).
+constexpr known_miss kKnownVerdictMisses[] = {
+    {"UC8", 0, "Unsloth README 70B table, 48 GB row: a maximum context the table interpolates between measured "
+               "cards (cases-4-notes.md); the estimate needs 53.6 GB of the card's 50.5 GB, 40.6 GB of it the NF4 "
+               "weights with the bf16 embeddings and head"},
+};
+TEST_CASE("validation: every fit/OOM verdict is right but the known misses") {
+  int verdicts = 0, misses = 0;
   for (const auto& r : results()) {
     if (!is_verdict(r)) continue;
     CAPTURE(r.id);
-    CHECK(r.verdict_ok);
+    const bool known = std::any_of(std::begin(kKnownVerdictMisses), std::end(kKnownVerdictMisses),
+                                   [&](const known_miss& k) { return r.id == k.id; });
+    CHECK(r.verdict_ok != known);  // a known miss that turns right must leave the list
+    misses += known ? 1 : 0;
     ++verdicts;
   }
-  CHECK(verdicts == 2);  // P2f, P3f
+  CHECK(verdicts == 13);  // P2f, P3f, AQ18, UC1-UC11 (no UC3)
+  CHECK(misses == static_cast<int>(std::size(kKnownVerdictMisses)));
 }
 
 TEST_CASE("validation: memory median |error| <= 10%, each case within 30% (known misses listed)") {
@@ -134,10 +147,14 @@ struct recorded { const char* what; bool held_out; bool memory; bool loso; doubl
 // (timing_model.hpp tile_wave_efficiency, best of five tile shapes): held-out 7.5% / 46.3%,
 // LOSO 9.0% / 42.6%; the held-out P90 rose because LC2p (llama.cpp's prompt rate on a V100,
 // -44% -> -46%) is its 27th of 30, while PF* moved from +19..21% to +7..12%.
+// Held-out memory was 4.3% / 12.3% (n = 25) and LOSO memory 4.2% / 12.3% (n = 52) until cases-4.jsonl
+// added 38 memory rows of runs no file had (FSDP+QLoRA on consumer cards, torchtune tutorials,
+// torchtitan float8 and compile, PEFT's FSDP/DeepSpeed pages): 12.0% / 32% on those rows alone, then
+// 8.4% / 26.7% once the mechanisms they pointed at were counted from the frameworks' code (docs/accuracy.md).
 constexpr recorded kRecorded[] = {
-    {"held-out memory", true, true, false, 0.043, 0.123},
+    {"held-out memory", true, true, false, 0.067, 0.235},
     {"held-out time", true, false, false, 0.075, 0.463},
-    {"LOSO memory", false, true, true, 0.042, 0.123},
+    {"LOSO memory", false, true, true, 0.050, 0.202},
     {"LOSO time", false, false, true, 0.090, 0.426},
 };
 }  // namespace
@@ -175,6 +192,26 @@ TEST_CASE("validation: the diffusion step range the report prints is the publish
   }
   // Every row ran slower than its estimate: the range starts above 1.
   CHECK(ratios.front() > 1.0);
+}
+
+TEST_CASE("validation: the allocator replay checks the single-stream factor") {
+  // replay.hpp: fixed-shape, single-stream allocations through the caching allocator's rules.
+  // Over the validation's training runs its pool is never below the live tensors, and its
+  // median ratio is at most the single-stream factor (memory_defaults::reserved_factor): a
+  // factor below what the allocator's rounding and splitting alone leave would be wrong.
+  std::vector<double> ratios;
+  for (const auto& r : results()) {
+    if (!is_memory(r) || !r.failure.empty() || r.run->settings().work != gpuplan::workload::train) continue;
+    const gpuplan::allocator_replay rp = gpuplan::replay_allocator(r.run->run);
+    CAPTURE(r.id);
+    CHECK(rp.ratio >= 1.0);
+    CHECK(rp.ratio < 1.5);
+    ratios.push_back(rp.ratio);
+  }
+  REQUIRE(ratios.size() >= 60);
+  std::sort(ratios.begin(), ratios.end());
+  CHECK(ratios[ratios.size() / 2] <= gpuplan::memory_defaults::reserved_factor);
+  CHECK(ratios[ratios.size() / 2] >= 1.0);
 }
 
 }  // namespace unit_validation

@@ -10,19 +10,20 @@
 
 namespace gpuplan::detail {
 
-inline constexpr std::array<band_row, 26> kBandRows{{
-    {band_metric::memory_train, -1, -1, 46, {0.8680, 0.9860, 1.0868}},
-    {band_metric::memory_train, -1, 0, 42, {0.8806, 0.9820, 1.0903}},
-    {band_metric::memory_train, -1, 1, 4, {0.8891, 0.9952, 1.0024}},
-    {band_metric::memory_train, 0, -1, 19, {0.9276, 1.0185, 1.1096}},
-    {band_metric::memory_train, 0, 0, 15, {0.9385, 1.0290, 1.1561}},
-    {band_metric::memory_train, 0, 1, 4, {0.8891, 0.9952, 1.0024}},
-    {band_metric::memory_train, 1, -1, 27, {0.8357, 0.9537, 1.0569}},
-    {band_metric::memory_train, 1, 0, 27, {0.8357, 0.9537, 1.0569}},
-    {band_metric::memory_infer, -1, -1, 6, {1.0016, 1.0172, 1.0364}},
-    {band_metric::memory_infer, -1, 0, 6, {1.0016, 1.0172, 1.0364}},
-    {band_metric::memory_infer, 0, -1, 6, {1.0016, 1.0172, 1.0364}},
-    {band_metric::memory_infer, 0, 0, 6, {1.0016, 1.0172, 1.0364}},
+inline constexpr std::array<band_row, 27> kBandRows{{
+    {band_metric::memory_train, -1, -1, 84, {0.7340, 0.9860, 1.1357}},
+    {band_metric::memory_train, -1, 0, 47, {0.8685, 0.9884, 1.1147}},
+    {band_metric::memory_train, -1, 1, 37, {0.7022, 0.9598, 1.1985}},
+    {band_metric::memory_train, 0, -1, 27, {0.7275, 0.9997, 1.1767}},
+    {band_metric::memory_train, 0, 0, 15, {0.9208, 1.0290, 1.1843}},
+    {band_metric::memory_train, 0, 1, 12, {0.7280, 0.8985, 1.1451}},
+    {band_metric::memory_train, 1, -1, 57, {0.7436, 0.9833, 1.1319}},
+    {band_metric::memory_train, 1, 0, 32, {0.8422, 0.9779, 1.0689}},
+    {band_metric::memory_train, 1, 1, 25, {0.7046, 1.0118, 1.1689}},
+    {band_metric::memory_infer, -1, -1, 6, {0.9984, 1.0172, 1.0405}},
+    {band_metric::memory_infer, -1, 0, 6, {0.9984, 1.0172, 1.0405}},
+    {band_metric::memory_infer, 0, -1, 6, {0.9984, 1.0172, 1.0405}},
+    {band_metric::memory_infer, 0, 0, 6, {0.9984, 1.0172, 1.0405}},
     {band_metric::time_train, -1, -1, 44, {0.6099, 1.0170, 1.3428}},
     {band_metric::time_train, -1, 0, 28, {0.8023, 1.0338, 1.3067}},
     {band_metric::time_train, -1, 1, 16, {0.5780, 0.9183, 1.9806}},
@@ -38,15 +39,20 @@ inline constexpr std::array<band_row, 26> kBandRows{{
     {band_metric::time_infer, 0, 0, 17, {0.6159, 1.0797, 1.4303}},
     {band_metric::time_infer, 0, 1, 1, {0.9285, 0.9285, 0.9285}},
 }};
-inline constexpr std::array<std::string_view, 8> kValidatedFamilies{{"bert", "bloom", "gpt2", "llama", "mpt", "mt5", "qwen2", "t5"}};
+inline constexpr std::array<std::string_view, 9> kValidatedFamilies{{"bert", "bloom", "gpt2", "llama", "mistral", "mpt", "mt5", "qwen2", "t5"}};
 inline constexpr std::array<std::string_view, 6> kValidatedPrecisions{{"bf16-mixed", "bf16-pure", "fp16-mixed", "fp32", "fp8-mixed", "tf32"}};
 inline constexpr int kValidatedMaxGpus = 256;
 // framework × method class (1 PEFT) × GPU class × scale (1 several GPUs) of every band case.
-inline constexpr std::array<validated_combo, 16> kValidatedCombos{{
+inline constexpr std::array<validated_combo, 23> kValidatedCombos{{
     {"deepspeed", 0, "datacenter-ampere", 1},
     {"deepspeed", 1, "datacenter-ampere", 0},
+    {"deepspeed", 1, "datacenter-ampere", 1},
+    {"deepspeed", 1, "datacenter-hopper", 1},
     {"fsdp", 0, "datacenter-ampere", 1},
     {"fsdp", 0, "datacenter-hopper", 1},
+    {"fsdp", 1, "consumer", 1},
+    {"fsdp", 1, "datacenter-ampere", 1},
+    {"fsdp", 1, "datacenter-hopper", 1},
     {"hf", 0, "consumer", 0},
     {"hf", 0, "datacenter-ampere", 0},
     {"hf", 0, "datacenter-ampere", 1},
@@ -57,8 +63,10 @@ inline constexpr std::array<validated_combo, 16> kValidatedCombos{{
     {"megatron", 0, "datacenter-hopper", 1},
     {"torchtune", 0, "consumer", 0},
     {"torchtune", 0, "datacenter-ampere", 0},
+    {"torchtune", 0, "datacenter-ampere", 1},
     {"torchtune", 1, "consumer", 0},
     {"torchtune", 1, "datacenter-ampere", 0},
+    {"torchtune", 1, "datacenter-ampere", 1},
 }};
 // The further widening of a run outside every combination above (docs/accuracy.md, Error bands).
 inline constexpr double kUncoveredSpread = 1.65;
