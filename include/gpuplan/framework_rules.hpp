@@ -13,6 +13,7 @@
 #include "gpuplan/dtype.hpp"
 #include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/peft.hpp"
 #include "gpuplan/scenario.hpp"
 
 namespace gpuplan {
@@ -97,14 +98,37 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
         "the unit in use gathered plus the next one prefetched (one transformer block each, the FSDP wrap unit), "
         "and the largest module not already in the model states",
         "torch FSDP forward_prefetch / FSDP2 all-gather buffers; DeepSpeed stage-3 prefetch_bucket_size");
-  if (train && a.head == head_kind::lm && a.vocab > 0 && !(r.compile && p.compile_fuses_loss) && !r.chunked_loss)
+  if (train && (q.weights == dtype::nf4 || q.weights == dtype::fp4) && r.parallel.zero >= 3 && r.fw != framework::torchtune)
+    add("weights_bytes", "all frameworks: bitsandbytes 4-bit statistics under ZeRO-3 / FSDP",
+        "the quantization statistics (absmax, nested absmax) are not parameters: every rank keeps them whole, "
+        "also with parameter offload",
+        "bitsandbytes nn/modules.py fix_4bit_weight_quant_state_from_module");
+  if (train && is_quantized(q.weights))
+    add("transient_bytes", "all frameworks: dequantized weight",
+        r.fw == framework::torchtune && !r.compile
+            ? "torchao NF4 dequantized eagerly, about 14 B per element of the largest block linear"
+            : "one 16-bit copy of the largest block linear, dequantized for its matmul",
+        r.fw == framework::torchtune ? "torchao/dtypes/nf4tensor.py get_original_weight (linear_nf4)"
+                                     : "bitsandbytes autograd/_functions.py MatMul4Bit (F.dequantize_4bit)");
+  if (train && a.head == head_kind::lm && p.fused_linear_loss)
+    add("transient_bytes", fw + ".fused_linear_loss",
+        "the LM head and cross-entropy fused chunk by chunk: no logits tensor, the head's input gradient "
+        "(e·h per token) and an fp32 statistic per token",
+        "unslothai/unsloth unsloth/models/llama.py fused_linear_cross_entropy (cut cross-entropy)");
+  if (train && is_peft(r.meth) && p.fused_lora_kernels)
+    add("activations_bytes, transient_bytes", fw + ".fused_lora_kernels",
+        "fused LoRA autograd functions save the block's inputs and Q, K, V, gate and up outputs, "
+        "e·(2h + 2q + 2kv + 2f) per token, and back-propagate SwiGLU in place",
+        "unslothai/unsloth unsloth/kernels/fast_lora.py (LoRA_MLP, LoRA_QKV), unsloth/kernels/swiglu.py");
+  if (train && a.head == head_kind::lm && a.vocab > 0 && !(r.compile && p.compile_fuses_loss) && !r.chunked_loss &&
+      !p.fused_linear_loss)
     add("transient_bytes", r.compile ? fw + ".compile_fuses_loss" : std::string("all frameworks: eager cross-entropy"),
         "fp32 logits copy: the loss holds the 16-bit logits, their fp32 copy and log_softmax's fp32 output "
         "(e + 8 B per logit) on the last pipeline stage",
         "transformers LlamaForCausalLM (logits.float()); torch.nn.functional.cross_entropy");
   // ---- allocator (run.hpp memory_constants; memory_allocator.hpp)
   const bool pools = sharded_stream_pools(r);
-  add("peak_reserved_bytes, device_bytes", pools ? std::string("ZeRO-3 / FSDP: stream pools") : fw + ".reserved_factor",
+  add("peak_reserved_bytes, device_bytes", pools ? std::string("all frameworks: ZeRO-3 / FSDP stream pools") : fw + ".reserved_factor",
       "reserved = " + detail::fmt_factor(pools ? kReservedFactorStreamPools : p.reserved_factor) +
           " x allocated + cuBLAS workspace (a calibration profile's fitted factor replaces it)",
       pools ? "per-stream allocator pools of the all-gather / reduce-scatter streams (torch/distributed/_composable/"

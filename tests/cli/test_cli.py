@@ -263,7 +263,7 @@ def case_explain_framework_rules():
         # FSDP full shard with parameter offload: gradients and the optimizer step go with the parameters.
         ([*base7, "--framework", "fsdp", "--zero", "3", "--offload-params", "cpu"], "fsdp",
          {"fsdp.param_offload_moves_optimizer": "optimizer_bytes", "fsdp.sharded_fp32_is_master": "master_weights_bytes",
-          "fsdp.reserved_factor": "peak_reserved_bytes",
+          "all frameworks: ZeRO-3 / FSDP stream pools": "peak_reserved_bytes",
           "all frameworks: ZeRO-3 / FSDP all-gather buffers": "transient_bytes",
           "all frameworks: ZeRO-3 / FSDP per micro-batch": "communication_seconds"}),
         # DeepSpeed ZeRO-2 with the optimizer on the CPU.
@@ -276,7 +276,8 @@ def case_explain_framework_rules():
         # Unsloth: offloaded gradient checkpointing, fused kernels.
         (["llama-3.1-8b", "--gpu", "rtx-4090", "--method", "qlora", "--framework", "unsloth"], "unsloth",
          {"unsloth.checkpoints_on_host": "activations_bytes", "unsloth.fused_kernels": "compute_seconds",
-          "unsloth.reserved_factor": "peak_reserved_bytes"}),
+          "unsloth.reserved_factor": "peak_reserved_bytes", "unsloth.fused_linear_loss": "transient_bytes",
+          "unsloth.fused_lora_kernels": "activations_bytes", "all frameworks: dequantized weight": "transient_bytes"}),
     ]
     for args, fw, want in cases:
         rc, out, err = run("explain", *args, "--json")

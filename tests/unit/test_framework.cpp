@@ -394,14 +394,14 @@ TEST_CASE("framework rules: each names the estimate's terms it changes, the prof
   const auto f = rules_of(fsdp);
   CHECK(f.contains("fsdp.param_offload_moves_optimizer"));
   CHECK(f.contains("fsdp.sharded_fp32_is_master"));
-  CHECK(f.at("ZeRO-3 / FSDP: stream pools").effect.find("1.35 x allocated") != std::string::npos);
+  CHECK(f.at("all frameworks: ZeRO-3 / FSDP stream pools").effect.find("1.35 x allocated") != std::string::npos);
   // The same layout under DeepSpeed keeps its optimizer on the GPU (offload_param alone) and 1.10.
   scenario ds = fsdp;
   ds.fw = framework::deepspeed;
   const auto d = rules_of(ds);
   CHECK_FALSE(d.contains("deepspeed.param_offload_moves_optimizer"));
   CHECK(d.contains("deepspeed.sharded_fp32_is_master = false"));
-  CHECK(d.at("ZeRO-3 / FSDP: stream pools").effect.find("1.35 x allocated") != std::string::npos);
+  CHECK(d.at("all frameworks: ZeRO-3 / FSDP stream pools").effect.find("1.35 x allocated") != std::string::npos);
   ds.parallel.zero = 2;
   ds.parallel.offload_params = offload::none;
   CHECK(rules_of(ds).at("deepspeed.reserved_factor").effect.find("1.10 x allocated") != std::string::npos);
