@@ -144,11 +144,10 @@ inline step_tensors tensors_of_stage(const architecture& a, const scenario& r, c
   s.weights = per_block(params, s.blocks, st.weights * ss * block_share, zero3);
   if (st.weights * (1 - block_share) > 0) s.weights.push_back(cut(st.weights * ss * (1 - block_share), d(a.vocab) * d(a.hidden) * f.pb.weight, 2, 0));
   const sizes train = block_trainables(a, r, f, dec);
-  const bool flat_states = zero3 || r.parallel.zero >= 1;
   s.master = per_block(train, s.blocks, st.master * ss, zero3);
   s.grads = per_block(train, s.blocks, st.gradients * ss, zero3);
   // Adam's two moments per tensor; ZeRO-1/2 keeps flat fp32 partitions (master + moments: three).
-  if (flat_states && !zero3) {
+  if (zero12) {
     const double third = st.optimizer * ss / 3;
     if (third > 0) s.moments = {sizes{third, third, third}};
   } else {
