@@ -187,11 +187,10 @@ json describe_json(const architecture& a) {
 namespace {
 // The caching allocator replayed (replay.hpp) beside the fast path's reserved/allocated factor.
 json replay_json(const allocator_replay& rp, const memory_breakdown& m) {
-  const double alloc = in_bytes(m.peak_allocated);
   return {{"peak_allocated_bytes", rp.peak_allocated},
           {"peak_reserved_bytes", rp.peak_reserved},
           {"reserved_over_allocated", rp.ratio},
-          {"fast_path_reserved_over_allocated", alloc > 0 ? in_bytes(m.peak_reserved) / alloc : 0.0},
+          {"fast_path_reserved_over_allocated", fast_path_ratio(m)},
           {"tensors", rp.tensors},
           {"segments", rp.segments}};
 }
@@ -239,7 +238,6 @@ json estimate_json(const resolved_run& r) {
 }
 
 json band_json(const band& b) { return {{"p10", b.p10}, {"p50", b.p50}, {"p90", b.p90}}; }
-
 
 namespace {
 json band_source_json(const band_source& s) {
@@ -554,8 +552,7 @@ std::string estimate_report(const resolved_run& r, const style& s) {
   out += verdict_line(mem, mb, s) + "\n";
   if (const allocator_replay rp = replay_allocator(r.run); rp.replayed)
     out += "Allocator replay: reserved " + format_bytes(bytes(rp.peak_reserved)) + " (" + format_number(rp.ratio, 3) +
-           " x its allocated; the estimate uses " +
-           format_number(in_bytes(mem.peak_reserved) / std::max(1.0, in_bytes(mem.peak_allocated)), 3) + " x)\n";
+           " x its allocated; the estimate uses " + format_number(fast_path_ratio(mem), 3) + " x)\n";
   out += "\n" + render(time_table(t, run), s);
   const auto warnings = warning_messages(mem.warnings | t.warnings);
   if (!warnings.empty()) {

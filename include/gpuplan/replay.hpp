@@ -270,6 +270,13 @@ class step_replayer {
 
 }  // namespace detail::replay
 
+// The fast path's pool over its live tensors, counted as the replay's `ratio` is (the cuBLAS
+// workspace apart): the run's reserved_factor, or less where the pool met the card's capacity.
+inline double fast_path_ratio(const memory_breakdown& m) {
+  const double alloc = in_bytes(m.peak_allocated);
+  return alloc > 0 ? (in_bytes(m.peak_reserved) - memory_defaults::cublas_workspace) / alloc : 0.0;
+}
+
 // The replay of the stage estimate_memory reports. Serving runs are not replayed
 // (paged engines preallocate their pool; allocator.hpp covers training).
 inline allocator_replay replay_allocator(const run& r, const allocator_options& o = {}) {
