@@ -5,7 +5,6 @@
 #include <fstream>
 #include <iostream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "cases.hpp"
@@ -39,6 +38,13 @@ std::string apct(double e) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100 * e);
   return buf;
+}
+
+// The median of a list (linear interpolation, cases.hpp quantile_sorted); NaN when empty.
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return quantile_sorted(v, 0.5);
 }
 
 template <class Pred>
@@ -151,10 +157,9 @@ void per_engine(const std::vector<case_result>& rs) {
 // "- step time: median |error| …, worst … (n = …); k of n estimates are below the measurement (why)."
 void print_step_errors(std::vector<double> errors, int below, const char* why, const char* what = "step time") {
   if (errors.empty()) return;
-  std::sort(errors.begin(), errors.end());
   const std::size_t n = errors.size();
-  const double median = n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
-  std::cout << "\n- " << what << ": median |error| " << apct(median) << ", worst " << apct(errors.back()) << " (n = " << n
+  std::cout << "\n- " << what << ": median |error| " << apct(median(errors)) << ", worst "
+            << apct(*std::max_element(errors.begin(), errors.end())) << " (n = " << n
             << "); " << below << " of " << n << " estimates are below the measurement (" << why << ").\n";
 }
 
@@ -261,8 +266,7 @@ void allocator_pairs(const std::string& dir) {
     const double allocated = a.get<double>();
     const auto rr = gpuplan::io::read_scenario(row.at("scenario"));
     const auto m = gpuplan::estimate_memory(rr.run);
-    const double factor = (gpuplan::in_bytes(m.peak_reserved) - gpuplan::memory_defaults::cublas_workspace) /
-                          gpuplan::in_bytes(m.peak_allocated);
+    const double factor = gpuplan::fast_path_ratio(m);
     const double replay = gpuplan::replay_allocator(rr.run).ratio;
     const double measured = reserved / allocated;
     fixed.push_back(std::fabs(factor / measured - 1));
@@ -273,11 +277,9 @@ void allocator_pairs(const std::string& dir) {
               << row.value("statistic", std::string("peak")) << " | " << fmt(allocated, "memory.x") << " | "
               << fmt(reserved, "memory.x") << " | " << buf << " |\n";
   }
-  std::sort(fixed.begin(), fixed.end());
-  std::sort(replayed.begin(), replayed.end());
   if (!fixed.empty())
-    std::cout << "\n- median |ratio error| over " << fixed.size() << " runs: fixed factor " << apct(fixed[fixed.size() / 2])
-              << ", replay " << apct(replayed[replayed.size() / 2])
+    std::cout << "\n- median |ratio error| over " << fixed.size() << " runs: fixed factor " << apct(median(fixed))
+              << ", replay " << apct(median(replayed))
               << ". The sharded runs' factor is the median of these pairs, so the fixed factor is in sample here. "
                  "The replay sees one stream and fixed shapes: not the collectives' own stream pools, not the blocks a "
                  "collective holds until it completes (record_stream), not the allocations of model loading and "
@@ -311,15 +313,10 @@ void replay_section(const std::vector<case_result>& rs, const std::string& dir) 
     fixed.push_back(std::fabs(r.error));
     replayed.push_back(std::fabs(err));
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3f | %s | %.3f", (pool - gpuplan::memory_defaults::cublas_workspace) / alloc,
-                  pct(r.error).c_str(), rp.ratio);
+    std::snprintf(buf, sizeof buf, "%.3f | %s | %.3f", gpuplan::fast_path_ratio(m), pct(r.error).c_str(), rp.ratio);
     std::cout << "| " << r.id << " | " << gpuplan::to_string(r.run->settings().fw) << " | `" << r.metric.substr(7) << "` | "
               << fmt(r.expected, r.metric) << " | " << buf << " | " << pct(err) << " |\n";
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? NAN : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  };
   std::cout << "\n- median |error| over these " << fixed.size() << " rows: fixed factor " << apct(median(fixed))
             << ", replay " << apct(median(replayed)) << ".\n";
   allocator_pairs(dir);
@@ -330,7 +327,7 @@ void replay_section(const std::vector<case_result>& rs, const std::string& dir) 
 int print_bands(const std::vector<case_result>& rs) {
   const spreads k = band_spreads(rs);
   const auto rows = band_rows(rs, [](const case_result&) { return true; }, k);
-  std::set<std::string> combos;
+  std::set<combo> combos;
   for (const auto& r : rs)
     if (in_bands(r)) combos.insert(combo_of(r));
   std::set<std::string> families, precisions;
@@ -366,15 +363,8 @@ int print_bands(const std::vector<case_result>& rs) {
   std::cout << "inline constexpr int kValidatedMaxGpus = " << max_gpus << ";\n";
   std::cout << "// framework × method class (1 PEFT) × GPU class × scale (1 several GPUs) of every band case.\n"
             << "inline constexpr std::array<validated_combo, " << combos.size() << "> kValidatedCombos{{\n";
-  for (const auto& c : combos) {
-    std::stringstream parts(c);
-    std::string fw, peft, cls, multi;
-    std::getline(parts, fw, '|');
-    std::getline(parts, peft, '|');
-    std::getline(parts, cls, '|');
-    std::getline(parts, multi, '|');
+  for (const auto& [fw, peft, cls, multi] : combos)
     std::cout << "    {\"" << fw << "\", " << peft << ", \"" << cls << "\", " << multi << "},\n";
-  }
   std::snprintf(buf, sizeof buf, "%.2f", uncovered_spread(rs, k));
   std::cout << "}};\n// The further widening of a run outside every combination above (docs/accuracy.md, Error bands).\n"
             << "inline constexpr double kUncoveredSpread = " << buf << ";\n\n}  // namespace gpuplan::detail\n";

@@ -20,6 +20,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -299,15 +301,16 @@ inline std::string group_of(const case_result& r, grouping g) {
   return std::string(detail::gpu_class(r.run->settings().gpu));
 }
 
-// The combination a case measured (band_types.hpp validated_combo).
-inline std::string combo_of(const case_result& r) {
+// The combination a case measured, in the order of band_types.hpp validated_combo:
+// framework, method class (1 PEFT), GPU class, scale (1 several GPUs).
+using combo = std::tuple<std::string_view, int, std::string_view, int>;
+inline combo combo_of(const case_result& r) {
   const scenario& s = r.run->settings();
-  return std::string(to_string(s.fw)) + "|" + std::to_string(peft_of(r)) + "|" + std::string(detail::gpu_class(s.gpu)) + "|" +
-         std::to_string(multi_of(r));
+  return {to_string(s.fw), peft_of(r), detail::gpu_class(s.gpu), multi_of(r)};
 }
 // No case of another source measured this case's combination: to a new user, its run is uncovered.
 inline bool uncovered_without_own_source(const std::vector<case_result>& rs, const case_result& r) {
-  const std::string c = combo_of(r);
+  const combo c = combo_of(r);
   return std::none_of(rs.begin(), rs.end(), [&](const case_result& o) {
     return in_bands(o) && o.source != r.source && combo_of(o) == c;
   });
