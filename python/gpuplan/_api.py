@@ -551,8 +551,8 @@ class Estimate:
     @property
     def verdict(self) -> str:
         """``"fits"`` (the P90 of device memory fits), ``"tight"`` (only the median
-        does: leave headroom or try it) or ``"does_not_fit"``."""
-        return str(self.to_dict()["memory"]["verdict"])
+        does: leave headroom or try it) or ``"does_not_fit"``: ``to_dict()["memory"]["verdict"]``."""
+        return str(_core.verdict(self.memory._core, self.scenario._run))
 
     @property
     def bands(self) -> Dict[str, Any]:

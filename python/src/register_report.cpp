@@ -51,6 +51,13 @@ void register_report(py::module_& m) {
       py::arg("memory"), py::arg("run").none(true) = py::none(),
       "'FITS with ... headroom' / 'DOES NOT FIT: short by ...'; with the run, the three-state verdict line of its "
       "band under the default margin (as `gpuplan fit` prints it).");
+  m.def(
+      "verdict",
+      [](const memory_breakdown& mem, const io::resolved_run& run) {
+        return std::string(to_string(io::answer_of(mem, bands_of(run.run, mem)).state));
+      },
+      py::arg("memory"), py::arg("run"),
+      "The three-state verdict of the run's estimate under the default margin, as estimate_json's memory.verdict.");
   m.def("binding_component", [](const memory_breakdown& mem) { return io::binding_component(mem); }, py::arg("memory"),
         "The component with the most bytes.");
   m.def("run_summary", [](const io::resolved_run& r) { return io::run_summary(r.settings()); }, py::arg("run"),

@@ -127,6 +127,7 @@ def test_fits_is_the_verdict_not_does_not_fit(gp):
         kw = dict(gpu="rtx-4090", method="lora", seq_len=seq)
         e = gp.estimate("llama-2-7b", **kw)
         assert e.fits == (e.verdict != "does_not_fit") == e.to_dict()["memory"]["fits"]
+        assert e.verdict == e.to_dict()["memory"]["verdict"]
         assert ("short by" in repr(e)) == (not e.fits)
         f = gp.fit("llama-2-7b", **kw)
         assert f.fits == (f.verdict != "does_not_fit") == f.to_dict()["memory"]["fits"]
