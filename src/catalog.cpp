@@ -82,7 +82,7 @@ std::string suggestions(std::string_view query, const std::vector<std::string>& 
 
 // ---------------------------------------------------------------- models
 
-// Catalog order (issue 2's list): families together, small to large. Files not
+// Catalog order: families together, small to large. Files not
 // listed here follow in name order.
 constexpr std::string_view kModelOrder[] = {
     "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased", "t5-small", "t5-base",

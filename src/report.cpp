@@ -1,6 +1,6 @@
 // report.cpp — JSON and readable reports of an estimate. One formatter for the
 // CLI (`gpuplan estimate|fit|time|explain|describe`) and Python's __repr__.
-// JSON keys are the contract of issues 2, 3 and 4 (docs/cli.md lists them).
+// JSON keys are a contract with scripts and the Python package (docs/cli.md lists them).
 #include <algorithm>
 #include <array>
 #include <cmath>

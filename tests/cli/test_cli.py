@@ -339,7 +339,7 @@ def case_completion_bash():
 
 
 def case_fit_suggestions_own_card_first():
-    # Issue 15's check: a 24 GB GeForce owner (rtx-4090, rtx-3090) and a T4 owner whose 7B/13B
+    # Owners first: a 24 GB GeForce owner (rtx-4090, rtx-3090) and a T4 owner whose 7B/13B
     # run does not fit get changes on their own card first; every listed row fits with the
     # margin (P90 + max(5%, 1 GiB)); other GPUs come last, cheapest first.
     order = {"own_card": 0, "more_cards": 1, "other_gpu": 2}

@@ -181,7 +181,7 @@ add({"workload": "infer", "inference": {"batch": 0}}, "scenario.inference.batch:
 add({"workload": "infer", "inference": {"prompt_len": 0}}, "scenario.inference.prompt_len: must be at least 1 (got 0)")
 add({"workload": "infer", "inference": {"gen_len": -5}}, "scenario.inference.gen_len: must be at least 0 (got -5)")
 add({"workload": "infer", "inference": {"batch": "8"}}, 'scenario.inference.batch: must be an integer (got string "8")')
-# Hostile values (issue 8; tests/unit/test_hostile_input.cpp has the cases that
+# Hostile values (tests/unit/test_hostile_input.cpp has the cases that
 # cannot be a JSON line, e.g. a 10^5-deep array: json.dumps itself would recurse).
 add({"model": "gpt2", "seq_len": 1024, "tokens": 1e308}, "scenario.tokens: must be at most 1e+18 (got 1e+308)")
 add({"model": "gpt2", "seq_len": 1024, "micro_batch": 4611686018427387904, "num_gpus": 4, "global_batch": 8},

@@ -1,4 +1,4 @@
-// Hostile input (issue 8): config.json, safetensors headers, GPU JSON and the
+// Hostile input: config.json, safetensors headers, GPU JSON and the
 // scenario's numeric edge cases. Every case runs in a forked child so that a
 // crash (stack overflow, SIGFPE, a UBSan abort in the asan build) is reported
 // as a failed check with the sanitizer's first line instead of killing the

@@ -716,7 +716,7 @@ TEST_CASE("plan: the search's margin table agrees with plans_fit") {
   }
 }
 
-// Issue 15's check: for a 24 GB GeForce owner and a T4 owner, the first suggestions
+// Owners first: for a 24 GB GeForce owner and a T4 owner, the first suggestions
 // for a 7B/13B run that does not fit are changes on their own card, and every row fits.
 TEST_CASE("plan: suggestions for GeForce and T4 owners start on their own card, and every row fits") {
   struct owner_case {

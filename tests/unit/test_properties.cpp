@@ -1,4 +1,4 @@
-// Property tests (issue 8): invariants of the memory and time models over
+// Property tests: invariants of the memory and time models over
 // thousands of random valid scenarios drawn with a fixed seed (std::mt19937_64,
 // seed below), so every failure is reproducible. Each violation prints the
 // scenario as JSON (io::write_scenario), the variant and the two numbers.
@@ -38,7 +38,7 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr std::uint64_t kSeed = 0x6770'7570'6c61'6e08ULL;  // "gpuplan" + issue 8
+constexpr std::uint64_t kSeed = 0x6770'7570'6c61'6e08ULL;  // "gpuplan" + 0x08: a fixed seed
 
 int case_count() {
   if (const char* s = std::getenv("GPUPLAN_PROPERTY_CASES")) return std::max(1, std::atoi(s));

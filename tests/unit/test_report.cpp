@@ -1,5 +1,5 @@
 // Report formatter (io/report.hpp): number formats, tables, and the JSON keys of
-// issues 2-4 that `gpuplan estimate --json`, the CLI and Python all print.
+// `gpuplan estimate --json` that the CLI and Python all print.
 #include <doctest/doctest.h>
 
 #include <cstdint>
