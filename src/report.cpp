@@ -184,8 +184,6 @@ json describe_json(const architecture& a) {
           {"architecture", std::move(arch)}};
 }
 
-namespace {
-// The caching allocator replayed (replay.hpp) beside the fast path's reserved/allocated factor.
 json replay_json(const allocator_replay& rp, const memory_breakdown& m) {
   return {{"peak_allocated_bytes", rp.peak_allocated},
           {"peak_reserved_bytes", rp.peak_reserved},
@@ -194,7 +192,6 @@ json replay_json(const allocator_replay& rp, const memory_breakdown& m) {
           {"tensors", rp.tensors},
           {"segments", rp.segments}};
 }
-}  // namespace
 
 json estimate_json(const resolved_run& r) {
   const architecture& a = r.model();

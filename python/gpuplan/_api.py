@@ -564,9 +564,10 @@ class Estimate:
 
     def allocator_replay(self, expandable_segments: bool = False) -> Dict[str, Any]:
         """Two training steps replayed tensor by tensor through PyTorch's caching-allocator
-        rules: ``peak_allocated_bytes``, ``peak_reserved_bytes`` (the pool, cuBLAS workspace
-        included), ``reserved_over_allocated``, ``tensors``, ``segments``; ``replayed`` is
-        False for serving runs. ``expandable_segments`` replays
+        rules, with the keys of ``to_dict()["memory"]["allocator_replay"]``: ``peak_allocated_bytes``,
+        ``peak_reserved_bytes`` (the pool, cuBLAS workspace included), ``reserved_over_allocated``,
+        ``fast_path_reserved_over_allocated`` (the estimate's own), ``tensors``, ``segments``;
+        ``replayed`` is False for serving runs. ``expandable_segments`` replays
         ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True``."""
         return dict(_core.replay_allocator(self.scenario._run, bool(expandable_segments)))
 

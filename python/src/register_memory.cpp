@@ -1,5 +1,6 @@
 // register_memory.cpp — memory_breakdown (gpuplan/memory.hpp) in bytes.
 #include "common.hpp"
+#include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/replay.hpp"
@@ -39,13 +40,8 @@ void register_memory(py::module_& m) {
       "replay_allocator",
       [](const io::resolved_run& r, bool expandable_segments) {
         const allocator_replay rp = replay_allocator(r.run, {.expandable_segments = expandable_segments});
-        py::dict d;
+        py::dict d = from_json(io::replay_json(rp, estimate_memory(r.run)));  // estimate_json's fields
         d["replayed"] = rp.replayed;
-        d["peak_allocated_bytes"] = rp.peak_allocated;
-        d["peak_reserved_bytes"] = rp.peak_reserved;
-        d["reserved_over_allocated"] = rp.ratio;
-        d["tensors"] = rp.tensors;
-        d["segments"] = rp.segments;
         return d;
       },
       py::arg("run"), py::arg("expandable_segments") = false,

@@ -441,7 +441,7 @@ def test_allocator_replay_matches_the_cli_json():
     r = e.allocator_replay()
     assert r["replayed"]
     j = e.to_dict()["memory"]["allocator_replay"]
-    assert r["peak_reserved_bytes"] == pytest.approx(j["peak_reserved_bytes"], rel=1e-12)
+    assert {k: v for k, v in r.items() if k != "replayed"} == j  # one field list for both
     assert 1.0 <= r["reserved_over_allocated"] < 1.5
     assert r["peak_reserved_bytes"] >= r["peak_allocated_bytes"]
     # Expandable segments never reserve more than the segmented pool here.

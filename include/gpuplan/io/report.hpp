@@ -18,11 +18,15 @@
 #include "gpuplan/plan.hpp"
 #include "gpuplan/timing.hpp"
 
+namespace gpuplan {
+struct allocator_replay;  // replay.hpp
+}  // namespace gpuplan
+
 namespace gpuplan::io {
 
 // The whole estimate of a run, as `gpuplan estimate --scenario FILE --json` prints it:
 // {"model": {"name", "parameters", "trainable_parameters"}, "memory": {...}, "time": {...},
-//  "warnings": [...]}. Keys documented in docs/scenario.md and issue texts.
+//  "warnings": [...]}. Keys documented in docs/scenario.md and docs/cli.md.
 nlohmann::json estimate_json(const resolved_run& r);
 nlohmann::json memory_json(const memory_breakdown& m);
 nlohmann::json time_json(const time_estimate& t);
@@ -119,6 +123,9 @@ std::string calibration_text(const gpuplan::run& r);
 nlohmann::json calibration_json(const gpuplan::run& r);
 // {"p10": ..., "p50": ..., "p90": ...}
 nlohmann::json band_json(const band& b);
+// The caching allocator replayed (replay.hpp) beside the estimate `m`'s own reserved/allocated
+// ratio: `memory.allocator_replay` of estimate_json and Python's Estimate.allocator_replay().
+nlohmann::json replay_json(const allocator_replay& rp, const memory_breakdown& m);
 // Bands of the three memory peaks and the regime they come from.
 nlohmann::json memory_bands_json(const memory_bands& b);
 nlohmann::json time_bands_json(const time_bands& b);
