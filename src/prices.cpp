@@ -37,7 +37,7 @@ constexpr int kMaxGpus = 1024;
 constexpr int kMaxVcpus = 100000;
 constexpr double kMaxRamGib = 1e6;
 
-constexpr std::array<std::string_view, 4> kKinds = {"on-demand", "spot", "reserved-1y", "reserved-3y"};
+constexpr std::array<std::string_view, 4> kPriceKinds = {"on-demand", "spot", "reserved-1y", "reserved-3y"};
 constexpr std::array<std::string_view, 2> kPurchaseKinds = {"msrp", "street"};
 constexpr std::array<std::string_view, 4> kInterconnects = {"nvswitch", "nvlink", "pcie", "none"};
 
@@ -285,7 +285,7 @@ std::vector<price_row> prices_from_csv(std::string_view text, const std::string&
     const auto [price, ps] = t.number(r, "price_per_gpu_hour_usd");
     p.price_per_gpu_hour_usd = check_price(price, ps, t.path(r, "price_per_gpu_hour_usd"));
     if (t.has("kind") && !trim(t.get(r, "kind")).empty())
-      p.kind = check_word(t.get(r, "kind"), kKinds, t.text(r, "kind"), t.path(r, "kind"));
+      p.kind = check_word(t.get(r, "kind"), kPriceKinds, t.text(r, "kind"), t.path(r, "kind"));
     else if (strict)
       fail(t.path(r, "kind"), "missing required field");
     p.region = check_text(t.get(r, "region"), false, t.path(r, "region"));
@@ -382,7 +382,7 @@ price_row price_from_object(const json& obj, const std::string& path) {
   if (it == obj.end() || it->is_null()) fail(at("price_per_gpu_hour_usd"), "missing required field");
   p.price_per_gpu_hour_usd = check_price(json_number(*it), json_value(*it), at("price_per_gpu_hour_usd"));
   if (const std::string k = json_text(obj, "kind", at("kind")); !k.empty())
-    p.kind = check_word(k, kKinds, json_value(obj.at("kind")), at("kind"));
+    p.kind = check_word(k, kPriceKinds, json_value(obj.at("kind")), at("kind"));
   p.region = check_text(json_text(obj, "region", at("region")), false, at("region"));
   const std::string d = json_text(obj, "date", at("date"));
   p.date = check_date(d, false, json_value(json(d)), at("date"));

@@ -26,7 +26,7 @@ from ._api import MemoryBreakdown, ModelLike, Scenario, _error, _html_table
 from ._quantity import Bytes, Seconds
 
 __all__ = ["FitResult", "FitReport", "Layout", "Suggestion", "SearchRow", "SystemSizing", "Recommendation",
-           "Suggestions", "SearchResult", "Recommendations", "PlanRow", "fit", "suggest", "search", "recommend", "export"]
+           "Suggestions", "SearchResult", "Recommendations", "PlanRow", "fit", "suggest", "search", "recommend", "export", "export_launch"]
 
 _R = TypeVar("_R", bound="PlanRow")
 
@@ -567,9 +567,17 @@ def search(model: Optional[Union[ModelLike, Scenario]] = None, /, *, top_k: int 
 
 def export(plan: Union["SearchResult", SearchRow, Scenario], target: str) -> str:
     """The config file or command line that launches `plan` — a search result (its first
-    row), one search row, or a Scenario (its own layout; vllm for serving scenarios) —
-    with `target`: deepspeed (JSON), accelerate-fsdp / axolotl (YAML), torchtune,
-    torchrun or vllm (command lines). See docs/planner.md, "Export"."""
+    row the target can express), one search row, or a Scenario (its own layout; vllm for
+    serving scenarios) — with `target`: deepspeed (JSON), accelerate-fsdp / axolotl
+    (YAML), torchtune, torchrun or vllm (command lines). See docs/export.md."""
+    return export_launch(plan, target)["text"]
+
+
+def export_launch(plan: Union["SearchResult", SearchRow, Scenario], target: str) -> Dict[str, Any]:
+    """export() with what the user must still fill in: {"text", "fill_in" (list of
+    placeholders and values a plan cannot know), "checked_against" (the tool version the
+    names come from)}. A target that cannot express the plan raises ConfigError naming
+    the element and what launches instead."""
     if isinstance(plan, SearchResult):
         # The first-ranked row the target can express, as `gpuplan plan --export`; when
         # none can, the first row's error.
@@ -578,7 +586,7 @@ def export(plan: Union["SearchResult", SearchRow, Scenario], target: str) -> str
         first_error: Optional[Exception] = None
         for row in plan:
             try:
-                return export(row, target)
+                return export_launch(row, target)
             except _core.ConfigError as e:
                 first_error = first_error or e
         assert first_error is not None
@@ -589,7 +597,7 @@ def export(plan: Union["SearchResult", SearchRow, Scenario], target: str) -> str
         raise TypeError(f"export: plan must be a SearchResult, a SearchRow or a Scenario (got {type(plan).__name__})")
     if not isinstance(target, str):
         raise TypeError(f"export: target must be a string such as 'deepspeed' (got {target!r})")
-    return str(_core.export_config(plan._run, target))
+    return dict(_core.export_launch(plan._run, target))
 
 
 # The keywords gp.recommend takes for an image or diffusion model (io/graph_plan.hpp).

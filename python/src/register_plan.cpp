@@ -142,6 +142,18 @@ void register_plan(py::module_& m) {
       "io::export_config: the config file or command line that launches the run's layout "
       "(deepspeed, accelerate-fsdp, torchtune, axolotl, torchrun, vllm).");
   m.def(
+      "export_launch",
+      [](const io::resolved_run& r, const std::string& target) {
+        const io::launch_config c = io::export_launch(r, io::parse_export_target(target, "export"), "export");
+        py::dict d;
+        d["text"] = c.text;
+        d["fill_in"] = c.fill_in;
+        d["checked_against"] = c.checked_against;
+        return d;
+      },
+      py::arg("run"), py::arg("target"),
+      "io::export_launch: the launch config as {text, fill_in, checked_against}.");
+  m.def(
       "plan_recommend",
       [](const io::resolved_run& r, const std::optional<std::vector<std::string>>& gpus,
          const std::map<std::string, double>& prices, std::optional<double> tokens, double epochs,

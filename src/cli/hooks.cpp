@@ -110,39 +110,45 @@ namespace {
 // --export: the launch config of the first-ranked layout (or, for vllm, of the serving
 // run as given), written to --export-file or returned for stdout / the "export" member.
 struct export_output {
-  std::string text;  // empty when written to a file
+  std::string text;   // empty when written to a file
+  std::string notes;  // "Checked against ... Fill in: ..."
   nlohmann::json json;
 };
 export_output export_plan(const io::resolved_run& run, const search_request& request, const search_result* r) {
   const io::export_target target = io::parse_export_target(request.export_target, "--export");
-  std::string text;
+  io::launch_config launch;
   nlohmann::json j{{"target", request.export_target}};
   if (r == nullptr) {
-    text = io::export_config(run, target, "--export");
+    launch = io::export_launch(run, target, "--export");
   } else {
     if (r->rows.empty()) throw config_error("--export", "no layout fits: nothing to export", error_kind::does_not_fit);
     // The first-ranked layout the target can express; when none can, the first one's error.
     std::optional<config_error> first_error;
-    for (std::size_t i = 0; i < r->rows.size() && text.empty(); ++i) {
+    for (std::size_t i = 0; i < r->rows.size() && launch.text.empty(); ++i) {
       try {
-        text = io::export_config(run, r->rows[i].config, target, "--export");
+        launch = io::export_launch(run, r->rows[i].config, target, "--export");
         j["layout"] = i + 1;
       } catch (const config_error& e) {
         if (!first_error) first_error = e;
       }
     }
-    if (text.empty()) throw *first_error;
+    if (launch.text.empty()) throw *first_error;
     if (first_error) j["skipped"] = std::string(first_error->what()).substr(std::string("--export: ").size());
   }
-  if (target == io::export_target::deepspeed) j["config"] = nlohmann::json::parse(text);
-  j["text"] = text;
-  if (request.export_file.empty()) return {text, j};
+  if (target == io::export_target::deepspeed) j["config"] = nlohmann::json::parse(launch.text);
+  j["text"] = launch.text;
+  j["fill_in"] = launch.fill_in;
+  j["checked_against"] = launch.checked_against;
+  // What the user must still supply, and the version the names were checked against.
+  std::string notes = "Checked against " + launch.checked_against + ". Fill in:\n";
+  for (const std::string& f : launch.fill_in) notes += "  - " + f + "\n";
+  if (request.export_file.empty()) return {launch.text, notes, j};
   std::ofstream out(request.export_file, std::ios::binary);
-  if (out) out << text;
+  if (out) out << launch.text;
   if (!out || !out.flush())
     throw config_error("--export-file", "cannot write file '" + request.export_file + "'", error_kind::io_error);
   j["file"] = request.export_file;
-  return {"", j};
+  return {"", notes, j};
 }
 
 }  // namespace
@@ -154,7 +160,7 @@ int run_search(const io::resolved_run& run, const search_request& request, const
   if (request.export_target == "vllm" && !run.run.training()) {
     const export_output e = export_plan(run, request, nullptr);
     if (style.format == io::report_format::json) print_json({{"model", run.model().name}, {"export", e.json}});
-    else print(e.text.empty() ? "Wrote vllm command to " + request.export_file + "\n" : e.text);
+    else print((e.text.empty() ? "Wrote vllm command to " + request.export_file + "\n" : e.text) + e.notes);
     return 0;
   }
   search_options o;
@@ -205,6 +211,7 @@ int run_search(const io::resolved_run& run, const search_request& request, const
     text += e.text.empty() ? "\nWrote the " + request.export_target + " config of " + which + " to " + request.export_file + "\n"
                            : "\n" + request.export_target + " config of " + which + ":\n" + std::string(md ? "```\n" : "") +
                                  e.text + (md ? "```\n" : "");
+    text += e.notes;
   }
   print(text);
   return 0;

@@ -35,9 +35,9 @@ def test_deepspeed_json_matches_the_first_layout():
 def test_accelerate_fsdp_yaml_loads_and_matches():
     r, l = _search(framework="fsdp")
     y = yaml.safe_load(r.export("accelerate-fsdp"))
-    assert y["distributed_type"] == "FSDP"
-    strategy = {0: "NO_SHARD", 2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}[l.zero]
-    assert y["fsdp_config"]["fsdp_sharding_strategy"] == strategy
+    assert l.zero in (2, 3) and y["distributed_type"] == "FSDP"
+    assert y["fsdp_config"]["fsdp_version"] == 2
+    assert y["fsdp_config"]["fsdp_reshard_after_forward"] is (l.zero == 3)  # FSDP2: FULL_SHARD vs SHARD_GRAD_OP
     assert y["fsdp_config"]["fsdp_offload_params"] is (l.offload_params == "cpu")
     assert y["fsdp_config"]["fsdp_auto_wrap_policy"] == "TRANSFORMER_BASED_WRAP"
     assert y["fsdp_config"]["fsdp_activation_checkpointing"] is (l.checkpointing == "full")
@@ -55,7 +55,8 @@ def test_axolotl_yaml_loads_and_matches():
     assert y["lora_target_linear"] is False and y["lora_target_modules"] == ["q_proj", "v_proj"]
     assert y["sequence_len"] == 4096 and y["micro_batch_size"] == 4 and y["gradient_accumulation_steps"] == 4
     assert y["gradient_checkpointing"] is True  # PEFT's default: full checkpointing
-    assert y["deepspeed"] == "deepspeed_configs/zero2.json"
+    assert y["deepspeed"]["zero_optimization"]["stage"] == 2  # inline, not a path inside axolotl's repository
+    assert y["datasets"][0]["path"] and y["learning_rate"] > 0  # required by axolotl's validator
 
 
 def test_command_lines():
@@ -71,6 +72,8 @@ def test_command_lines():
     assert words[:3] == ["vllm", "serve", "meta-llama/Llama-2-13b-hf"]
     assert words[words.index("--tensor-parallel-size") + 1] == "2"
     assert words[words.index("--max-model-len") + 1] == "4000"  # prompt 3000 + generated 1000
+    launch = gp.export_launch(serve, "vllm")
+    assert launch["text"] == gp.export(serve, "vllm") and launch["checked_against"].startswith("vLLM ")
 
 
 def test_errors_name_the_element():

@@ -107,6 +107,13 @@ TEST_CASE("export: DeepSpeed JSON carries the layout's ZeRO stage, offload and b
   CHECK(j.at("fp16").at("enabled") == false);
   CHECK(j.contains("activation_checkpointing"));
   CHECK(j.at("gradient_clipping") == 1.0);
+  // ZeRO-Offload needs DeepSpeed's own CPU optimizer: the config builds it (a client
+  // optimizer raises ZeRORuntimeException, runtime/engine.py _configure_optimizer).
+  CHECK(j.at("optimizer").at("type") == "AdamW");
+  CHECK(j.at("optimizer").at("params").at("lr").get<double>() > 0);
+  // An optimizer DeepSpeed does not build cannot be offloaded.
+  const auto bnb = run_on("llama-2-7b", "a100-80gb", 8, {{"optimizer", "adamw-8bit"}});
+  check_refused(bnb, l, io::export_target::deepspeed, "optimizer adamw-8bit with ZeRO-Offload");
 
   // ZeRO-1 without offload: no offload sections, no checkpointing section.
   l.zero = 1;
@@ -137,29 +144,41 @@ TEST_CASE("export: the first-ranked search layout, exported to DeepSpeed, keeps 
   CHECK(j.at("zero_optimization").contains("offload_optimizer") == (best.offload_optimizer != offload::none));
 }
 
-TEST_CASE("export: accelerate FSDP YAML maps ZeRO stages to sharding strategies") {
+TEST_CASE("export: accelerate YAML: FSDP2 resharding for ZeRO-2/3, DDP for ZeRO-0, multi-node placeholders") {
   const auto run = run_on("llama-2-13b", "a100-80gb", 16);
   // Two 8-GPU nodes (gpus_per_node default 8).
   layout l{.gpus = 16, .ckpt = checkpointing::full, .micro_batch = 2, .grad_accum = 4};
-  const std::map<int, std::string> strategy{{0, "NO_SHARD"}, {2, "SHARD_GRAD_OP"}, {3, "FULL_SHARD"}};
-  for (const auto& entry : strategy) {  // (CAPTURE of a structured binding needs clang ≥ 16)
-    const int zero = entry.first;
-    const std::string& name = entry.second;
+  for (const int zero : {2, 3}) {
     CAPTURE(zero);
     l.zero = zero;
-    const auto y = yaml_keys(io::export_config(run, l, io::export_target::accelerate_fsdp));
+    const std::string text = io::export_config(run, l, io::export_target::accelerate_fsdp);
+    const auto y = yaml_keys(text);
     CHECK(y.at("distributed_type") == "FSDP");
-    CHECK(y.at("fsdp_config.fsdp_sharding_strategy") == name);
+    CHECK(y.at("fsdp_config.fsdp_version") == "2");
+    CHECK(y.at("fsdp_config.fsdp_reshard_after_forward") == (zero == 3 ? "true" : "false"));
     CHECK(y.at("fsdp_config.fsdp_offload_params") == "false");
-    CHECK(y.at("fsdp_config.fsdp_auto_wrap_policy") == "TRANSFORMER_BASED_WRAP");
     CHECK(y.at("fsdp_config.fsdp_activation_checkpointing") == "true");
+    // The Trainer refuses --gradient_checkpointing beside FSDP's own checkpointing.
+    CHECK(text.find("--gradient_checkpointing") == std::string::npos);
     CHECK(y.at("mixed_precision") == "bf16");
-    CHECK(y.at("num_processes") == "16");
-    CHECK(y.at("num_machines") == "2");  // 16 GPUs / 8 per node
+    CHECK(y.at("num_processes") == "16");  // the total over both machines
+    CHECK(y.at("num_machines") == "2");    // 16 GPUs / 8 per node
+    CHECK(y.at("main_process_ip") == "FILL_IN_MAIN_NODE_IP");
+    CHECK(y.at("main_process_port") == "29500");
   }
   l.zero = 3;
   l.offload_optimizer = l.offload_params = offload::cpu;
-  CHECK(yaml_keys(io::export_config(run, l, io::export_target::accelerate_fsdp)).at("fsdp_config.fsdp_offload_params") == "true");
+  const io::launch_config offloaded = io::export_launch(run, l, io::export_target::accelerate_fsdp);
+  CHECK(yaml_keys(offloaded.text).at("fsdp_config.fsdp_offload_params") == "true");
+  CHECK(offloaded.fill_in.size() == 3);  // main_process_ip, machine_rank, train.py
+  CHECK(offloaded.checked_against.rfind("accelerate ", 0) == 0);
+  // ZeRO-0 is plain DDP: no FSDP section, checkpointing through the Trainer's flag.
+  l.zero = 0;
+  l.offload_optimizer = l.offload_params = offload::none;
+  const std::string ddp = io::export_config(run, l, io::export_target::accelerate_fsdp);
+  CHECK(yaml_keys(ddp).at("distributed_type") == "MULTI_GPU");
+  CHECK(yaml_keys(ddp).count("fsdp_config.fsdp_version") == 0);
+  CHECK(ddp.find("--gradient_checkpointing") != std::string::npos);
 }
 
 TEST_CASE("export: layouts a target cannot express are one-line errors naming --export and the element") {
@@ -188,13 +207,15 @@ TEST_CASE("export: torchrun carries Megatron-LM's tp, pp, virtual stages, sp and
   const layout l{.gpus = 64, .tp = 8, .pp = 4, .virtual_stages = 5, .sp = true, .ckpt = checkpointing::selective,
                  .zero = 1, .micro_batch = 1, .grad_accum = 16};
   const std::string cmd = io::export_config(run, l, io::export_target::torchrun);
-  CHECK(cmd.rfind("torchrun ", 0) == 0);
+  // validate_args refuses tensor parallelism without CUDA_DEVICE_MAX_CONNECTIONS=1.
+  CHECK(cmd.rfind("CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun ", 0) == 0);
   const auto a = args_of(cmd);
   CHECK(a.at("--nnodes") == "8");  // 64 GPUs / 8 per node
   CHECK(a.at("--nproc_per_node") == "8");
   CHECK(a.at("--tensor-model-parallel-size") == "8");
   CHECK(a.at("--pipeline-model-parallel-size") == "4");
-  CHECK(a.at("--num-layers-per-virtual-pipeline-stage") == "4");
+  CHECK(a.at("--num-virtual-stages-per-pipeline-rank") == "5");
+  CHECK(a.at("--rdzv_endpoint") == "$MASTER_ADDR:29500");
   CHECK(a.count("--sequence-parallel") == 1);
   CHECK(a.at("--micro-batch-size") == "1");
   CHECK(a.at("--global-batch-size") == "32");
@@ -202,6 +223,12 @@ TEST_CASE("export: torchrun carries Megatron-LM's tp, pp, virtual stages, sp and
   CHECK(a.count("--use-distributed-optimizer") == 1);
   CHECK(a.at("--num-layers") == "80");
   CHECK(a.at("--num-query-groups") == "8");  // llama-2-70b: 8 KV heads
+  // Llama's architecture, not Megatron's GPT defaults (LayerNorm, GELU, learned positions, biases).
+  for (const char* flag : {"--swiglu", "--disable-bias-linear", "--untie-embeddings-and-output-weights"}) CHECK(a.count(flag) == 1);
+  CHECK(a.at("--normalization") == "RMSNorm");
+  CHECK(a.at("--position-embedding-type") == "rope");
+  CHECK(a.at("--padded-vocab-size") == "32000");
+  CHECK(a.at("--tokenizer-model") == "meta-llama/Llama-2-70b-hf");
   CHECK(a.count("--account-for-embedding-in-pipeline-split") == 0);
   // The scenario's Megatron split flags travel with a pipelined layout: (80 + 1 + 1) / 2 = 41 units per stage.
   const auto split = run_on("llama-2-70b", "h100-sxm", 64,
@@ -260,7 +287,14 @@ TEST_CASE("export: axolotl YAML carries adapter, batch and the DeepSpeed stage")
   CHECK(y.at("sequence_len") == "2048");
   CHECK(y.at("bf16") == "true");
   CHECK(y.at("gradient_checkpointing") == "true");
-  CHECK(y.at("deepspeed") == "deepspeed_configs/zero2.json");
+  CHECK(y.at("learning_rate") == "0.0002");
+  CHECK(y.at("attn_implementation") == "flash_attention_2");
+  CHECK(y.count("flash_attention") == 0);  // deprecated for attn_implementation
+  // DeepSpeed inline (a JSON object is a YAML flow mapping), never a path inside axolotl's repository.
+  const json ds = json::parse(y.at("deepspeed"));
+  CHECK(ds.at("zero_optimization").at("stage") == 2);
+  CHECK_FALSE(ds.at("zero_optimization").contains("offload_optimizer"));
+  CHECK(ds.at("train_micro_batch_size_per_gpu") == "auto");  // the HF integration fills it from axolotl's keys
 }
 
 TEST_CASE("export: vllm serve arguments for a serving run") {
@@ -294,7 +328,8 @@ TEST_CASE("export: hostile requests are one-line errors") {
   // 9 GPUs at 8 per node: 2 nodes cannot start the same count each (9 = 2 × 4.5).
   const auto run = run_on("gpt2", "a100-80gb", 9, {{"seq_len", 1024}, {"framework", "megatron"}});
   check_refused(run, layout{.gpus = 9}, io::export_target::torchrun, "9 GPUs on 2 nodes");
-  check_refused(run, layout{.gpus = 9, .zero = 3}, io::export_target::torchtune, "9 GPUs on 2 nodes");
+  const auto llama = run_on("llama-2-7b", "a100-80gb", 9, {{"framework", "torchtune"}});
+  check_refused(llama, layout{.gpus = 9, .zero = 3}, io::export_target::torchtune, "9 GPUs on 2 nodes");
   // Methods a launcher has no recipe for.
   const auto ia3 = make_run(json{{"model", "gpt2"}, {"seq_len", 1024}, {"method", "ia3"}});
   CHECK_THROWS_WITH_AS(io::export_config(ia3, io::export_target::axolotl, "--export"), doctest::Contains("method ia3"),

@@ -1,10 +1,12 @@
 // io/export.hpp — the plan as the config file or command line that launches it:
 // a DeepSpeed JSON, an accelerate FSDP YAML, a torchtune recipe override, an axolotl
 // YAML, a torchrun command with Megatron-LM's arguments, or `vllm serve` arguments.
-// Pure functions: (resolved run, chosen layout) -> text. A layout element the target
-// cannot express (tensor parallelism to DeepSpeed, pipeline stages to FSDP, ZeRO-1 to
-// FSDP, ...) is a config_error naming the element, never a config that silently
-// launches something else. Key names and their sources: docs/planner.md § Export.
+// Pure functions: (resolved run, chosen layout) -> text. Names and rules come from a
+// contract per tool kept as data (src/data/export/<tool>.json: the tool's version,
+// commit and files). What the target cannot express (tensor parallelism to DeepSpeed,
+// a model torchtune has no builder for, an int4 checkpoint vLLM cannot quantize) is a
+// config_error naming the element and the nearest thing that launches, never a config
+// that fails at launch or launches something else. Per target: docs/export.md.
 #pragma once
 
 #include <array>
@@ -12,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/names.hpp"
@@ -39,9 +42,24 @@ namespace gpuplan::io {
 // "deepspeed" -> export_target; unknown names: config_error(path, "must be deepspeed, ..."), unknown_name.
 export_target parse_export_target(std::string_view name, const std::string& path = "export");
 
-// The text that launches `run` with the layout `l` (training targets), or `run` as it
+// A launch config: the text, what the user must still supply, and the tool version the
+// contract it was written and checked against comes from.
+struct launch_config {
+  std::string text;
+  // "MASTER_ADDR: the first node's address (on every node)", "datasets: your data": the
+  // placeholders in `text` and the values a plan cannot know.
+  std::vector<std::string> fill_in;
+  std::string checked_against;  // "torchtune 0.7.0 (pytorch/torchtune@bd2a0fc)"
+};
+
+// The config that launches `run` with the layout `l` (training targets), or `run` as it
 // is (vllm: serving runs). Errors name `path` (the CLI passes "--export") and the
-// layout element: "--export: deepspeed cannot express tensor parallelism (tp=2) ...".
+// element: "--export: deepspeed cannot express tensor parallelism (tp=2): use --export torchrun".
+launch_config export_launch(const resolved_run& run, const layout& l, export_target target,
+                            const std::string& path = "export");
+launch_config export_launch(const resolved_run& run, export_target target, const std::string& path = "export");
+
+// export_launch(...).text.
 std::string export_config(const resolved_run& run, const layout& l, export_target target,
                           const std::string& path = "export");
 std::string export_config(const resolved_run& run, export_target target, const std::string& path = "export");
