@@ -1180,6 +1180,7 @@ def case_search_export():
     # accelerate FSDP YAML and a torchrun command line.
     rc, out, err = run(*ds, "--export", "accelerate-fsdp")
     expect(rc == 0 and "distributed_type: FSDP" in out and "num_processes: 8" in out, "accelerate yaml", rc, out, err)
+    expect("Checked against accelerate " in out and "Fill in:\n  - train.py" in out, "notes after the config", rc, out, err)
     mega = ("plan", "llama-2-70b", "--gpu", "h100-sxm", "--gpus", "64", "--framework", "megatron", "--global-batch", "128",
             "--top", "1")
     rc, out, err = run(*mega, "--json", "--export", "torchrun")
@@ -1187,7 +1188,11 @@ def case_search_export():
     j = json.loads(out)
     l = j["rows"][0]["layout"]
     text = j["export"]["text"]
-    expect(text.startswith("torchrun --nnodes 8 --nproc_per_node 8 "), "torchrun nodes", rc, out, err)
+    # validate_args refuses tensor parallelism without CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment.
+    launcher = "CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun" if l["tp"] > 1 else "torchrun"
+    expect(text.startswith(launcher + " --nnodes 8 --nproc_per_node 8 "), "torchrun nodes", rc, out, err)
+    expect(j["export"]["checked_against"].startswith("Megatron-LM ") and
+           any(f.startswith("MASTER_ADDR") for f in j["export"]["fill_in"]), "checked version, fill-in", rc, out, err)
     expect(f"--tensor-model-parallel-size {l['tp']} " in text and f"--pipeline-model-parallel-size {l['pp']} " in text
            and "--global-batch-size 128 " in text, "megatron arguments", rc, out, err)
     # vllm: a serving run is exported as given.

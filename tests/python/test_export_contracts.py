@@ -22,7 +22,7 @@ import yaml
 
 import gpuplan as gp
 
-torchrun = pytest.importorskip("torch.distributed.run")  # python3-torch: scripts/install-deps.sh
+from torch.distributed import run as torchrun  # Debian python3-torch (scripts/install-deps.sh)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CONTRACT = {t: json.loads((ROOT / "src" / "data" / "export" / f"{t}.json").read_text())
