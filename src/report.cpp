@@ -994,8 +994,8 @@ std::string human_hours(double h) {
 
 // How recommend's rows are ranked, the first note under its tables.
 const char* const kRecommendRankNote =
-    "Ranked: meets the deadline, within budget, cheapest run (priced rows first), fastest, fewer GPUs, id. "
-    "Cost = wall-clock × the rented instances' $/h.";
+    "Ranked: meets the deadline, within budget, cheapest run (rented rows first, then cards to buy), fastest, fewer GPUs, id. "
+    "Cost = wall-clock × the rented instances' $/h; for cards with no rental price, their purchase + this run's electricity (buy).";
 
 json rent_json(const std::optional<rental_choice>& rent) {
   if (!rent) return nullptr;
@@ -1038,6 +1038,7 @@ json recommend_json(const std::vector<recommendation>& r) {
                    // null with a purchase price: renting costs no more than the electricity (never pays off).
                    {"break_even_hours", opt(x.break_even_hours)},
                    {"own_electricity", opt(x.own_electricity)},
+                   {"own_cost", opt(x.own_cost)},
                    {"meets_deadline", x.meets_deadline},
                    {"within_budget", x.within_budget},
                    {"device_bytes", in_bytes(x.memory.device)},
@@ -1088,7 +1089,7 @@ table recommend_table(const std::vector<recommendation>& r, Seconds deadline) {
     else
       machine += ": " + std::to_string(z.cpu_cores) + " vCPUs, " + human_size(z.host_ram) + " RAM";
     t.rows.push_back({id, x.gpu.id, std::to_string(x.count), format_seconds(x.wall),
-                      x.cost ? human_money(*x.cost) : std::string("-"),
+                      x.cost ? human_money(*x.cost) : x.own_cost ? human_money(*x.own_cost) + " (buy)" : std::string("-"),
                       x.rent ? human_money(x.rent->price_per_hour) : std::string("-"),
                       std::string(x.meets_deadline ? "met" : "late") + (x.within_budget ? "" : ", over budget"),
                       rent_text(x.rent), buy, layout_text(x.run), machine,

@@ -37,8 +37,18 @@ struct inference_kernel {
   bool prefill_dequantizes = false;      // prefill writes a 16-bit copy of every weight before its GEMM
   bool decode_dequantizes = false;       // decode at batch > 1 reads the packed weights, writes and reads a 16-bit copy
   bool weights_as_fp16 = false;          // every decode step reads the weights at 16 bits (transformers int4 kernels)
-  double gemm_slowdown = 1.0;            // LLM.int8: the GEMMs run this many times slower
+  // Decode: a fixed cost per linear module per step, beyond its bytes (LLM.int8's eager
+  // decomposition: activation quantization, int8 GEMM, dequantization, outlier GEMM, each a
+  // kernel plus Python between them), seconds.
+  double seconds_per_linear = 0.0;
 };
+
+// bitsandbytes LLM.int8 at decode, per linear module and step: the measured excess of
+// int8 over fp16 on Llama-7B (224 linears) at batch 1, RTX 3090: 154.55 − 32.89 ms per
+// token (bitsandbytes-foundation/bitsandbytes #347); the maintainer on #490 (A100, "about
+// 5x as slow as bf16"): "the kernels ... were designed for training and are not efficient
+// for inference". Launch- and host-bound, so the same on every GPU.
+inline constexpr double kLlmInt8SecondsPerLinear = (154.55e-3 - 32.89e-3) / 224;
 
 // The smallest compute capabilities of vLLM's kernels: cutlass_scaled_mm FP8 needs sm_89
 // (vllm/model_executor/layers/quantization/fp8.py, cutlass_fp8_supported), Marlin sm_80
@@ -68,7 +78,8 @@ inline inference_kernel kernel_for(const scenario& s) {
                    "fp8 weights need FP8 tensor cores (sm_89+) or Marlin (sm_80+); " + g.id + " is sm_" + std::to_string(g.sm()));
     case dtype::int8:
       // transformers and TGI run load_in_8bit as bitsandbytes LLM.int8 (engine.hpp int8_is_llm_int8).
-      if (ep.int8_is_llm_int8) return {.kind = kernel_kind::llm_int8, .name = "bitsandbytes LLM.int8", .gemm_slowdown = 2.5};
+      if (ep.int8_is_llm_int8)
+        return {.kind = kernel_kind::llm_int8, .name = "bitsandbytes LLM.int8", .seconds_per_linear = kLlmInt8SecondsPerLinear};
       if (!g.int8 || (nvidia && g.sm() < kInt8ScaledMmSm))
         detail::fail("scenario.quantization.weights",
                      "int8 W8A8 needs INT8 tensor cores (sm_75+); " + g.id + " has none in the catalog");

@@ -13,7 +13,6 @@ flag list and the validate_args rules in the contract, and the model Megatron bu
 from them is counted with the contract's parameter formula."""
 
 import json
-import math
 import pathlib
 import shlex
 

@@ -192,6 +192,30 @@ TEST_CASE("plan: suggest for llama-2-13b full fine-tuning on an rtx-4090 offers 
   }
 }
 
+TEST_CASE("plan: 13B full fine-tuning on one rtx-4090: offload everything to the CPU comes first, with its host RAM") {
+  // fit says ZeRO-3 with optimizer and parameter offload (and full checkpointing) fits one
+  // 24 GB card; it keeps the result (same_result), so it ranks above QLoRA (different
+  // model), and the row says how much host RAM the offloaded state needs.
+  const architecture& m = io::find_model("llama-2-13b");
+  const scenario s = train_on("rtx-4090");
+  suggest_options o;
+  o.gpus = {io::find_gpu("rtx-4090"), io::find_gpu("a100-80gb")};
+  const std::vector<suggestion> list = suggest(m, s, o);
+  REQUIRE(!list.empty());
+  const suggestion& first = list.front();
+  CAPTURE(first.description);
+  CHECK(std::find(first.changes.begin(), first.changes.end(), change_kind::cpu_offload_all) != first.changes.end());
+  CHECK(first.scope == suggestion_scope::own_card);
+  CHECK(first.effect == change_effect::same_result);
+  CHECK(first.run.parallel.offload_params == offload::cpu);
+  // 13.0e9 parameters: fp32 master + Adam moments (12 B) and bf16 weights and gradients
+  // on the host, > 180 GiB; the description carries the figure.
+  CHECK(in_gib(first.memory.host) > 180);
+  CHECK(first.description.find("GiB host RAM") != std::string::npos);
+  // A GeForce card never gets "ZeRO-3 across 28 cards": one machine holds at most four.
+  for (const auto& g : list) CHECK(g.run.num_gpus <= 4);
+}
+
 TEST_CASE("plan: smaller micro-batch keeps the global batch") {
   const architecture& m = io::find_model("llama-2-7b");
   scenario s = train_on("a100-80gb");

@@ -271,6 +271,37 @@ TEST_CASE("recommend: rentals, whole instances and rent vs buy") {
   for (const auto& r : recommend(m, t, o)) CHECK(*r.cost == doctest::Approx(r.gpu_hours * 0.25));
 }
 
+TEST_CASE("recommend: cards to buy rank by purchase + electricity, GeForce in one machine") {
+  // QLoRA of llama-2-7b over 100M tokens on RTX 3060s with no rental price, only a purchase
+  // price: the first row is the fewest cards that meet the day's deadline, not the fastest
+  // (32 cards in 4 servers before), and GeForce counts stop at one workstation's four.
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario t;
+  t.meth = method::qlora;
+  t.seq_len = 2048;
+  recommend_options o;
+  o.gpus = {io::find_gpu("rtx-3060")};
+  o.purchase_usd["rtx-3060"] = 329;
+  o.tokens = 1e8;
+  const auto rows = recommend(m, t, o);
+  REQUIRE(!rows.empty());
+  for (const auto& r : rows) {
+    CHECK(r.count <= 4);
+    CHECK_FALSE(r.cost.has_value());
+    REQUIRE(r.own_cost.has_value());
+    // purchase + this run's electricity: count × $329 + count × 170 W × hours × $/kWh.
+    CHECK(*r.own_cost == doctest::Approx(r.count * 329.0 + r.count * 0.170 * in_hours(r.wall) * kDefaultKwhPrice));
+    CHECK(r.system.nodes == 1);
+  }
+  const recommendation& first = rows.front();
+  CHECK(first.meets_deadline);
+  for (const auto& r : rows)
+    if (r.meets_deadline) CHECK(first.count <= r.count);  // the fewest cards that meet the deadline
+  // Data-center cards still scale past one machine.
+  CHECK(max_cards_of(io::find_gpu("h100-sxm"), 64) == 64);
+  CHECK(max_cards_of(io::find_gpu("rtx-4090"), 64) == 4);
+}
+
 TEST_CASE("recommend: a budget needs a price for every candidate, named in the error") {
   const architecture& m = io::find_model("llama-2-7b");
   scenario t;

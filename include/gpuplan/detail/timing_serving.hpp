@@ -138,8 +138,7 @@ inline double decode_step_seconds(const architecture& a, const scenario& run, co
   const inference_kernel k = kernel_for(run);
   // W8A8: the block matmuls at the 8-bit tensor-core rate, attention and the head at 16-bit.
   const double block_rate = k.w8a8 ? in_flop_per_s(k.matmul_peak) * d.ceiling * e.matmul_scale : rate;
-  // LLM.int8 decomposes outliers and runs 2-3x slower than 16-bit (timing_compute.hpp).
-  double weight_read = s.weight_bytes * k.gemm_slowdown;
+  double weight_read = s.weight_bytes;
   // bitsandbytes 4-bit above one token: write a bf16 copy of every block weight and read it
   // in the GEMM (bitsandbytes functional.py, matmul_4bit: gemv_4bit only for a single token).
   if (k.decode_dequantizes && batch > 1) weight_read += s.block_weights * 2.0 * kDequantWriteBytes;
@@ -160,7 +159,11 @@ inline double decode_step_seconds(const architecture& a, const scenario& run, co
   const double kernels = eng.decode_kernels_per_layer + (eng.separate_bias_kernels && a.q_bias ? kBiasAddKernels : 0.0);
   const double per_kernel = decode_uses_cuda_graphs(run) ? kGraphKernelSeconds : eng.eager_kernel_seconds;
   const double launch = static_cast<double>(a.total_layers()) * gpu_share * kernels * per_kernel;
-  return std::max(mem, cmp) * pp + cpu + comm * pp + launch + eng.step_overhead_seconds;
+  // LLM.int8: each linear module's fixed per-step cost (kernels.hpp kLlmInt8SecondsPerLinear).
+  double linears = 0;
+  for (int i = 0; i < kLinearKinds; ++i) linears += static_cast<double>(linear_of(a, static_cast<linear_id>(i)).count);
+  const double per_linear = static_cast<double>(a.total_layers()) / pp * linears * k.seconds_per_linear;
+  return std::max(mem, cmp) * pp + cpu + comm * pp + launch + per_linear * pp + eng.step_overhead_seconds;
 }
 
 // Batch at which the weight matmuls turn compute-bound: B·2·N_active/rate = weight bytes /

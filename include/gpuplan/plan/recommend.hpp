@@ -116,6 +116,9 @@ struct recommendation {
   std::optional<double> purchase;     // count × one card's price, when the card can be bought
   std::optional<double> break_even_hours;  // of one card against renting it (electricity included); inf: never
   std::optional<double> own_electricity;   // of this run on owned cards: count × TDP × hours × kWh price
+  // A card with no rental price but a purchase price: buying `count` of them and this run's
+  // electricity, the figure a card owner ranks by.
+  std::optional<double> own_cost;
   bool meets_deadline = false;
   bool within_budget = true;   // true when no budget is given
   system_sizing system;
@@ -186,8 +189,16 @@ inline constexpr int kMaxModelledGpus = 1 << 16;
 
 namespace detail {
 
+template <class Row>
+std::optional<double> own_cost_of(const Row& r) {
+  if constexpr (requires { r.own_cost; }) return r.own_cost;
+  else return std::nullopt;
+}
+
 // Rows of recommend() and recommend_graph(): meets the deadline, within budget, then cost
-// (rank cost) and time, fewer GPUs, GPU id.
+// (rank cost: rented rows by the run's cost, then cards to buy by purchase + electricity,
+// so that a card owner gets the fewest cards that meet the deadline) and time, fewer
+// GPUs, GPU id.
 template <class Row>
 bool recommendation_less(const Row& a, const Row& b, recommend_rank rank) {
   if (a.meets_deadline != b.meets_deadline) return a.meets_deadline;
@@ -195,6 +206,9 @@ bool recommendation_less(const Row& a, const Row& b, recommend_rank rank) {
   const double ta = in_seconds(a.wall), tb = in_seconds(b.wall);
   if (rank == recommend_rank::cost && a.cost.has_value() != b.cost.has_value()) return a.cost.has_value();
   if (rank == recommend_rank::cost && a.cost && b.cost && *a.cost != *b.cost) return *a.cost < *b.cost;
+  const std::optional<double> oa = own_cost_of(a), ob = own_cost_of(b);
+  if (rank == recommend_rank::cost && oa.has_value() != ob.has_value()) return oa.has_value();
+  if (rank == recommend_rank::cost && oa && ob && *oa != *ob) return *oa < *ob;
   if (ta != tb) return ta < tb;
   if (a.count != b.count) return a.count < b.count;
   return a.gpu.id < b.gpu.id;
@@ -287,6 +301,7 @@ inline recommendation recommendation_of(const gpu_spec& gpu, int count, const se
   if (auto buy = o.purchase_usd.find(gpu.id); buy != o.purchase_usd.end()) {
     r.purchase = count * buy->second;
     r.own_electricity = count * gpu.tdp_watts / 1000.0 * in_hours(r.wall) * o.kwh_price;
+    if (!r.rent) r.own_cost = *r.purchase + *r.own_electricity;
     if (r.rent) r.break_even_hours = rent_vs_buy_hours(buy->second, r.rent->price_per_hour / count, gpu.tdp_watts, o.kwh_price);
   }
   r.meets_deadline = in_seconds(r.wall) <= in_seconds(o.deadline);
@@ -329,7 +344,7 @@ inline std::vector<recommendation> recommend_from(const architecture& m, std::op
   const std::int64_t gb = recommend_global_batch(m, tmpl, tokens, o);
   std::vector<recommendation> out;
   for (const gpu_spec& gpu : o.gpus) {
-    for (int n = 1; n <= o.max_gpus; n *= 2) {
+    for (int n = 1; n <= max_cards_of(gpu, o.max_gpus); n *= 2) {
       scenario t = tmpl;
       t.gpu = gpu;
       t.num_gpus = n;

@@ -23,10 +23,12 @@
 #include "gpuplan/detail/plan_probe.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/hardware.hpp"
+#include "gpuplan/kernels.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/plan/fit.hpp"
 #include "gpuplan/plan/margin.hpp"
+#include "gpuplan/plan/system.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/scenario.hpp"
 #include "gpuplan/timing.hpp"
@@ -44,6 +46,7 @@ enum class change_kind : std::uint8_t {
   lora,
   qlora,
   cpu_offload,            // ZeRO-Offload: optimizer state on the CPU (ZeRO stage >= 2)
+  cpu_offload_all,        // ZeRO-3 Offload / FSDP CPU offload: parameters, gradients and optimizer state on the CPU
   shorter_sequence,       // the longest sequence that fits, shorter than asked (training)
   zero3_gpus,             // ZeRO-3 across N GPUs of the same type
   bigger_gpu,             // another GPU from the caller's list
@@ -64,6 +67,7 @@ constexpr std::string_view to_string(change_kind k) {
     case change_kind::lora: return "lora";
     case change_kind::qlora: return "qlora";
     case change_kind::cpu_offload: return "cpu_offload";
+    case change_kind::cpu_offload_all: return "cpu_offload_all";
     case change_kind::shorter_sequence: return "shorter_sequence";
     case change_kind::zero3_gpus: return "zero3_gpus";
     case change_kind::bigger_gpu: return "bigger_gpu";
@@ -150,7 +154,9 @@ inline double gpu_seconds_per_sample(const scenario& s, const time_estimate& t) 
 //    (Korthikanti et al. 2022); paged AdamW is AdamW with its state in managed
 //    memory (bitsandbytes docs); more accumulation at the same global batch is the
 //    same update (layer norm has no batch statistics); ZeRO-Offload runs the same
-//    Adam step on the CPU (Ren et al. 2021); a smaller serving batch serves the same tokens.
+//    Adam step on the CPU (Ren et al. 2021), ZeRO-3 Offload also streams the parameters
+//    from host memory (Rajbhandari et al. 2021, ZeRO-Infinity); a smaller serving batch
+//    serves the same tokens.
 //  approximate: 8-bit AdamW keeps block-wise quantized moments, matching 32-bit on
 //    the paper's benchmarks (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
 //    Quantization"); LLM.int8 weights (Dettmers et al. 2022); FP8 KV cache (vLLM docs).
@@ -232,6 +238,13 @@ inline bool apply_training_change(change_kind k, scenario& s, std::string& text)
       s.parallel.offload_optimizer = offload::cpu;
       text = "CPU offload of the optimizer state (ZeRO-Offload, ZeRO-" + n2s(s.parallel.zero) + ")";
       return true;
+    case change_kind::cpu_offload_all:
+      // Parameters too: ZeRO-3 with offload_param, or FSDP's CPU offload (which moves all three).
+      if (s.parallel.offload_params != offload::none || !profile_of(s.fw).allows_zero(3)) return false;
+      s.parallel.zero = 3;
+      s.parallel.offload_optimizer = s.parallel.offload_params = offload::cpu;
+      text = "CPU offload of parameters, gradients and optimizer state (ZeRO-3 Offload)";
+      return true;
     default:
       return false;
   }
@@ -246,7 +259,8 @@ inline bool apply_serving_change(change_kind k, scenario& s, std::string& text) 
       const dtype d = k == change_kind::weights_int8 ? dtype::int8 : dtype::int4;
       if (s.quant && s.quant->weights == d) return false;
       s.quant = quantization{.weights = d};
-      text = k == change_kind::weights_int8 ? "int8 weights (LLM.int8)" : "int4 weights (GPTQ/AWQ, group 128)";
+      // Named by the kernel the engine runs for them (kernels.hpp: LLM.int8 under transformers, W8A8 in vLLM).
+      text = std::string(k == change_kind::weights_int8 ? "int8" : "int4") + " weights (" + std::string(kernel_for(s).name) + ")";
       return true;
     }
     case change_kind::kv_cache_fp8:
@@ -318,7 +332,7 @@ inline bool spread_zero3(run& probe, scenario& s, std::string& text, const sugge
   if (s.work == workload::infer) return false;
   const std::int64_t samples = s.global_batch();
   s.parallel.zero = 3;
-  const gpu_count_fit g = min_gpus_for(probe, s, 3, o.max_gpus, o.margin);
+  const gpu_count_fit g = min_gpus_for(probe, s, 3, max_cards_of(s.gpu, o.max_gpus), o.margin);
   if (!g.applicable) return false;
   s.num_gpus = g.gpus.value_or(std::max(g.searched_up_to, s.model_parallel()));
   const std::int64_t per_step = s.micro_batch * s.dp();
@@ -332,11 +346,12 @@ inline bool spread_zero3(run& probe, scenario& s, std::string& text, const sugge
 inline bool spread_tensor_parallel(run& probe, scenario& s, std::string& text, const suggest_options& o) {
   if (s.work != workload::infer) return false;
   std::optional<int> found;
-  for (int tp = 2; tp <= o.max_gpus && tp <= probe.model().heads; tp *= 2) {
+  const int max_cards = max_cards_of(s.gpu, o.max_gpus);
+  for (int tp = 2; tp <= max_cards && tp <= probe.model().heads; tp *= 2) {
     scenario t = s;
     t.parallel.tp = tp;
     t.num_gpus = tp * s.parallel.pp;
-    if (t.num_gpus > o.max_gpus) break;
+    if (t.num_gpus > max_cards) break;
     if (fits_as(probe, t, o.margin)) { found = tp; break; }
   }
   if (!found) return false;
@@ -373,6 +388,8 @@ constexpr int change_group(change_kind k) {
     case change_kind::qlora: return 3;
     case change_kind::weights_int8:
     case change_kind::weights_int4: return 4;
+    case change_kind::cpu_offload:
+    case change_kind::cpu_offload_all: return 5;
     default: return 100 + static_cast<int>(k);
   }
 }
@@ -429,6 +446,12 @@ inline bool estimate_change(run& probe, suggestion& g, const scenario& base, con
     return false;
   }
   g.fits = plans_fit(probe, g.memory, o.margin);
+  // Offloaded state needs host RAM: say how much, and when it exceeds the node's.
+  if (in_bytes(g.memory.host) > 0 && (g.run.parallel.offload_optimizer != offload::none || g.run.parallel.offload_params != offload::none)) {
+    g.description += "; needs " + n2s(std::llround(std::ceil(in_gib(g.memory.host)))) + " GiB host RAM";
+    if (in_bytes(g.memory.host) > in_bytes(g.run.cluster.host_memory_per_node))
+      g.description += " (more than the " + n2s(std::llround(in_gib(g.run.cluster.host_memory_per_node))) + " GiB per node assumed)";
+  }
   g.device_quantile = device_quantile(probe, g.memory, o.margin);
   g.headroom_kept = margin_headroom(o.margin, g.memory.capacity);
   g.scope = g.run.gpu.id != base.gpu.id          ? suggestion_scope::other_gpu
@@ -452,10 +475,10 @@ inline bool estimate_change(run& probe, suggestion& g, const scenario& base, con
 // Every applicable single change, fitting or not (bigger GPUs excepted).
 inline std::vector<suggestion> single_changes(run& probe, const scenario& s, const base_costs& c0,
                                               const suggest_options& o) {
-  constexpr std::array<change_kind, 15> kSingles{
+  constexpr std::array<change_kind, 16> kSingles{
       change_kind::chunked_loss, change_kind::selective_checkpointing, change_kind::full_checkpointing,
       change_kind::optimizer_8bit, change_kind::paged_optimizer, change_kind::smaller_micro_batch,
-      change_kind::lora, change_kind::qlora, change_kind::cpu_offload, change_kind::shorter_sequence,
+      change_kind::lora, change_kind::qlora, change_kind::cpu_offload, change_kind::cpu_offload_all, change_kind::shorter_sequence,
       change_kind::zero3_gpus, change_kind::weights_int8, change_kind::weights_int4, change_kind::kv_cache_fp8,
       change_kind::tensor_parallel_gpus};
   std::vector<suggestion> out;

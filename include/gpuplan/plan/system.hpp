@@ -94,6 +94,15 @@ inline constexpr std::array<platform_spec, 4> kPlatforms{{
 }};
 constexpr const platform_spec& platform_of(platform_class p) { return kPlatforms[static_cast<std::size_t>(p)]; }
 
+// GeForce cards go in one machine: their driver licence forbids datacenter deployment
+// (NVIDIA GeForce software licence, "No Datacenter Deployment"), they have no PCIe
+// peer-to-peer (src/data/gpus.csv p2p), and a workstation holds four
+// (plan/system.hpp kPlatforms). Nobody builds nodes of them.
+inline bool is_consumer_card(const gpu_spec& g) { return g.name.rfind("GeForce", 0) == 0; }
+inline int max_cards_of(const gpu_spec& g, int max_gpus) {
+  return is_consumer_card(g) ? std::min(max_gpus, platform_of(platform_class::workstation).max_gpus) : max_gpus;
+}
+
 // Sizing rules (docs/planner.md cites each).
 inline constexpr int kCpuCoresPerGpuMin = 4;         // data-loading workers per GPU (PyTorch DataLoader num_workers 2-4 + the training process)
 inline constexpr int kCpuCoresPerGpu = 8;            // recommended, capped by the platform
