@@ -359,7 +359,7 @@ launch_config axolotl_yaml(const resolved_run& run, const layout& l, const check
                              " per node, on the accelerate launch line");
   }
   std::string t;
-  t += "# axolotl train config.yaml  (on " + num(std::int64_t{l.gpus}) + " GPUs: " + launch + " -m axolotl.cli.train config.yaml)\n";
+  t += "# axolotl train config.yaml  (on " + num(std::int64_t{l.gpus}) + (l.gpus == 1 ? " GPU: " : " GPUs: ") + launch + " -m axolotl.cli.train config.yaml)\n";
   t += "base_model: " + launch_model_id(run) + "\n";
   t += axolotl_adapter(s);
   t += "datasets:\n  - path: data/train.jsonl\n    type: alpaca\n";

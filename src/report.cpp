@@ -283,7 +283,7 @@ std::string run_summary(const scenario& run, bool with_method) {
   if (par.zero > 0) s += ", ZeRO-" + std::to_string(par.zero);
   if (par.offload_optimizer != offload::none) s += ", optimizer offload " + std::string(to_string(par.offload_optimizer));
   if (par.offload_params != offload::none) s += ", param offload " + std::string(to_string(par.offload_params));
-  s += "; " + std::to_string(run.num_gpus) + " × " + (run.gpu.id.empty() ? std::string("gpu") : run.gpu.id);
+  s += "; " + std::to_string(run.num_gpus) + " × " + (run.gpu.id.empty() ? std::string("gpu") : printable(run.gpu.id));
   return s;
 }
 
@@ -440,7 +440,7 @@ table time_table(const time_estimate& t, const scenario& run) {
     add("Offload traffic", format_seconds(t.breakdown.offload), share(t.breakdown.offload));
     add("Step time", format_seconds(t.step), step > 0 ? "100 %" : "");
     add("Tokens/s per GPU", format_rate(t.tokens_per_second_per_gpu, "tokens"));
-    add("Tokens/s (" + std::to_string(run.num_gpus) + " GPUs)", format_rate(t.tokens_per_second, "tokens"));
+    add("Tokens/s (" + std::to_string(run.num_gpus) + (run.num_gpus == 1 ? " GPU)" : " GPUs)"), format_rate(t.tokens_per_second, "tokens"));
     add("Model FLOPs per step", format_number(in_flops(t.model_flops_per_step)));
     add("Hardware FLOPs per step", format_number(in_flops(t.hardware_flops_per_step)));
     add("MFU", pct(t.mfu));
@@ -449,7 +449,8 @@ table time_table(const time_estimate& t, const scenario& run) {
       add("Tokens to train", format_number(*run.tokens));
       add("Time to train", format_seconds(t.total));
       add("GPU-hours", format_number(t.gpu_hours));
-      add("Cost", t.cost ? format_number(*t.cost) + " (at " + format_number(run.price_per_gpu_hour.value_or(0)) +
+      // Prices are US dollars, as the price catalog's (src/data/PRICES.md).
+      add("Cost", t.cost ? "$" + format_number(*t.cost) + " (at $" + format_number(run.price_per_gpu_hour.value_or(0)) +
                                " per GPU-hour)"
                          : std::string(run.price_per_gpu_hour ? "n/a" : "(set --price)"));
       add("Energy", format_number(t.energy_kwh) + " kWh");
@@ -475,7 +476,7 @@ std::string describe_report(const architecture& a, const style& s) {
   const parameter_breakdown p = count_parameters(a);
   const bool md = s.format == report_format::markdown;
   std::string out;
-  out += (md ? "### " : "") + a.name + " (" + a.family + ", " + std::string(to_string(a.kind)) + ")\n";
+  out += (md ? "### " : "") + printable(a.name) + " (" + a.family + ", " + std::string(to_string(a.kind)) + ")\n";
   if (md) out += "\n";
   std::string shape = "layers " + std::to_string(a.layers);
   if (a.decoder_layers > 0) shape += " + " + std::to_string(a.decoder_layers) + " decoder";
@@ -539,7 +540,7 @@ std::string estimate_report(const resolved_run& r, const style& s) {
   const std::int64_t params = count_parameters(a).total;
   const bool md = s.format == report_format::markdown;
   std::string out;
-  out += std::string(md ? "### " : "") + a.name + ": " + format_params(params) + " parameters, " +
+  out += std::string(md ? "### " : "") + printable(a.name) + ": " + format_params(params) + " parameters, " +
          format_params(trainable_parameters(r.run)) + " trainable\n";
   out += run_summary(run) + "\n";
   if (r.run.calibration() != nullptr) out += calibration_text(r.run) + "\n";
@@ -706,7 +707,7 @@ std::string explain_report(const resolved_run& r, const style& s) {
   for (const auto& t : time_terms())
     if (!value_of(t.key).empty()) terms.push_back(&t);
 
-  std::string out = (s.format == report_format::markdown ? "### " : "") + r.model().name + ": " +
+  std::string out = (s.format == report_format::markdown ? "### " : "") + printable(r.model().name) + ": " +
                     run_summary(r.settings()) + "\n\n" + framework_text(r.model(), r.settings()) + "\n";
   if (r.run.calibration() != nullptr) out += calibration_text(r.run) + "\n";
   if (s.format == report_format::markdown) {
@@ -1173,7 +1174,8 @@ std::string calibration_text(const run& r) {
   const profile* p = r.calibration();
   if (p == nullptr) return {};
   const bool bands = detail::profile_band_applies(r);
-  std::string out = "Calibrated: profile '" + p->name + "' (" + p->model + " on " + p->gpu + ", " + p->framework + "; " +
+  std::string out = "Calibrated: profile '" + printable(p->name) + "' (" + printable(p->model) + " on " + printable(p->gpu) +
+                    ", " + printable(p->framework) + "; " +
                     std::to_string(p->memory_points) + " memory and " + std::to_string(p->time_points) + " time points)";
   if (p->memory_points > 0)
     out += "; memory: states x" + format_number(p->memory.states_scale, 3) + ", working x" +

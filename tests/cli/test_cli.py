@@ -6,6 +6,7 @@ tests/cli/CMakeLists.txt). Each case raises AssertionError with the command line
 its output when it fails.
 """
 import json
+import re
 import math
 import os
 import subprocess
@@ -240,6 +241,10 @@ def case_time_tokens_suffix():
     expect(rc == 0, "exit 0", rc, out, err)
     for label in ("Step time", "Tokens/s per GPU", "MFU", "HFU", "Time to train", "GPU-hours", "Cost", "Energy"):
         expect(label in out, f"'{label}' row", rc, out, err)
+    # Money in dollars (the price catalog's currency), and "1 GPU", not "1 GPUs".
+    expect(re.search(r"Cost +\$[0-9,]+ \(at \$2\.00 per GPU-hour\)", out) is not None, "cost in dollars", rc, out, err)
+    rc, out, err = run("time", "llama-2-7b", "--gpu", "a100-80gb", "--method", "qlora")
+    expect(rc == 0 and "Tokens/s (1 GPU)" in out and "1 GPUs" not in out, "singular GPU", rc, out, err)
 
 
 def case_explain_terms():
