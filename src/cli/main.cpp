@@ -31,6 +31,7 @@
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/export.hpp"
+#include "gpuplan/io/file_text.hpp"
 #include "gpuplan/io/profile.hpp"
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/scenario_json.hpp"
@@ -41,6 +42,7 @@
 #include "gpuplan/timing.hpp"
 #include "gpuplan/version.hpp"
 #include "hooks.hpp"
+#include "numeric_options.hpp"
 #include "json_text.hpp"
 #include "diffusion_command.hpp"
 #include "vision_command.hpp"
@@ -66,9 +68,11 @@ const char* const kExitCodes =
     "--headroom); 1 the run does not fit (fit only); 2 usage or input error (one line on stderr: "
     "'gpuplan: <path>: <reason>'); 3 tight: the median estimate fits, its P90 plus the headroom does not (fit only).";
 
+// A message on one line of printable text: a name quoted raw in it cannot move the cursor.
 std::string one_line(std::string s) {
   for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  s = gpuplan::io::printable(s);
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }
@@ -254,18 +258,11 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
   skipped_flags = nullptr;
 }
 
+// Regular files of at most 16 MiB (io/file_text.hpp), bounded nesting and escaped bytes
+// (the readers' shared parser, src/json_text.hpp).
 json read_json_file(const std::string& file, const std::string& path) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw config_error(path, "cannot open file '" + file + "'", gpuplan::error_kind::io_error);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  // Bounded nesting and escaped bytes: the readers' shared parser (src/json_text.hpp).
-  return gpuplan::detail::parse_json_text(ss.str(), path, "malformed JSON in '" + gpuplan::detail::quote_text(file) + "'");
-}
-
-bool is_file(const std::string& s) {
-  std::ifstream f(s);
-  return f.good();
+  const std::string text = io::read_text_file(file, path);
+  return gpuplan::detail::parse_json_text(text, path, "malformed JSON in '" + gpuplan::detail::quote_text(file) + "'");
 }
 
 std::vector<std::string> split_methods(const std::string& s) {
@@ -329,7 +326,8 @@ io::resolved_run build_run(run_args& a, const std::string* method_override) {
   if (!j.contains("model")) throw config_error("model", "is required: give MODEL or --scenario FILE with a \"model\" key");
   if (!a.gpu.empty()) {
     // A path to a JSON file is an inline GPU object; anything else a catalog id.
-    if (a.gpu.find(".json") != std::string::npos || (a.gpu.find('/') != std::string::npos && is_file(a.gpu)))
+    std::error_code ec;  // exists, not opened: opening a FIFO blocks; read_json_file refuses what is not a file
+    if (a.gpu.find(".json") != std::string::npos || (a.gpu.find('/') != std::string::npos && std::filesystem::exists(a.gpu, ec)))
       j["gpu"] = read_json_file(a.gpu, "--gpu");
     else
       j["gpu"] = a.gpu;
@@ -389,7 +387,12 @@ io::resolved_run build_run(run_args& a, const std::string* method_override) {
 }
 
 void load_extra_gpus(const run_args& a) {
-  if (!a.gpu_file.empty()) io::load_gpu_file(a.gpu_file);
+  if (a.gpu_file.empty()) return;
+  try {
+    io::load_gpu_file(a.gpu_file);
+  } catch (const config_error& e) {
+    throw config_error("--gpu-file", e.what(), e.kind());  // the file's errors name the file: add the flag
+  }
 }
 
 // recommend for an image or diffusion model: the run flags that apply to a layer graph
@@ -558,9 +561,9 @@ int cmd_fit(run_args& a, const output_args& out, const gpuplan::cli::margin_requ
 
   const auto& first = runs.front();
   const bool md = st.format == io::report_format::markdown;
-  std::string text = std::string(md ? "### " : "") + first.model().name + " (" +
+  std::string text = std::string(md ? "### " : "") + io::printable(first.model().name) + " (" +
                      io::format_params(gpuplan::count_parameters(first.model()).total) + " parameters) on " +
-                     std::to_string(first.settings().num_gpus) + " × " + first.settings().gpu.name + "\n";
+                     std::to_string(first.settings().num_gpus) + " × " + io::printable(first.settings().gpu.name) + "\n";
   text += io::run_summary(first.settings(), runs.size() == 1) + "\n\n";
   io::table t = io::memory_table(cols, first.settings().work);
   text += io::render(t, st) + "\n";
@@ -598,8 +601,8 @@ int cmd_time(run_args& a, const output_args& out) {
   const gpuplan::time_estimate t = gpuplan::estimate_time(r.run);
   const gpuplan::memory_breakdown mem = gpuplan::estimate_memory(r.run);
   const bool md = st.format == io::report_format::markdown;
-  std::string text = std::string(md ? "### " : "") + r.model().name + " on " + std::to_string(r.settings().num_gpus) +
-                     " × " + r.settings().gpu.name + "\n" + io::run_summary(r.settings()) + "\n\n";
+  std::string text = std::string(md ? "### " : "") + io::printable(r.model().name) + " on " +
+                     std::to_string(r.settings().num_gpus) + " × " + io::printable(r.settings().gpu.name) + "\n" + io::run_summary(r.settings()) + "\n\n";
   text += io::time_report(t, r.settings(), st);
   text += "\nmemory: " + io::verdict_line(mem, gpuplan::bands_of(r.run, mem), st) + "\n";
   for (const auto& w : io::warning_messages(t.warnings | mem.warnings)) text += "warning: " + w + "\n";
@@ -679,7 +682,8 @@ int cmd_calibrate(run_args& a, const calibrate_args& c, const output_args& out) 
     shown.calibrate_with(std::make_shared<const gpuplan::profile>(p));
     print(io::calibration_text(shown) + "\n");
     if (!c.out_file.empty())
-      print("Saved to " + c.out_file + ": add --profile " + c.out_file + " to fit, time, estimate, search and recommend.\n");
+      print("Saved to " + io::printable(c.out_file) + ": add --profile " + io::printable(c.out_file) +
+            " to fit, time, estimate, search and recommend.\n");
   }
   return kExitOk;
 }
@@ -1038,6 +1042,7 @@ int run(int argc, char** argv) {
       return kExitUsage;
     }
   }
+  gpuplan::cli::guard_numeric_options(app);  // integers overflow-checked, floats finite
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -1089,6 +1094,13 @@ int run(int argc, char** argv) {
     if (rec_graph.images || rec_graph.image || rec_graph.resolution || rec_graph.ema)
       throw config_error(rec_graph.images ? "--images" : rec_graph.image ? "--image" : rec_graph.resolution ? "--resolution" : "--ema",
                          "applies to image and diffusion models only (got model '" + rec_args.model + "')");
+    // A named card is the candidate (its owner asks about it), not a template for others.
+    if (!rec_args.gpu.empty()) {
+      if (!rec_req.gpus_list.empty())
+        throw config_error("--gpu", "recommend ranks --gpus-list; give one of --gpu or --gpus-list (got '" + rec_args.gpu + "' and '" +
+                                        rec_req.gpus_list + "')");
+      rec_req.gpus_list = rec_args.gpu;
+    }
     if (rec_req.serve) {  // workload infer, engine vllm unless --engine (later overrides win)
       rec_args.overrides.insert(rec_args.overrides.begin(), {{"workload", json("infer")}, {"engine", json("vllm")}});
     }

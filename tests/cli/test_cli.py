@@ -661,6 +661,23 @@ def case_recommend_prices_and_buy():
     expect(rc == 0 and all(r["cost"] is not None for r in json.loads(out)["rows"]), "priced candidates", rc, out, err)
 
 
+def case_recommend_owned_card():
+    # A GeForce owner: --gpu names the card to rank (not a template for H100 rows); with no
+    # rental price the rows rank by purchase + electricity, the fewest cards meeting the
+    # deadline first, and the counts stop at one workstation's four cards.
+    rc, out, err = run("recommend", "llama-2-7b", "--method", "qlora", "--tokens", "100M", "--gpu", "rtx-3060", "--json")
+    expect(rc == 0, "exit 0", rc, out, err)
+    rows = json.loads(out)["rows"]
+    expect(rows and all(r["gpu"] == "rtx-3060" and r["count"] <= 4 for r in rows), "only the named card, one machine",
+           rc, out, err)
+    first = rows[0]
+    expect(first["meets_deadline"] and first["own_cost"] is not None and first["cost"] is None, "priced to buy", rc, out, err)
+    expect(all(first["count"] <= r["count"] for r in rows if r["meets_deadline"]), "fewest cards meeting the deadline",
+           rc, out, err)
+    expect_error(["recommend", "llama-2-7b", "--tokens", "100M", "--gpu", "rtx-3060", "--gpus-list", "rtx-4090"],
+                 "--gpu", "give one of --gpu or --gpus-list")
+
+
 def case_recommend_deadline_and_bad_inputs():
     # Nothing meets 1 hour on 2 GPUs: the answer says how many would.
     rc, out, err = run("recommend", "llama-2-7b", "--method", "lora", "--tokens", "2B", "--gpus-list", "h100-sxm",
