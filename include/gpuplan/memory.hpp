@@ -225,13 +225,69 @@ inline memory_breakdown stage_estimate(const architecture& a, const scenario& r,
   return m;
 }
 
+// The middle pipeline stages (neither first nor last) of a training run already
+// estimated, by their blocks and micro-batches in flight. Such stages differ only in
+// those: their parameters, trainables and transients follow from the block counts (the
+// block positions matter to method freeze alone), and in_flight_micro_batches is their
+// only other use of the stage index. Device memory never decreases with the micro-batches
+// in flight (stored activations scale with them; phases add, the peak takes the largest,
+// the allocator is monotone: property P7, docs/planner.md), so a middle stage holding the
+// same blocks as one already estimated, with no more micro-batches in flight, is no larger.
+class middle_stages {
+ public:
+  middle_stages(const architecture& a, const scenario& s, const facts& f)
+      : a_(a), s_(s), f_(f), on_(s.work == workload::train && s.meth != method::freeze) {}
+  // Is stage `st` no larger than a middle stage already estimated? If not, it is recorded.
+  bool dominated(int st) {
+    if (!on_) return false;
+    std::int64_t begin = 0, enc = 0, dec = 0;
+    blocks_of_stage(a_, s_.parallel, st, begin, enc, dec);
+    const double in_flight = in_flight_micro_batches(s_, f_, st);
+    for (int i = 0; i < n_; ++i)
+      if (seen_[i].enc == enc && seen_[i].dec == dec && seen_[i].in_flight >= in_flight) return true;
+    if (n_ < kKept) seen_[n_++] = {enc, dec, in_flight};
+    return false;
+  }
+
+ private:
+  static constexpr int kKept = 4;  // the even split gives middle stages at most two block counts
+  struct seen { std::int64_t enc = 0, dec = 0; double in_flight = 0; };
+  const architecture& a_;
+  const scenario& s_;
+  const facts& f_;
+  const bool on_;
+  std::array<seen, kKept> seen_{};
+  int n_ = 0;
+};
+
+// Whether `ok` holds for the estimate of every pipeline stage, stopping at the first
+// stage where it does not: stage 0 (the embedding and the most micro-batches in flight)
+// first, then the last (the head), then the middle ones a larger one does not cover
+// (middle_stages). The planner's fit test: for an `ok` that is monotone in device memory
+// and a run without paged state, it equals `ok` of estimate_memory (the stage of the
+// largest device figure) at a fraction of the stages.
+template <class Pred>
+bool every_stage(const run& r, Pred&& ok) {
+  require_valid(r);
+  const architecture& model = r.model();
+  const scenario& s = r.settings();
+  const facts f = facts_with_acts(model, s, r.parameters());
+  const memory_params& mp = r.memory_constants();
+  auto holds = [&](int st) { return ok(stage_estimate(model, s, f, st, mp)); };
+  if (!holds(0) || (f.pp > 1 && !holds(f.pp - 1))) return false;
+  middle_stages middle(model, s, f);
+  for (int st = 1; st < f.pp - 1; ++st)
+    if (!middle.dominated(st) && !holds(st)) return false;
+  return true;
+}
+
 }  // namespace detail::mem
 
 inline memory_breakdown estimate_memory(const run& r) {
   detail::require_valid(r);
   const architecture& model = r.model();
   const scenario& s = r.settings();
-  const detail::mem::facts f = detail::mem::facts_with_acts(model, s);
+  const detail::mem::facts f = detail::mem::facts_with_acts(model, s, r.parameters());
   const memory_params& mp = r.memory_constants();
   memory_breakdown worst = detail::mem::stage_estimate(model, s, f, 0, mp);
   for (int st = 1; st < f.pp; ++st) {
@@ -243,7 +299,7 @@ inline memory_breakdown estimate_memory(const run& r) {
 
 inline std::vector<memory_breakdown> estimate_memory_stages(const run& r) {
   detail::require_valid(r);
-  const detail::mem::facts f = detail::mem::facts_with_acts(r.model(), r.settings());
+  const detail::mem::facts f = detail::mem::facts_with_acts(r.model(), r.settings(), r.parameters());
   std::vector<memory_breakdown> out;
   out.reserve(static_cast<std::size_t>(f.pp));
   for (int st = 0; st < f.pp; ++st) out.push_back(detail::mem::stage_estimate(r.model(), r.settings(), f, st, r.memory_constants()));
@@ -251,7 +307,7 @@ inline std::vector<memory_breakdown> estimate_memory_stages(const run& r) {
 }
 
 inline Bytes activation_bytes_per_layer(const run& r) {
-  const detail::mem::facts f = detail::mem::facts_of(r.model(), r.settings());
+  const detail::mem::facts f = detail::mem::facts_of(r.model(), r.settings(), r.parameters());
   return bytes(detail::mem::block_bytes(f, detail::mem::acts_for(r.model(), f, false, false)));
 }
 
@@ -262,7 +318,7 @@ inline double optimizer_bytes_per_parameter(const run& r) {
   const auto pb = detail::mem::bytes_of(s.prec);
   if (s.opt == optimizer::adafactor)
     return detail::mem::adafactor_state_elements(r.model()) * pb.state /
-           std::max(1.0, static_cast<double>(count_parameters(r.model()).total));
+           std::max(1.0, static_cast<double>(r.parameters().total));
   return detail::mem::optimizer_bytes_per_param(s.opt, pb.state);
 }
 

@@ -31,6 +31,7 @@ class run {
     if (!model_) detail::fail("scenario.model", "is missing");
     validate(*model_, s_);
     resolve();
+    params_ = count_parameters(*model_);
   }
 
   // The planner's fast path: change settings in place and re-check them. Only the
@@ -50,6 +51,9 @@ class run {
   [[nodiscard]] bool valid() const noexcept { return valid_; }
 
   [[nodiscard]] const architecture& model() const noexcept { return *model_; }
+  // count_parameters(model()), counted once when the run is made: edits change the
+  // scenario, never the architecture, so the estimators do not count it per call.
+  [[nodiscard]] const parameter_breakdown& parameters() const noexcept { return params_; }
   // The scenario with every default resolved (quant is set whenever the method needs one).
   [[nodiscard]] const scenario& settings() const noexcept { return s_; }
   [[nodiscard]] const gpu_spec& gpu() const noexcept { return s_.gpu; }
@@ -95,6 +99,7 @@ class run {
 
   std::shared_ptr<const architecture> model_;
   scenario s_;
+  parameter_breakdown params_{};
   std::shared_ptr<const profile> profile_;
   bool valid_ = true;
 };
@@ -103,8 +108,8 @@ class run {
 // memory and time models share (PEFT LoraLayer: A r×in + B out×r per targeted
 // linear; freeze: the top N blocks plus final norm(s) and head, a tied LM head
 // being the embedding matrix).
-inline std::int64_t trainable_parameters(const architecture& a, const scenario& s) {
-  const parameter_breakdown p = count_parameters(a);
+// `p` is count_parameters(a).
+inline std::int64_t trainable_parameters(const architecture& a, const scenario& s, const parameter_breakdown& p) {
   switch (s.meth) {
     case method::full: return p.total;
     case method::lora:
@@ -137,6 +142,9 @@ inline std::int64_t trainable_parameters(const architecture& a, const scenario& 
   }
   return p.total;
 }
+inline std::int64_t trainable_parameters(const architecture& a, const scenario& s) {
+  return trainable_parameters(a, s, count_parameters(a));
+}
 namespace detail {
 // Every estimator's first line: a run left invalid by a failed edit never reaches the arithmetic.
 inline void require_valid(const run& r) {
@@ -144,6 +152,6 @@ inline void require_valid(const run& r) {
 }
 }  // namespace detail
 
-inline std::int64_t trainable_parameters(const run& r) { return trainable_parameters(r.model(), r.settings()); }
+inline std::int64_t trainable_parameters(const run& r) { return trainable_parameters(r.model(), r.settings(), r.parameters()); }
 
 }  // namespace gpuplan

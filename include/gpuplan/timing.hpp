@@ -171,28 +171,30 @@ inline time_estimate assemble_step(const scenario& run, const device_rates& d, c
 // The time model as a pipeline of phases, each a pure function over value types:
 // device rates → (serving) prefill + decode, or (training) FLOPs → per-block costs →
 // compute per micro-batch → communication → pipeline bubble → optimizer and offload → step.
-inline time_estimate estimate_time_of(const architecture& a, const scenario& run, const efficiency_params& e) {
+// `P` is count_parameters(a) (a run holds it: run::parameters); `memo`, when given, keeps
+// the block costs between calls on runs of one template (block_memo).
+inline time_estimate estimate_time_of(const architecture& a, const scenario& run, const efficiency_params& e,
+                                      const parameter_breakdown& P, block_memo* memo = nullptr) {
   warning_set w = 0;
   const device_rates d = device_rates_of(run.gpu, run.prec, e, w);
   w |= configuration_warnings(a, run);
-  const parameter_breakdown P = count_parameters(a);
   if (run.work == workload::infer) return assemble_serving(a, run, d, serving_time(a, run, d, P, e), w);
 
   const flop_breakdown F = training_flops(a, run);
   const microbatch_shape m = microbatch_of(a, run);
   const backward_scope sc = backward_scope_of(a, run);
-  const stage_parameters sp = stage_parameters_of(run, P.total, trainable_parameters(a, run));
+  const stage_parameters sp = stage_parameters_of(run, P.total, trainable_parameters(a, run, P));
   // The slowest stage paces every micro-batch (1F1B: Narayanan et al. 2021 §2.2): of the
   // first stage, the last (blocks + head) and the fullest middle one (pp - 2: the remainder
   // goes to the last stages), the one with the most compute + exposed communication.
   const int pp = std::max(1, run.parallel.pp);
-  stage_blocks blocks = stage_blocks_of(a, run, d, m, e, pp - 1);
+  stage_blocks blocks = stage_blocks_of(a, run, d, m, e, pp - 1, nullptr, memo);
   compute_cost c = compute_per_microbatch(a, run, d, m, blocks, sc, e, sp.trainable_params, true);
   comm_cost k = communication(a, run, m, blocks, sc, c, sp, d.peak.act_bytes, e);
   const int middle = pp - 2 > 0 ? pp - 2 : -1;  // pp 2: the first stage is the only other one
   for (const int st : {0, middle}) {
     if (st < 0 || st >= pp - 1) continue;
-    const stage_blocks b = stage_blocks_of(a, run, d, m, e, st);
+    const stage_blocks b = stage_blocks_of(a, run, d, m, e, st, &blocks);  // the same blocks, another count
     const compute_cost cs = compute_per_microbatch(a, run, d, m, b, sc, e, sp.trainable_params, false);
     const comm_cost ks = communication(a, run, m, b, sc, cs, sp, d.peak.act_bytes, e);
     if (cs.microbatch + ks.microbatch_exposed > c.microbatch + k.microbatch_exposed) {
@@ -205,14 +207,26 @@ inline time_estimate estimate_time_of(const architecture& a, const scenario& run
   const optimizer_cost o = optimizer_and_offload(a, run, d, sp, e);
   return assemble_step(run, d, m, F, c, k, p, o, e, w);
 }
+inline time_estimate estimate_time_of(const architecture& a, const scenario& run, const efficiency_params& e) {
+  return estimate_time_of(a, run, e, count_parameters(a));
+}
 
 }  // namespace detail
 
 inline time_estimate estimate_time(const run& r, const efficiency_params& e) {
   detail::require_valid(r);
-  return detail::estimate_time_of(r.model(), r.settings(), e);
+  return detail::estimate_time_of(r.model(), r.settings(), e, r.parameters());
 }
 
 inline time_estimate estimate_time(const run& r) { return estimate_time(r, r.efficiency()); }
+
+namespace detail {
+// estimate_time(r) for a caller that estimates many runs of one template, edited only in
+// their layout (the search): the same estimate, the block costs kept in `memo` between calls.
+inline time_estimate estimate_time_reusing(const run& r, block_memo& memo) {
+  require_valid(r);
+  return estimate_time_of(r.model(), r.settings(), r.efficiency(), r.parameters(), &memo);
+}
+}  // namespace detail
 
 }  // namespace gpuplan

@@ -19,10 +19,14 @@ namespace gpuplan {
 namespace detail {
 inline std::string i2s(std::int64_t v) { return std::to_string(v); }
 // The path is a view: the planner re-checks runs millions of times per second, so a
-// string is built only when a rule fails.
-inline void require_range(std::int64_t v, std::int64_t lo, std::int64_t hi, std::string_view path) {
+// string is built only when a rule fails, out of line (the check itself is two compares).
+[[noreturn, gnu::noinline, gnu::cold]] inline void out_of_range(std::int64_t v, std::int64_t lo, std::int64_t hi,
+                                                                std::string_view path) {
   if (v < lo) fail(std::string(path), "must be at least " + i2s(lo) + " (got " + i2s(v) + ")");
-  if (v > hi) fail(std::string(path), "must be at most " + i2s(hi) + " (got " + i2s(v) + ")");
+  fail(std::string(path), "must be at most " + i2s(hi) + " (got " + i2s(v) + ")");
+}
+inline void require_range(std::int64_t v, std::int64_t lo, std::int64_t hi, std::string_view path) {
+  if (v < lo || v > hi) [[unlikely]] out_of_range(v, lo, hi, path);
 }
 inline void require_finite(double v, double lo, double hi, std::string_view path) {
   if (!std::isfinite(v)) fail(std::string(path), "must be a finite number (got " + num(v) + ")");

@@ -297,6 +297,7 @@ class Recommendation(PlanRow):
     purchase: Optional[float]  #: count × one card's price, when the card can be bought
     break_even_hours: Optional[float]  #: hours after which owning beats renting; None: never, or no prices
     own_electricity: Optional[float]  #: electricity of this run on owned cards
+    own_cost: Optional[float]  #: cards with no rental price: purchase + this run's electricity (the ranking's cost)
     meets_deadline: bool
     within_budget: bool
     device_bytes: float

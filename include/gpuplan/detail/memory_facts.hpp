@@ -93,9 +93,10 @@ struct facts {
   layer_act full_enc, full_dec, sel_enc, sel_dec;  // per-block activations (filled by facts_with_acts)
 };
 
-inline facts facts_of(const architecture& a, const scenario& r) {
+// `p` is count_parameters(a) (a run holds it: run::parameters).
+inline facts facts_of(const architecture& a, const scenario& r, const parameter_breakdown& p) {
   facts f;
-  f.p = count_parameters(a);
+  f.p = p;
   f.pb = bytes_of(r.prec);
   f.tp = std::max(1, r.parallel.tp);
   f.pp = std::max(1, r.parallel.pp);
@@ -123,6 +124,8 @@ inline facts facts_of(const architecture& a, const scenario& r) {
   return f;
 }
 
+inline facts facts_of(const architecture& a, const scenario& r) { return facts_of(a, r, count_parameters(a)); }
+
 inline stage_params params_of_stage(const architecture& a, const facts& f, const scenario& r, int stage) {
   return params_of_stage(a, f.p, f.lin_enc, f.lin_dec, r, stage);
 }
@@ -145,8 +148,8 @@ inline layer_act acts_for(const architecture& a, const facts& f, bool dec, bool 
 }
 
 // facts plus the per-block activation figures (computed once per estimate).
-inline facts facts_with_acts(const architecture& a, const scenario& r) {
-  facts f = facts_of(a, r);
+inline facts facts_with_acts(const architecture& a, const scenario& r, const parameter_breakdown& p) {
+  facts f = facts_of(a, r, p);
   f.full_enc = acts_for(a, f, false, false);
   f.sel_enc = acts_for(a, f, false, true);
   if (a.kind == model_kind::encoder_decoder) {
@@ -158,6 +161,7 @@ inline facts facts_with_acts(const architecture& a, const scenario& r) {
   }
   return f;
 }
+inline facts facts_with_acts(const architecture& a, const scenario& r) { return facts_with_acts(a, r, count_parameters(a)); }
 
 // GPUs of one node whose offloaded state shares that node's host memory.
 inline double gpus_on_node(const scenario& r) { return std::max(1, std::min(r.num_gpus, r.cluster.gpus_per_node)); }

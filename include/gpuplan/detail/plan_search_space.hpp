@@ -164,4 +164,83 @@ struct search_plan {
   std::vector<zero_variant> variants;
 };
 
+// The memory frontiers of one group: per (checkpointing level ci, variant vi), how many
+// entries of the group's micro-batch chain fit, found on first need with `fits(ci, vi, k)`
+// (true: entry k fits). P1 makes each a threshold. P2 brackets it: at least the frontier of
+// a level with less checkpointing, at most that of a level with more; the most checkpointed
+// level's is found first, so a variant that fits at no micro-batch costs one call for all
+// levels. Inside the bracket the first probes go where the last group of the same
+// (gpus, tp, pp, sp) stopped fitting (groups differ there only in v), then bisection. A call
+// that fits evaluates every pipeline stage, one that does not usually one stage, so a right
+// guess (one call of each kind) saves most of the cost.
+class frontier_table {
+ public:
+  static constexpr int kUnknown = -1;
+
+  // A new group and its chain (len entries); the previous group's frontiers become hints.
+  void start(const search_group& g, const std::int64_t* chain, int len) {
+    if (g_ != nullptr) keep_hint();
+    g_ = &g;
+    chain_ = chain;
+    len_ = len;
+    for (auto& row : f_) row.fill(kUnknown);
+  }
+
+  template <class Fits>
+  int get(std::size_t ci, std::size_t vi, std::size_t nc, Fits& fits) {
+    if (f_[ci][vi] != kUnknown) return f_[ci][vi];
+    int lo = 0, hi = ci + 1 < nc ? get(nc - 1, vi, nc, fits) : len_;  // entries [0, lo) fit, [hi, len) do not
+    for (std::size_t c = 0; c < nc; ++c) {
+      const int known = f_[c][vi];
+      if (known == kUnknown || c == ci) continue;
+      if (c < ci) lo = std::max(lo, known); else hi = std::min(hi, known);
+    }
+    auto probe = [&](int k) {
+      if (k < lo || k >= hi) return;
+      if (fits(ci, vi, k)) lo = k + 1; else hi = k;
+    };
+    if (const int g = guess(ci, vi); g != kUnknown) {
+      const int at = std::clamp(g, lo, hi);
+      probe(at);      // the first entry that did not fit there: does it fit here?
+      probe(at - 1);  // and the last that did
+    }
+    while (lo < hi) probe(lo + (hi - lo) / 2);
+    f_[ci][vi] = lo;
+    return lo;
+  }
+
+ private:
+  static constexpr std::int64_t kNoHint = 0;  // micro-batches are >= 1
+  static constexpr std::int64_t kAllFit = std::numeric_limits<std::int64_t>::max();
+  struct hint {
+    int gpus = 0, tp = 0, pp = 0;
+    // Micro-batch of the first entry that did not fit (kAllFit: every one did).
+    std::array<std::array<std::int64_t, kZeroVariants.size()>, kCkpt.size()> mb{};
+  };
+
+  void keep_hint() {
+    hint& h = hints_[g_->sp ? 1 : 0];
+    h.gpus = g_->gpus; h.tp = g_->tp; h.pp = g_->pp;
+    for (std::size_t ci = 0; ci < kCkpt.size(); ++ci)
+      for (std::size_t vi = 0; vi < kZeroVariants.size(); ++vi) {
+        const int f = f_[ci][vi];
+        h.mb[ci][vi] = f == kUnknown ? kNoHint : f < len_ ? chain_[f] : kAllFit;
+      }
+  }
+  // Entries of this chain below the hint's micro-batch, or kUnknown without a hint.
+  [[nodiscard]] int guess(std::size_t ci, std::size_t vi) const {
+    const hint& h = hints_[g_->sp ? 1 : 0];
+    if (h.gpus != g_->gpus || h.tp != g_->tp || h.pp != g_->pp || h.mb[ci][vi] == kNoHint) return kUnknown;
+    int k = 0;
+    while (k < len_ && chain_[k] < h.mb[ci][vi]) ++k;
+    return k;
+  }
+
+  const search_group* g_ = nullptr;
+  const std::int64_t* chain_ = nullptr;
+  int len_ = 0;
+  std::array<std::array<int, kZeroVariants.size()>, kCkpt.size()> f_{};
+  std::array<hint, 2> hints_{};  // sp off, on
+};
+
 }  // namespace gpuplan::detail

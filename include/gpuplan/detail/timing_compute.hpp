@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 
@@ -357,20 +358,69 @@ struct stage_blocks {
   block_group decoder;  // decoder blocks with cross attention (a.decoder_layers)
 };
 
+// Per-block seconds already computed, for a caller that estimates many runs of one
+// template which differ only in their layout (plan/layout.hpp; the search). Of the layout,
+// block_seconds reads tp, ep, sp and the micro-batch's shape alone, so a run that agrees with
+// an earlier one on those reuses its costs (the same arithmetic, not repeated). A small
+// direct-mapped table: a slot holds the last costs of the shapes that map to it.
+class block_memo {
+ public:
+  template <class Cost>
+  block_cost get(const scenario& run, double tokens, double batch, double s_q, double s_kv, bool decoder_block,
+                 Cost&& cost) {
+    const entry key{true, decoder_block, tokens, batch, s_q, s_kv, run.parallel.tp, run.parallel.ep, run.parallel.sp, {}};
+    entry& e = slots_[slot(key)];
+    if (!e.same(key)) {
+      e = key;
+      e.cost = cost();
+    }
+    return e.cost;
+  }
+
+ private:
+  static constexpr std::size_t kSlots = 128;
+  struct entry {
+    bool valid = false, decoder = false;
+    double tokens = 0, batch = 0, s_q = 0, s_kv = 0;
+    int tp = 0, ep = 0;
+    bool sp = false;
+    block_cost cost{};
+    [[nodiscard]] bool same(const entry& o) const {
+      return valid && decoder == o.decoder && tokens == o.tokens && batch == o.batch && s_q == o.s_q && s_kv == o.s_kv &&
+             tp == o.tp && ep == o.ep && sp == o.sp;
+    }
+  };
+  static std::size_t slot(const entry& k) {
+    const auto t = static_cast<std::uint64_t>(k.tokens), b = static_cast<std::uint64_t>(k.batch);
+    const std::uint64_t h = (t * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full) ^
+                            (static_cast<std::uint64_t>(k.tp) << 1) ^ (k.sp ? 1u : 0u) ^ (k.decoder ? 0x80u : 0u);
+    return static_cast<std::size_t>((h ^ (h >> 29)) % kSlots);
+  }
+  std::array<entry, kSlots> slots_{};
+};
+
 // The blocks of pipeline stage `stage` (default: the last). Blocks are whole per stage;
 // the remainder of layers / pp goes to the last stages, which also hold the head
 // (mem::blocks_of_stage); Megatron's embedding / loss units of the split take a block
-// off the first / last stage.
+// off the first / last stage. A block's seconds do not depend on its stage: `known`
+// (another stage of the same run and micro-batch) lends the per-block costs it holds,
+// else `memo` (block_memo) those of the caller's earlier runs when they are the same.
 inline stage_blocks stage_blocks_of(const architecture& a, const scenario& run, const device_rates& d,
-                                    const microbatch_shape& m, const efficiency_params& e, int stage = -1) {
+                                    const microbatch_shape& m, const efficiency_params& e, int stage = -1,
+                                    const stage_blocks* known = nullptr, block_memo* memo = nullptr) {
   stage_blocks b;
   const int pp = std::max(1, run.parallel.pp), cp = run.parallel.cp;
   std::int64_t begin = 0, enc = 0, dec = 0;
   mem::blocks_of_stage(a, run.parallel, stage < 0 ? pp - 1 : stage, begin, enc, dec);
   b.plain.count = static_cast<double>(enc);
   b.decoder.count = static_cast<double>(dec);
-  if (b.plain.count > 0) b.plain.cost = block_seconds(a, run, d, m.tokens, m.batch, m.seq / cp, m.seq, false, e);
-  if (b.decoder.count > 0) b.decoder.cost = block_seconds(a, run, d, m.tokens, m.batch, m.seq / cp, m.seq, true, e);
+  auto cost = [&](const block_group* k, bool decoder_block) {
+    if (k != nullptr && k->count > 0) return k->cost;
+    auto fresh = [&] { return block_seconds(a, run, d, m.tokens, m.batch, m.seq / cp, m.seq, decoder_block, e); };
+    return memo != nullptr ? memo->get(run, m.tokens, m.batch, m.seq / cp, m.seq, decoder_block, fresh) : fresh();
+  };
+  if (b.plain.count > 0) b.plain.cost = cost(known ? &known->plain : nullptr, false);
+  if (b.decoder.count > 0) b.decoder.cost = cost(known ? &known->decoder : nullptr, true);
   return b;
 }
 

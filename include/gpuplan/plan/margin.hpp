@@ -115,6 +115,13 @@ class margin_table {
     const double f = num_gpus <= 1 ? one_ : num_gpus <= kValidatedMaxGpus ? many_ : beyond_;
     return margin_fits(resident_device(m), in_bytes(m.capacity), f, g_);
   }
+  // fits(estimate_memory(r), num_gpus), stage by stage until one does not fit. Without
+  // paged optimizer state every stage's device memory is resident (resident_device), so
+  // the run fits exactly when each stage does; with it, the whole estimate decides.
+  [[nodiscard]] bool fits(const run& r, int num_gpus) const {
+    if (mem::optimizer_is_paged(r.settings().opt)) return fits(estimate_memory(r), num_gpus);
+    return mem::every_stage(r, [&](const memory_breakdown& m) { return fits(m, num_gpus); });
+  }
 
  private:
   plan_margin g_;

@@ -89,10 +89,10 @@ struct search_result {
 namespace detail {
 
 // Appends the group `g` with its micro-batch chain (every divisor mb of the
-// per-replica batch whose grad_accum the run allows); a group without one is dropped.
-inline void add_group(search_plan& p, const scenario& t, const search_group& g) {
+// per-replica batch, `mbs`, whose grad_accum the run allows); a group without one is dropped.
+inline void add_group(search_plan& p, const scenario& t, const search_group& g, const std::vector<std::int64_t>& mbs) {
   const std::size_t begin = p.chain.size();
-  for (const std::int64_t mb : divisors(g.per_replica_batch)) {
+  for (const std::int64_t mb : mbs) {
     const std::int64_t ga = g.per_replica_batch / mb;
     // Megatron-LM interleaved 1F1B needs micro-batches % pp == 0 (schedules.py).
     if (g.v > 1 && ga % g.pp != 0) continue;
@@ -111,6 +111,7 @@ inline void add_pipeline_groups(search_plan& p, const architecture& m, const sce
                                 std::int64_t n, std::int64_t tp, std::int64_t pp, std::int64_t gb) {
   const std::int64_t layers = m.total_layers();
   const std::int64_t dp = n / (tp * pp);
+  const std::vector<std::int64_t> mbs = divisors(gb / dp);  // every group of (n, tp, pp) has this per-replica batch
   for (std::int64_t v = 1; v <= (pp > 1 ? layers / pp : 1); ++v) {
     if (layers % (pp * v) != 0) continue;
     if (o.max_virtual_stages > 0 && v > o.max_virtual_stages) continue;
@@ -121,7 +122,7 @@ inline void add_pipeline_groups(search_plan& p, const architecture& m, const sce
       if (!group_allowed(profile_of(t.fw), static_cast<int>(n), static_cast<int>(tp), static_cast<int>(pp),
                          static_cast<int>(v), sp))
         continue;  // a layout the framework cannot launch (framework.hpp)
-      add_group(p, t, {static_cast<int>(n), static_cast<int>(tp), static_cast<int>(pp), static_cast<int>(v), sp, gb / dp});
+      add_group(p, t, {static_cast<int>(n), static_cast<int>(tp), static_cast<int>(pp), static_cast<int>(v), sp, gb / dp}, mbs);
     }
   }
 }
@@ -167,14 +168,21 @@ inline search_plan plan_space(const architecture& m, const scenario& t, const se
 // worker owns one run and edits its layout in place (no allocation per layout).
 //
 // Per group (n, tp, pp, v, sp) and per (micro-batch, ckpt):
-//  1. time bound: one estimate_time of the same layout on tp*pp GPUs (dp = 1,
+//  1. memory first: per (ckpt, variant) the micro-batch frontier (how many chain
+//     entries fit) is found on first need (P1), bracketed by the frontiers of the
+//     other checkpointing levels (P2) and looked for first where the last group of
+//     the same (gpus, tp, pp, sp) had it (frontier_table); each probe is the fit
+//     test stage by stage (margin_table::fits(run): stage 0, the last, then the
+//     middle stages P7 does not cover), stopping at the first stage that does not
+//     fit. When no variant fits at this level, no time is estimated.
+//  2. time bound: one estimate_time of the same layout on tp*pp GPUs (dp = 1,
 //     ZeRO-0, no offload); compute + exposed communication + bubble of that run
 //     bound the step of every (dp, ZeRO, offload) variant from below (P4, P6);
 //     that bound also bounds the next checkpointing levels (P3).
-//  2. memory: per (ckpt, variant) the micro-batch frontier (how many chain
-//     entries fit) is found by bisection on first need (P1), starting from the
-//     frontier of the previous checkpointing level (P2).
 //  3. survivors get their own estimate_time and enter the top-k.
+// Nothing the layout leaves unchanged is recomputed per configuration: the margin's
+// band factors (margin_table), the framework profile, the model's parameter count
+// (run::parameters) and the per-block costs of a micro-batch shape (block_memo).
 class layout_searcher {
  public:
   layout_searcher(const run& start, int ep, const search_options& o, const search_plan& p, shared_cutoff& cut,
@@ -188,8 +196,6 @@ class layout_searcher {
   }
 
  private:
-  static constexpr int kUnknown = -1;
-
   [[nodiscard]] double cutoff() const noexcept { return std::min(best_.cutoff(), cut_.load()); }
 
   void edit_to(const layout& l) {
@@ -211,7 +217,6 @@ class layout_searcher {
   void visit_group(std::size_t gi) {
     g_ = &p_.groups[gi];
     l_ = layout{.gpus = g_->gpus, .tp = g_->tp, .pp = g_->pp, .virtual_stages = g_->v, .sp = g_->sp};
-    for (auto& row : frontier_) row.fill(kUnknown);
     per_score_ = per_gpu_ ? g_->gpus : 1.0;
     const int dp = g_->gpus / (g_->tp * g_->pp);
     nallowed_ = 0;
@@ -221,6 +226,7 @@ class layout_searcher {
     }
     c0_ = p_.chain_begin[gi];
     len_ = static_cast<int>(p_.chain_begin[gi + 1] - c0_);
+    frontier_.start(*g_, p_.chain.data() + c0_, len_);
     for (int k = 0; k < len_; ++k) {
       double lb_compute = 0;  // P3: the dp = 1 bound is non-decreasing in checkpointing
       for (std::size_t ci = 0; ci < nc_; ++ci) search_level(k, ci, lb_compute);
@@ -270,7 +276,7 @@ class layout_searcher {
     try {
       edit_to(l1);
       ++c_.time_calls;
-      dp1_time_ = estimate_time(r_);
+      dp1_time_ = estimate_time_reusing(r_, blocks_);
     } catch (const config_error&) {
       return 0;
     }
@@ -299,7 +305,7 @@ class layout_searcher {
       try {
         edit_to(l_);
         ++c_.time_calls;
-        step = in_seconds(estimate_time(r_).step);
+        step = in_seconds(estimate_time_reusing(r_, blocks_).step);
       } catch (const config_error&) {
         ++c_.rejected;
         return;
@@ -320,24 +326,16 @@ class layout_searcher {
     try {
       edit_to(l_);
       ++c_.memory_calls;
-      return fit_.fits(estimate_memory(r_), l_.gpus) ? 1 : 0;
+      return fit_.fits(r_, l_.gpus) ? 1 : 0;  // the memory estimate, stage by stage until one does not fit
     } catch (const config_error&) {
       return -1;
     }
   }
 
-  // How many chain entries fit under (ckpt ci, variant vi), bisected on first need.
+  // How many chain entries fit under (ckpt ci, variant vi) (frontier_table: P1, P2).
   int frontier_of(std::size_t ci, std::size_t vi) {
-    int& f = frontier_[ci][vi];
-    if (f != kUnknown) return f;
-    int lo = (ci > 0 && frontier_[ci - 1][vi] != kUnknown) ? frontier_[ci - 1][vi] : 0;  // entries [0, lo) fit (P2)
-    int hi = len_;                                                                        // entries [hi, len) do not
-    while (lo < hi) {
-      const int mid = lo + (hi - lo) / 2;
-      if (fits_at(ci, vi, mid) == 1) lo = mid + 1; else hi = mid;
-    }
-    f = lo;
-    return f;
+    auto fits = [this](std::size_t c, std::size_t v, int k) { return fits_at(c, v, k) == 1; };
+    return frontier_.get(ci, vi, nc_, fits);
   }
 
   run r_;
@@ -356,7 +354,8 @@ class layout_searcher {
   double per_score_ = 1;
   std::size_t c0_ = 0;
   int len_ = 0;
-  std::array<std::array<int, kZeroVariants.size()>, kCkpt.size()> frontier_{};
+  frontier_table frontier_;  // memory frontiers of the group, hints from the last one
+  block_memo blocks_;        // block costs of earlier time estimates (runs differ only in layout)
   std::array<bool, kZeroVariants.size()> allowed_{};  // variants the framework can launch on this group
   std::int64_t nallowed_ = 0;
   const framework_profile& fw_;
