@@ -51,6 +51,9 @@ struct memory_breakdown {
   // Serving only: KV cache and how many sequences of prompt_len+gen_len fit.
   Bytes kv_cache = bytes(0);
   std::int64_t max_concurrent_sequences = 0;
+  // Paged engines (vLLM, SGLang, TGI): the pool's bytes the requested batch takes. The pool
+  // itself is sized to the engine's budget, full by design (plan/margin.hpp elastic_pool).
+  Bytes kv_needed = bytes(0);
   warning_set warnings = 0;
   // Which phase of the step sets peak_allocated.
   enum class phase : std::uint8_t { forward_loss, loss_backward, backward_start, backward_end, optimizer_step, inference };
@@ -154,6 +157,8 @@ inline memory_breakdown infer_stage(const architecture& a, const scenario& r, co
     m.device = bytes(p.weights + p.bytes + p.activations + p.non_torch + p.cuda_graphs);
     const std::int64_t need = pool_tokens_per_request(r, p.block_tokens);
     m.max_concurrent_sequences = p.tokens / need;
+    if (p.tokens > 0)
+      m.kv_needed = bytes(static_cast<double>(r.inference.batch) * static_cast<double>(need) * p.bytes / static_cast<double>(p.tokens));
     m.stage = stage;
     return m;
   }

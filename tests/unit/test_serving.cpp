@@ -178,6 +178,30 @@ TEST_CASE("serving kernels: which kernel each engine runs for each weight format
   CHECK(kernel_for(with_weights(s, dtype::int8)).kind == kernel_kind::llm_int8);
 }
 
+TEST_CASE("serving verdict: a paged engine's pool full by design is no risk; the requested batch's KV is") {
+  // llama-2-13b in int4 under vLLM on an RTX 4090: the engine budgets 90% of the card and
+  // fills it with the KV pool (22 GiB of 24), which the P90 band on the whole device used
+  // to call TIGHT. The pool shrinks when the rest is larger than estimated: the plan is the
+  // rest at P90 plus the requested batch's KV within the budget.
+  const architecture& m = io::find_model("llama-2-13b");
+  scenario s = vllm_on("rtx-4090", 512, 512);
+  s.quant = quantization{.weights = dtype::int4};
+  const run r(m, s);
+  const memory_breakdown mem = estimate_memory(r);
+  REQUIRE(in_bytes(mem.kv_needed) > 0);
+  CHECK(in_bytes(mem.kv_needed) < in_bytes(mem.kv_cache));  // one request of 1,024 tokens, a pool of ~18
+  CHECK(verdict_of(r, mem) == verdict::fits);
+  // A batch the pool holds at P50 but not with the rest at P90 is tight; one beyond the pool does not fit.
+  const std::int64_t n = mem.max_concurrent_sequences;
+  REQUIRE(n > 2);
+  s.inference.batch = n;
+  const run full(m, s);
+  CHECK(verdict_of(full, estimate_memory(full)) == verdict::tight);
+  s.inference.batch = n + 4;
+  const run over(m, s);
+  CHECK(verdict_of(over, estimate_memory(over)) == verdict::does_not_fit);
+}
+
 TEST_CASE("serving kernels: bitsandbytes LLM.int8 decodes several times slower than fp16 (transformers)") {
   // Llama-7B at batch 1 under transformers: int8 154.55 ms vs fp16 32.89 ms per token on an
   // RTX 3090 (bitsandbytes #347, 4.7x), "about 5x as slow as bf16" on an A100 (#490): the

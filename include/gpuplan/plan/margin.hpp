@@ -80,6 +80,23 @@ inline bool margin_fits(double resident, double capacity, double factor, const p
   return resident * factor + keep <= capacity;
 }
 
+// A paged serving engine fills its budget with the KV pool by design (vLLM
+// gpu_worker.py determine_available_memory: the pool is total × gpu_memory_utilization
+// minus what the profiled rest takes), so a pool that reaches the budget is no risk: when
+// the rest is larger than estimated the pool shrinks. The band applies to the rest, and the
+// plan asks that the requested batch's KV still fits: rest × factor + kv_needed within the
+// engine's budget (its device figure); the engine's own 1 − utilization is the headroom.
+inline bool elastic_pool(const memory_breakdown& m) { return in_bytes(m.kv_needed) > 0; }
+inline double elastic_need(const memory_breakdown& m, double factor) {
+  return (in_bytes(m.device) - in_bytes(m.kv_cache)) * factor + in_bytes(m.kv_needed);
+}
+
+// margin_fits of an estimate: the elastic rule for a paged engine's pool, else the bare one.
+inline bool margin_fits(const memory_breakdown& m, double factor, const plan_margin& g) {
+  if (elastic_pool(m)) return elastic_need(m, factor) <= std::min(in_bytes(m.device), in_bytes(m.capacity));
+  return margin_fits(resident_device(m), in_bytes(m.capacity), factor, g);
+}
+
 // The factor the planner applies to a band: its quantile at the confidence;
 // outside every validated regime the band is the widest, but the factor is
 // never smaller than the run's own regime's (the widest band is widest by
@@ -113,7 +130,7 @@ class margin_table {
   // The run must be the table's run with only its layout (GPU count) changed.
   [[nodiscard]] bool fits(const memory_breakdown& m, int num_gpus) const {
     const double f = num_gpus <= 1 ? one_ : num_gpus <= kValidatedMaxGpus ? many_ : beyond_;
-    return margin_fits(resident_device(m), in_bytes(m.capacity), f, g_);
+    return margin_fits(m, f, g_);
   }
   // fits(estimate_memory(r), num_gpus), stage by stage until one does not fit. Without
   // paged optimizer state every stage's device memory is resident (resident_device), so
@@ -135,18 +152,21 @@ inline Bytes margin_headroom(const plan_margin& g, Bytes capacity) {
   return bytes(std::max(g.headroom_fraction * in_bytes(capacity), in_bytes(g.headroom_min)));
 }
 
-// The resident device memory at the margin's confidence (bytes), from the band of `r`.
+// The resident device memory at the margin's confidence (bytes), from the band of `r`; for
+// a paged engine's elastic pool, the rest at that confidence plus the requested batch's KV.
 inline double device_quantile(const run& r, const memory_breakdown& m, const plan_margin& g) {
   const band_source b =
       detail::band_source_for(r, r.training() ? detail::band_metric::memory_train : detail::band_metric::memory_infer);
-  return detail::resident_device(m) * detail::plan_factor(b, g.confidence);
+  const double factor = detail::plan_factor(b, g.confidence);
+  return detail::elastic_pool(m) ? detail::elastic_need(m, factor) : detail::resident_device(m) * factor;
 }
 
 // Is `m` (the estimate of `r`) a plan: the device memory at the margin's
-// confidence plus the headroom within the usable capacity?
+// confidence plus the headroom within the usable capacity (detail::margin_fits)?
 inline bool plans_fit(const run& r, const memory_breakdown& m, const plan_margin& g = {}) {
-  const double cap = in_bytes(m.capacity);
-  return device_quantile(r, m, g) + in_bytes(margin_headroom(g, m.capacity)) <= cap;
+  const band_source b =
+      detail::band_source_for(r, r.training() ? detail::band_metric::memory_train : detail::band_metric::memory_infer);
+  return detail::margin_fits(m, detail::plan_factor(b, g.confidence), g);
 }
 
 // The three-state verdict under a margin, from the estimate and its bands (docs/planner.md,
@@ -163,8 +183,11 @@ inline verdict verdict_of(const memory_breakdown& m, const memory_bands& b, cons
   const double cap = in_bytes(m.capacity), resident = detail::resident_device(m);
   // memory.hpp sets fits = device <= capacity, false beside that only for the engine rule above.
   const bool cannot_start = !m.fits && m.peak_phase == memory_breakdown::phase::inference && in_bytes(m.device) <= cap;
-  if (!(resident * b.source.factors.q50 <= cap) || cannot_start) return verdict::does_not_fit;
-  if (detail::margin_fits(resident, cap, detail::plan_factor(b.source, g.confidence), g)) return verdict::fits;
+  // A paged engine's pool at P50: the requested batch must fit beside the rest.
+  const bool p50_fits = detail::elastic_pool(m) ? detail::margin_fits(m, b.source.factors.q50, g)
+                                                : resident * b.source.factors.q50 <= cap;
+  if (!p50_fits || cannot_start) return verdict::does_not_fit;
+  if (detail::margin_fits(m, detail::plan_factor(b.source, g.confidence), g)) return verdict::fits;
   return verdict::tight;
 }
 
