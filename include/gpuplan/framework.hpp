@@ -11,6 +11,7 @@
 
 #include "gpuplan/detail/memory_constants.hpp"
 #include "gpuplan/scenario.hpp"
+#include "gpuplan/warnings.hpp"
 
 namespace gpuplan {
 
@@ -229,6 +230,27 @@ static_assert(profiles_in_enum_order() && kFrameworkProfiles.size() == kFramewor
 constexpr const framework_profile& profile_of(framework f) {
   const auto i = static_cast<std::size_t>(f);
   return i < kFrameworkProfiles.size() ? kFrameworkProfiles[i] : kFrameworkProfiles[0];
+}
+
+// The layout rules of the run's framework profile, and the shared one above, that a
+// training run's layout breaks, as warnings: the planner never proposes such a layout
+// (detail/plan_search_space.hpp variant_allowed / group_allowed check the same), and an
+// explicit one is estimated and flagged on every command. ZeRO-3 on one data-parallel
+// rank is a planner preference (kMinDpForZero3), not a rule: not flagged.
+constexpr warning_set framework_layout_warnings(const scenario& s) {
+  if (s.work != workload::train) return 0;
+  const framework_profile& f = profile_of(s.fw);
+  const parallel_config& p = s.parallel;
+  warning_set w = 0;
+  if (f.max_gpus > 0 && s.num_gpus > f.max_gpus) w |= warn_framework_gpus;
+  if (((p.tp > 1 || p.sp) && !f.tensor_parallel) || ((p.pp > 1 || p.virtual_stages > 1) && !f.pipeline_parallel))
+    w |= warn_framework_parallelism;
+  const bool params_off = p.offload_params != offload::none;
+  const bool optimizer_only = p.offload_optimizer != offload::none && !params_off;
+  if (!f.allows_zero(p.zero) || (params_off && !f.offload_everything) || (optimizer_only && !f.offload_optimizer_only))
+    w |= warn_framework_zero;
+  if (p.pp > 1 && p.zero > kMaxZeroWithPipeline) w |= warn_zero_with_pipeline;
+  return w;
 }
 
 // bitsandbytes' optimizers (one fused CUDA kernel each) and transformers' Adafactor (its own

@@ -220,6 +220,7 @@ inline void verdict(memory_breakdown& m, const scenario& r) {
   if (in_bytes(m.host) > in_bytes(r.cluster.host_memory_per_node)) m.warnings |= warn_host_memory;
   // FlashAttention-2 and SDPA's flash kernel need compute capability 8.0 or newer (Dao-AILab/flash-attention README).
   if (r.attn == attention::flash && r.gpu.cc_major > 0 && r.gpu.sm() < 80) m.warnings |= warn_flash_unsupported;
+  m.warnings |= framework_layout_warnings(r);
 }
 
 inline memory_breakdown stage_estimate(const architecture& a, const scenario& r, const facts& f, int stage,

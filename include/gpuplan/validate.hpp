@@ -161,6 +161,14 @@ inline void validate_sequence(const architecture& m, const scenario& s) {
       fail(s.work == workload::infer ? "scenario.inference" : "scenario.seq_len",
            "exceeds max_position_embeddings=" + i2s(m.max_positions) + " of a learned-position model (got " + i2s(len) + ")");
   }
+  // Paged engines refuse a context beyond the model's: vLLM's ModelConfig ("User-specified
+  // max_model_len ... is greater than the derived max_model_len"), SGLang and TGI likewise.
+  if (s.work == workload::infer && m.max_positions > 0 && profile_of(s.inference.eng).paged_pool) {
+    const std::int64_t len = s.inference.prompt_len + s.inference.gen_len;
+    if (len > m.max_positions)
+      fail("scenario.inference", "prompt_len + gen_len = " + i2s(len) + " exceeds the model's maximum context (max_position_embeddings=" +
+                                     i2s(m.max_positions) + "), which " + std::string(to_string(s.inference.eng)) + " refuses");
+  }
   if (m.is_vit() && s.seq_len != m.vit_tokens())
     fail("scenario.seq_len", "a ViT's sequence is fixed by image_size/patch_size = " + i2s(m.vit_tokens()) +
                                  " tokens (got " + i2s(s.seq_len) + ")");

@@ -428,3 +428,51 @@ TEST_CASE("framework rules: each names the estimate's terms it changes, the prof
 }
 
 }  // namespace unit_framework
+
+namespace unit_framework_layouts {
+using namespace gpuplan;
+
+TEST_CASE("framework rules on every door: a layout the framework cannot launch is estimated and flagged") {
+  // The planner never proposes these layouts (detail/plan_search_space.hpp); fit, estimate
+  // and Python estimate them when asked and name the rule the layout breaks.
+  const architecture& m = io::find_model("llama-2-7b");
+  const auto warnings_of = [&](framework fw, int gpus, int tp, int pp, int zero) {
+    scenario s;
+    s.gpu = io::find_gpu("h100-sxm");
+    s.fw = fw;
+    s.num_gpus = gpus;
+    s.parallel.tp = tp;
+    s.parallel.pp = pp;
+    s.parallel.zero = zero;
+    return estimate_memory(m, s).warnings;
+  };
+  constexpr warning_set kFramework = warn_framework_gpus | warn_framework_parallelism | warn_framework_zero | warn_zero_with_pipeline;
+  CHECK((warnings_of(framework::unsloth, 8, 1, 1, 0) & warn_framework_gpus) != 0);        // Unsloth runs on one GPU
+  CHECK((warnings_of(framework::hf, 8, 2, 1, 0) & warn_framework_parallelism) != 0);      // no tensor parallelism in HF
+  CHECK((warnings_of(framework::torchtune, 8, 2, 1, 3) & warn_framework_parallelism) != 0);
+  CHECK((warnings_of(framework::deepspeed, 8, 1, 2, 3) & warn_zero_with_pipeline) != 0);  // PipelineEngine asserts
+  CHECK((warnings_of(framework::megatron, 8, 2, 2, 3) & (warn_framework_zero | warn_zero_with_pipeline)) != 0);
+  // What the frameworks launch carries none of them.
+  CHECK((warnings_of(framework::hf, 1, 1, 1, 0) & kFramework) == 0);
+  CHECK((warnings_of(framework::deepspeed, 8, 1, 1, 3) & kFramework) == 0);
+  CHECK((warnings_of(framework::megatron, 8, 2, 2, 1) & kFramework) == 0);
+  CHECK((warnings_of(framework::unsloth, 1, 1, 1, 0) & kFramework) == 0);
+  CHECK(warning_message(warn_zero_with_pipeline).find("pipeline") != std::string_view::npos);
+}
+
+TEST_CASE("serving: a paged engine refuses a context beyond the model's maximum") {
+  // llama-3.1-8b (131,072 positions), a 200,000-token prompt: vLLM refuses max_model_len above
+  // the derived maximum; transformers generate runs (and warns) past it.
+  const architecture& m = io::find_model("llama-3.1-8b");
+  scenario s;
+  s.gpu = io::find_gpu("h100-sxm");
+  s.work = workload::infer;
+  s.inference.eng = engine::vllm;
+  s.inference.prompt_len = 200000;
+  s.inference.gen_len = 512;
+  CHECK_THROWS_WITH_AS(validate(m, s), doctest::Contains("scenario.inference: prompt_len + gen_len = 200512 exceeds the model's maximum context"),
+                       config_error);
+  s.inference.prompt_len = 130000;
+  CHECK_NOTHROW(validate(m, s));
+}
+}  // namespace unit_framework_layouts
