@@ -22,6 +22,7 @@
 #include "embedded.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/file_text.hpp"
 #include "gpuplan/mig.hpp"
 #include "gpuplan/io/hf_config.hpp"
 #include "csv_text.hpp"
@@ -195,6 +196,7 @@ struct gpu_field {
   std::string_view name;
   field_kind kind;
   double max = 0;  // numbers: the largest accepted value (documented in docs/robustness.md)
+  double min = 0;  // numbers: the smallest accepted value (ditto); 0: any positive value
 };
 
 // Upper bounds on GPU figures: finite inputs whose unit conversion would not be
@@ -205,33 +207,41 @@ constexpr double kMaxMemoryGB = 1e5;      // memory_gb, usable_gib
 constexpr double kMaxBandwidthGBs = 1e6;  // bandwidth_gb_s, gpu_link_gb_s_bidir
 constexpr double kMaxRate = 1e6;          // *_tflops, int8_tops
 constexpr double kMaxTdpW = 1e5;          // tdp_w
+// Lower bounds: a figure below these is a typo or a unit slip (1e-300 TFLOP/s printed an
+// MFU of 697%), set ~10-100x below the smallest CUDA parts ever sold (GT 710: 1 GB,
+// 14.4 GB/s, 0.37 TFLOP/s FP32, 0.015 FP64, 19 W; Jetson Nano: 4 GB, 25.6 GB/s, 5 W).
+constexpr double kMinMemoryGB = 0.25;      // memory_gb, usable_gib: 256 MiB, less than a CUDA context alone
+constexpr double kMinBandwidthGBs = 1;     // bandwidth_gb_s, gpu_link_gb_s_bidir: PCIe 1.0 x4 is 2 GB/s
+constexpr double kMinRate = 0.01;          // *_tflops but FP64, int8_tops: 10 GFLOP/s
+constexpr double kMinFp64Rate = 0.001;     // fp64_tflops: consumer parts run FP64 at 1/32-1/64 of FP32
+constexpr double kMinTdpW = 1;             // tdp_w: 1 W, below any board with GPU memory
 constexpr gpu_field kGpuFields[] = {
     {"id", field_kind::text},
     {"name", field_kind::text},
     {"arch", field_kind::text},
     {"compute_capability", field_kind::text},
-    {"memory_gb", field_kind::number, kMaxMemoryGB},
+    {"memory_gb", field_kind::number, kMaxMemoryGB, kMinMemoryGB},
     {"memory_type", field_kind::text},
-    {"bandwidth_gb_s", field_kind::number, kMaxBandwidthGBs},
-    {"fp64_tflops", field_kind::number, kMaxRate},
-    {"fp32_tflops", field_kind::number, kMaxRate},
-    {"tf32_tflops", field_kind::number, kMaxRate},
-    {"bf16_tflops", field_kind::number, kMaxRate},
-    {"fp16_acc16_tflops", field_kind::number, kMaxRate},
-    {"fp8_tflops", field_kind::number, kMaxRate},
-    {"int8_tops", field_kind::number, kMaxRate},
+    {"bandwidth_gb_s", field_kind::number, kMaxBandwidthGBs, kMinBandwidthGBs},
+    {"fp64_tflops", field_kind::number, kMaxRate, kMinFp64Rate},
+    {"fp32_tflops", field_kind::number, kMaxRate, kMinRate},
+    {"tf32_tflops", field_kind::number, kMaxRate, kMinRate},
+    {"bf16_tflops", field_kind::number, kMaxRate, kMinRate},
+    {"fp16_acc16_tflops", field_kind::number, kMaxRate, kMinRate},
+    {"fp8_tflops", field_kind::number, kMaxRate, kMinRate},
+    {"int8_tops", field_kind::number, kMaxRate, kMinRate},
     {"gpu_link", field_kind::text},
-    {"gpu_link_gb_s_bidir", field_kind::number, kMaxBandwidthGBs},
+    {"gpu_link_gb_s_bidir", field_kind::number, kMaxBandwidthGBs, kMinBandwidthGBs},
     {"pcie_gen", field_kind::integer},
     {"pcie_lanes", field_kind::integer},
-    {"tdp_w", field_kind::number, kMaxTdpW},
+    {"tdp_w", field_kind::number, kMaxTdpW, kMinTdpW},
     {"ecc", field_kind::text},
     {"mig", field_kind::mig},
     {"year", field_kind::integer},
     {"confidence", field_kind::text},
     {"p2p", field_kind::mig},  // yes | no (a boolean in JSON), read like mig
     {"sm_count", field_kind::integer},
-    {"usable_gib", field_kind::number, kMaxMemoryGB},
+    {"usable_gib", field_kind::number, kMaxMemoryGB, kMinMemoryGB},
     {"link_group", field_kind::integer},
 };
 
@@ -281,6 +291,12 @@ struct gpu_registry {
   std::unordered_map<std::string, usable_row> usable;      // lower-case id
 };
 
+// A positive finite figure within its field's [min, max] (kMin*, kMax* above).
+void check_range(const gpu_field& f, double v, const std::string& where) {
+  if (v > f.max) fail(where, "must be at most " + detail::num(f.max) + " (got " + detail::num(v) + ")");
+  if (v < f.min) fail(where, "must be at least " + detail::num(f.min) + " (got " + detail::num(v) + ")");
+}
+
 // Applies one GPU object's fields onto `g`. `fresh` = no base (a new GPU).
 void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_registry& reg, bool fresh) {
   auto at = [&](std::string_view k) { return path + "." + std::string(k); };
@@ -305,8 +321,7 @@ void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_
     if (!it->is_number() || it->is_boolean()) fail(at(k), "must be a positive finite number (got " + show(*it) + ")");
     const double v = it->get<double>();
     if (!std::isfinite(v) || v <= 0) fail(at(k), "must be a positive finite number (got " + show(*it) + ")");
-    const double max = field(k).max;
-    if (v > max) fail(at(k), "must be at most " + detail::num(max) + " (got " + detail::num(v) + ")");
+    check_range(field(k), v, at(k));
     return std::optional<double>{v};
   };
   auto integer = [&](std::string_view k, std::int64_t lo, std::int64_t hi) -> std::optional<std::optional<int>> {
@@ -548,14 +563,6 @@ void insert_gpu(gpu_registry& reg, gpu_spec g) {
   reg.storage.push_back(std::move(owned));
 }
 
-std::string read_text_file(const std::string& file, const std::string& path) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(path, "cannot open '" + clean(file) + "'", error_kind::io_error);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 bool looks_like_path(std::string_view s) {
   return s.find('/') == 0 || s.rfind("./", 0) == 0 || s.rfind("../", 0) == 0 || s.rfind("~/", 0) == 0 ||
          (s.size() > 5 && s.substr(s.size() - 5) == ".json");
@@ -590,13 +597,14 @@ architecture load_model(std::string_view spec, const std::string& path) {
   const fs::path p{std::string(spec)};
   if (fs::is_directory(p, ec)) {
     const fs::path cfg = p / "config.json";
-    if (!fs::is_regular_file(cfg, ec))
+    if (!fs::exists(cfg, ec))
       fail(path, "checkpoint directory '" + clean(spec) + "' has no config.json", error_kind::io_error);
     // The architecture comes from config.json; safetensors headers (if any)
     // are read separately by read_checkpoint_dir.
     return read_hf_config_file(cfg.string(), path);
   }
-  if (fs::is_regular_file(p, ec)) return read_hf_config_file(p.string(), path);
+  // Anything else that exists (a FIFO, /dev/zero) is refused by the file reader, naming what it is.
+  if (fs::exists(p, ec)) return read_hf_config_file(p.string(), path);
   if (looks_like_path(spec)) fail(path, "no such file or directory '" + clean(spec) + "'", error_kind::io_error);
   unknown_model(spec, path);
 }

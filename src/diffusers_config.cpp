@@ -74,11 +74,11 @@ void check_class(const json& o, const char* expected, const std::string& path) {
 }
 json parse_config_file(const fs::path& file, const std::string& path) {
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) fail(path, "no such file '" + detail::quote_text(file.string()) + "'", error_kind::io_error);
+  require_regular_file(file.string(), path);  // a directory, FIFO or device named config.json
   const auto size = fs::file_size(file, ec);
   if (ec) fail(path, "cannot read '" + detail::quote_text(file.string()) + "'", error_kind::io_error);
   if (size > kMaxConfigBytes) fail(path, "larger than 1 MiB (got " + std::to_string(size) + " bytes)");
-  const json j = detail::parse_json_text(read_file_text(file.string(), path), path);
+  const json j = detail::parse_json_text(read_text_file(file.string(), path), path);
   require_object(j, path);
   return j;
 }

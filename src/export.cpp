@@ -6,7 +6,6 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -23,6 +22,7 @@
 #include "gpuplan/engine.hpp"
 #include "gpuplan/framework.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/file_text.hpp"
 #include "gpuplan/scenario.hpp"
 
 namespace gpuplan::io {
@@ -393,9 +393,13 @@ std::string checkpoint_quant_method(const resolved_run& run) {
   std::error_code ec;
   std::filesystem::path p{spec};
   if (std::filesystem::is_directory(p, ec)) p /= "config.json";
-  if (!std::filesystem::is_regular_file(p, ec) || std::filesystem::file_size(p, ec) > (16U << 20)) return "";
-  std::ifstream in(p, std::ios::binary);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::string text;
+  try {
+    text = read_text_file(p.string(), "model", "config");  // the one reader of user files (io/file_text.hpp)
+  } catch (const config_error&) {
+    return "";  // a Hub id or a catalog name: no local checkpoint to inspect
+  }
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   const auto qc = j.is_object() ? j.find("quantization_config") : j.end();
   if (qc == j.end() || !qc->is_object() || !qc->contains("quant_method") || !(*qc)["quant_method"].is_string()) return "";
   std::string method = (*qc)["quant_method"].get<std::string>();

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/report.hpp"
@@ -35,6 +37,30 @@ std::string pad(std::string_view s, std::size_t width, bool right) {
   const std::size_t w = display_width(s);
   const std::string fill(width > w ? width - w : 0, ' ');
   return right ? fill + std::string(s) : std::string(s) + fill;
+}
+
+// One UTF-8 sequence at the start of `s`: its code point and length, or length 0 when
+// malformed (a stray continuation byte, a truncated, overlong or surrogate sequence).
+std::pair<char32_t, std::size_t> decode_utf8(std::string_view s) {
+  const auto b0 = static_cast<unsigned char>(s[0]);
+  const std::size_t len = b0 < 0x80 ? 1 : (b0 >> 5) == 0x6 ? 2 : (b0 >> 4) == 0xE ? 3 : (b0 >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || len > s.size()) return {0, 0};
+  char32_t cp = len == 1 ? b0 : b0 & (0x7Fu >> len);
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[k]);
+    if ((b & 0xC0u) != 0x80u) return {0, 0};
+    cp = (cp << 6) | (b & 0x3Fu);
+  }
+  constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};  // shortest form of each length
+  if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {0, 0};
+  return {cp, len};
+}
+
+// Code points a terminal acts on instead of showing: C0, DEL, C1 (ECMA-48), and the
+// bidirectional marks and overrides (Unicode TR9; "Trojan Source", CVE-2021-42574).
+bool is_control(char32_t cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
+         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
 // Markdown cells cannot contain a raw pipe.
@@ -129,7 +155,30 @@ std::string format_seconds(Seconds s) {
   return format_number(v / (365.25 * 86400)) + " years";
 }
 
-std::string render(const table& t, const style& s) {
+std::string printable(std::string_view s, bool keep_newlines) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto [cp, len] = decode_utf8(s.substr(i));
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD for each malformed byte
+      ++i;
+      continue;
+    }
+    if (!is_control(cp) || (keep_newlines && cp == '\n')) out.append(s.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
+std::string render(const table& raw, const style& s) {
+  // Cells hold names users gave (models, GPUs, graphs): printed without their control characters.
+  table t = raw;
+  t.title = printable(t.title, true);
+  for (auto& h : t.header) h = printable(h, true);
+  for (auto& row : t.rows)
+    for (auto& cell : row) cell = printable(cell, true);
+  for (auto& n : t.notes) n = printable(n, true);
   const std::size_t ncol = t.header.size();
   auto right = [&](std::size_t c, std::string_view cell) {
     if (c < t.right_align.size()) return static_cast<bool>(t.right_align[c]);

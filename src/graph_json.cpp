@@ -392,7 +392,7 @@ layers::graph read_graph(const json& j) {
 
 layers::graph read_graph_text(const std::string& text) { return read_graph(detail::parse_json_text(text, "graph")); }
 
-layers::graph read_graph_file(const std::string& file) { return read_graph_text(read_file_text(file, "graph")); }
+layers::graph read_graph_file(const std::string& file) { return read_graph_text(read_text_file(file, "graph")); }
 
 void save_graph_file(const layers::graph& g, const std::string& file) {
   const std::string text = write_graph(g).dump(1) + "\n";

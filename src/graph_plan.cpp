@@ -89,7 +89,7 @@ void finish(graph_plan& p, const graph_recommend_query& q, double default_images
                              std::to_string(*q.batch) + ")");
     p.workload.micro_batch = q.batch;
   }
-  p.summary = p.workload.name + ": " + format_count(static_cast<std::int64_t>(std::llround(images))) + " images" +
+  p.summary = printable(p.workload.name) + ": " + format_count(static_cast<std::int64_t>(std::llround(images))) + " images" +
               (q.images ? "" : " (" + images_source + ")") + " × " + gpuplan::detail::num(epochs) +
               (epochs == 1 ? " epoch" : " epochs") + ", global batch " + std::to_string(p.workload.global_batch) +
               (q.global_batch ? "" : " (the recipe's)") + ", " + what + "; recipe: " + p.workload.recipe;

@@ -559,11 +559,7 @@ architecture read_hf_config(const nlohmann::json& config, const std::string& pat
 }
 
 architecture read_hf_config_file(const std::string& file, const std::string& path) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(path, "cannot open config file '" + clean(file) + "'", error_kind::io_error);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const json j = detail::parse_json_text(ss.str(), path, "malformed JSON in '" + clean(file) + "'");
+  const json j = detail::parse_json_text(read_text_file(file, path, "config file"), path, "malformed JSON in '" + clean(file) + "'");
   return read_hf_config(j, path);
 }
 

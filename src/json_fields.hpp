@@ -16,6 +16,7 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/amount.hpp"
+#include "gpuplan/io/file_text.hpp"
 #include "gpuplan/names.hpp"
 #include "json_text.hpp"
 
@@ -64,7 +65,9 @@ inline std::int64_t get_int(const json& v, const std::string& path) {
   }
   if (v.is_number_float()) {
     const double d = v.get<double>();
-    if (!std::isfinite(d) || std::fabs(d) > 9.0e18) fail(path, "too large (got " + show(v) + ")");
+    // NaN and infinity reach here from C++ and Python callers (JSON text cannot hold them).
+    if (!std::isfinite(d)) fail(path, "must be a finite number (got " + show(v) + ")");
+    if (std::fabs(d) > 9.0e18) fail(path, "too large (got " + show(v) + ")");
     if (d != std::trunc(d)) fail(path, "must be an integer (got " + show(v) + ")");
     return static_cast<std::int64_t>(d);
   }
@@ -106,14 +109,7 @@ inline table_enum_t<Table> get_enum(const json& v, const std::string& path, cons
        v.is_string() ? error_kind::unknown_name : error_kind::invalid_input);
 }
 
-// The whole of a file the user named, or io_error naming `path`.
-inline std::string read_file_text(const std::string& file, const std::string& path) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(path, "cannot open file '" + detail::quote_text(file) + "'", error_kind::io_error);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) fail(path, "cannot read file '" + detail::quote_text(file) + "'", error_kind::io_error);
-  return ss.str();
-}
+// The whole of a file the user named: the one shared reader (io/file_text.hpp).
+using io::read_text_file;
 
 }  // namespace gpuplan::io::json_fields

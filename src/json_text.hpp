@@ -14,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -98,6 +99,8 @@ inline nlohmann::json parse_json_text(std::string_view text, const std::string& 
 // characters escaped as JSON does), invalid UTF-8 replaced by U+FFFD, at most
 // `limit` bytes, cut on a character boundary.
 inline std::string quote_json(const nlohmann::json& v, std::size_t limit = kMaxShown) {
+  // dump() writes NaN and infinity (from C++ or Python callers) as null: say what they are.
+  if (v.is_number_float() && !std::isfinite(v.get<double>())) return num(v.get<double>());
   std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (s.size() > limit) {
     std::size_t cut = limit > 3 ? limit - 3 : 0;

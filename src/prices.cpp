@@ -21,6 +21,7 @@
 #include "embedded.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/io/file_text.hpp"
 #include "gpuplan/plan_names.hpp"
 #include "csv_text.hpp"
 #include "json_text.hpp"
@@ -31,8 +32,6 @@ namespace {
 using json = nlohmann::json;
 using detail::fail;
 
-// Largest price file read (a price list is a few KiB).
-constexpr std::size_t kMaxFileBytes = std::size_t{16} << 20;
 constexpr int kMaxGpus = 1024;
 constexpr int kMaxVcpus = 100000;
 constexpr double kMaxRamGib = 1e6;
@@ -450,16 +449,7 @@ std::vector<price_row> read_prices_text(std::string_view text, const std::string
 }
 
 std::vector<price_row> read_prices_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(detail::quote_text(path), "cannot open prices file", error_kind::io_error);
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxFileBytes) break;  // read_prices_text reports the size
-  }
-  if (in.bad()) fail(detail::quote_text(path), "cannot read prices file", error_kind::io_error);
-  return read_prices_text(text, detail::quote_text(path));
+  return read_prices_text(read_text_file(path, detail::quote_text(path), "prices file"), detail::quote_text(path));
 }
 
 std::vector<price_row> override_prices(std::span<const price_row> base, std::span<const price_row> user) {

@@ -147,7 +147,7 @@ profile read_profile(const json& j) {
 
 profile read_profile_text(const std::string& text) { return read_profile(detail::parse_json_text(text, "profile")); }
 
-profile read_profile_file(const std::string& file) { return read_profile_text(read_file_text(file, "profile")); }
+profile read_profile_file(const std::string& file) { return read_profile_text(read_text_file(file, "profile")); }
 
 namespace {
 
@@ -214,7 +214,7 @@ void save_profile_file(const profile& p, const std::string& file, bool replace) 
     }
   }
   try {
-    require_round_trip(p, read_file_text(tmp.string(), "profile"), " from the file");
+    require_round_trip(p, read_text_file(tmp.string(), "profile"), " from the file");
   } catch (const config_error&) {
     fs::remove(tmp, ignored);
     throw;
@@ -282,7 +282,7 @@ std::vector<measurement> read_measurements_text(const std::string& text) {
 }
 
 std::vector<measurement> read_measurements_file(const std::string& file) {
-  return read_measurements_text(read_file_text(file, "measurements"));
+  return read_measurements_text(read_text_file(file, "measurements"));
 }
 
 }  // namespace gpuplan::io

@@ -69,7 +69,7 @@ struct header {
 
 header read_header(const std::string& file) {
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) fail_file(file, "not a readable file", error_kind::io_error);
+  require_regular_file(file, file);  // the data may be GBs: only the header is read, bounded by kMaxHeader
   const std::uintmax_t size = fs::file_size(file, ec);
   if (ec) fail_file(file, "cannot determine the file size (" + ec.message() + ")", error_kind::io_error);
   std::ifstream in(file, std::ios::binary);
@@ -185,13 +185,7 @@ std::vector<std::string> add_file(const std::string& file, checkpoint_info& info
   return names;
 }
 
-json read_json_file(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail_file(file, "cannot open the file", error_kind::io_error);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return detail::parse_json_text(ss.str(), file);
-}
+json read_json_file(const std::string& file) { return detail::parse_json_text(read_text_file(file, file), file); }
 
 checkpoint_info read_index(const fs::path& index_file) {
   const std::string idx = index_file.string();

@@ -95,7 +95,13 @@ resolved_run read_scenario(const json& j) {
       fail("scenario.lora", "only applies to method lora, qlora, dora or vera (got method " + std::string(to_string(s.meth)) + ")");
     check_keys(l, "scenario.lora", {"rank", "alpha", "dropout", "targets", "modules_to_save"});
     if (l.contains("rank")) s.lora.rank = get_int(l["rank"], "scenario.lora.rank");
-    if (l.contains("alpha")) s.lora.alpha = get_number(l["alpha"], "scenario.lora.alpha");
+    if (l.contains("alpha")) {
+      s.lora.alpha = get_number(l["alpha"], "scenario.lora.alpha");
+      // Here, not in validate() (read-only in this change): alpha/rank scales the update; PEFT's
+      // examples use 8-512, so past [1e-3, 1e6] it is a slip. Non-positive: validate() says so.
+      if (s.lora.alpha > 1e6 || (s.lora.alpha > 0 && s.lora.alpha < 1e-3))
+        fail("scenario.lora.alpha", "must be between 0.001 and 1e6 (got " + detail::num(s.lora.alpha) + ")");
+    }
     if (l.contains("dropout")) s.lora.dropout = get_number(l["dropout"], "scenario.lora.dropout");
     if (l.contains("targets")) s.lora.targets = read_targets(l["targets"], "scenario.lora.targets");
     if (l.contains("modules_to_save")) {
@@ -219,7 +225,13 @@ resolved_run read_scenario(const json& j) {
     s.inference.eng = get_enum(j["engine"], "scenario.engine", kEngineNames);
   }
   if (j.contains("tokens")) s.tokens = get_amount(j["tokens"], "scenario.tokens");
-  if (j.contains("price_per_gpu_hour")) s.price_per_gpu_hour = get_number(j["price_per_gpu_hour"], "scenario.price_per_gpu_hour");
+  if (j.contains("price_per_gpu_hour")) {
+    s.price_per_gpu_hour = get_number(j["price_per_gpu_hour"], "scenario.price_per_gpu_hour");
+    // Here, not in validate() (read-only in this change; it bounds [0, 1e6]): 0 is a free GPU,
+    // anything under a hundredth of a cent per GPU-hour a slip (the price catalog's lowest is $0.22).
+    if (*s.price_per_gpu_hour > 0 && *s.price_per_gpu_hour < 1e-4)
+      fail("scenario.price_per_gpu_hour", "must be 0 or at least 0.0001 per GPU-hour (got " + detail::num(*s.price_per_gpu_hour) + ")");
+  }
 
   // Defaults that depend on the GPU and the framework, for keys the file leaves out.
   // No bf16 tensor cores (T4, V100): fp16 AMP is what runs there (PyTorch autocast docs).
@@ -260,7 +272,7 @@ resolved_run read_scenario_text(const std::string& text) {
 }
 
 resolved_run read_scenario_file(const std::string& file) {
-  return read_scenario_text(read_file_text(file, "scenario"));
+  return read_scenario_text(read_text_file(file, "scenario"));
 }
 
 json write_scenario(const resolved_run& r) {

@@ -309,9 +309,9 @@ class Scenario:
             s._run = _core.read_scenario_text(src)  # validates exactly as the CLI does
             s._input = json.loads(src)
         else:
-            s._run = _core.read_scenario_file(src)
-            with open(src, encoding="utf-8") as f:
-                s._input = json.load(f)
+            raw = _core.read_text_file(src, "scenario")  # a regular file of at most 16 MiB, read once
+            s._run = _core.read_scenario_text(raw)
+            s._input = json.loads(raw)
         return s
 
     def to_dict(self) -> Dict[str, Any]:

@@ -19,6 +19,7 @@ import dis
 import inspect
 import json
 import operator
+import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core
@@ -47,13 +48,13 @@ class Graph:
 
     @classmethod
     def load(cls, path: str) -> "Graph":
-        """Reads a graph file (as written by save() or `gpuplan vision --export-graph`)."""
+        """Reads a graph file (as written by save() or `gpuplan vision --export-graph`): a regular file
+        of at most 16 MiB (the readers' one file reader: a directory, FIFO or /dev/zero is a ConfigError)."""
+        raw = _core.read_text_file(os.fspath(path), "graph")
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise _error("graph", f"cannot read file '{path}' ({e.strerror})") from None
-        return cls(text)
+            return cls(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise _error("graph", f"file is not UTF-8 text (byte {e.start})") from None
 
     @classmethod
     def from_catalog(cls, model: str, image: Optional[int] = None, classes: int = 1000) -> "Graph":

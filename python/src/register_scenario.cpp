@@ -6,6 +6,7 @@
 
 #include "common.hpp"
 #include "gpuplan/io/amount.hpp"
+#include "gpuplan/io/file_text.hpp"
 #include "gpuplan/io/scenario_json.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/plan_names.hpp"
@@ -82,11 +83,15 @@ void register_scenario(py::module_& m) {
   m.def("parse_amount", &io::positive_amount, py::arg("value"), py::arg("path"), "A positive finite number, as is.");
   m.def("parse_duration", &io::parse_duration, py::arg("value"),
         py::arg("path"), "A positive duration in seconds: '3600', '90m', '24h', '2d'; ConfigError naming `path` otherwise.");
-  m.def("parse_duration", &io::positive_amount, py::arg("value"), py::arg("path"), "A positive finite number of seconds, as is.");
+  m.def("parse_duration", &io::checked_seconds, py::arg("value"), py::arg("path"), "Seconds between 1e-6 and 100 years, as is.");
   m.def("read_scenario", [](py::handle obj) { return io::read_scenario(to_json(obj, "scenario")); }, py::arg("scenario"),
         "Parses and validates a scenario dict (the CLI's schema).");
   m.def("read_scenario_text", &io::read_scenario_text, py::arg("text"), "Parses and validates scenario JSON text.");
   m.def("read_scenario_file", &io::read_scenario_file, py::arg("file"), "Reads and validates a scenario JSON file.");
+  m.def(
+      "read_text_file", [](const std::string& file, const std::string& path) { return py::bytes(io::read_text_file(file, path)); },
+      py::arg("file"), py::arg("path"),
+      "The bytes of a file the user named (io/file_text.hpp): a regular file of at most 16 MiB, or ConfigError naming `path`.");
 }
 
 }  // namespace gpuplan::python

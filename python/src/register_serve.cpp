@@ -24,15 +24,16 @@ void register_serve(py::module_& m) {
       "serve",
       [](const io::resolved_run& r, std::optional<double> latency_target_s, std::optional<std::int64_t> concurrency) {
         std::optional<Seconds> target;
-        if (latency_target_s) target = seconds(io::positive_amount(*latency_target_s, "serve.latency_target"));
-        if (concurrency && *concurrency < 1)
-          gpuplan::detail::fail("serve.concurrency", "must be at least 1 (got " + std::to_string(*concurrency) + ")");
+        if (latency_target_s) {
+          const double t = io::positive_amount(*latency_target_s, "serve.latency_target");
+          target = seconds(io::checked_latency(t, "serve.latency_target", gpuplan::detail::num(t)));
+        }
         serve_result s;
         std::optional<serve_point> at;
         {
           py::gil_scoped_release unlocked;
           s = serve(r.run, target);
-          if (concurrency) at = serve_at(r.run, *concurrency);
+          if (concurrency) at = io::serve_at_checked(r.run, s, *concurrency, "serve.concurrency");
         }
         return result_dict(io::serve_json(r, s, at), io::serve_table(s, at), io::serve_summary(r, s));
       },
@@ -44,10 +45,10 @@ void register_serve(py::module_& m) {
       [](const io::resolved_run& r, double requests_per_second, double itl_target_s, const std::vector<std::string>& gpu_ids,
          const std::map<std::string, double, std::less<>>& prices, int max_tp, std::size_t top_k) {
         serve_workload w;
-        w.requests_per_second = requests_per_second;
+        w.requests_per_second = io::checked_request_rate(requests_per_second, "recommend_serving.requests_per_second");
         w.prompt_len = r.settings().inference.prompt_len;
         w.output_len = r.settings().inference.gen_len;
-        w.itl_target = seconds(itl_target_s);
+        w.itl_target = seconds(io::checked_latency(itl_target_s, "recommend_serving.itl_target", gpuplan::detail::num(itl_target_s)));
         // The catalog's cheapest on-demand price per GPU-hour, the caller's prices over it.
         const recommend_options market = io::market_options(
             gpu_ids.empty() ? std::nullopt : std::optional(gpu_ids), prices, {}, false, "cost",

@@ -15,6 +15,7 @@
 #include "gpuplan/io/serve_report.hpp"
 #include "gpuplan/plan.hpp"
 #include "gpuplan/plan_names.hpp"
+#include "json_text.hpp"
 
 namespace gpuplan::cli {
 namespace {
@@ -72,8 +73,15 @@ recommend_options market_of(const recommend_request& request) {
   std::optional<std::vector<std::string>> gpus;
   if (!request.gpus_list.empty()) gpus = split_list(request.gpus_list, "--gpus-list");
   const auto prices = request.prices.empty() ? std::map<std::string, double, std::less<>>{} : parse_prices(request.prices, "--price");
-  return io::market_options(gpus, prices, request.prices_file, request.spot, request.rank,
-                            {"--gpus-list", "--price", "--rank", "name GPUs with --gpus-list or give --price"});
+  try {
+    return io::market_options(gpus, prices, request.prices_file, request.spot, request.rank,
+                              {"--gpus-list", "--price", "--rank", "name GPUs with --gpus-list or give --price"});
+  } catch (const config_error& e) {
+    // The price file's errors name the file (its rows "FILE:3"): say which flag gave it.
+    if (!request.prices_file.empty() && e.path().rfind(gpuplan::detail::quote_text(request.prices_file), 0) == 0)
+      throw config_error("--prices", e.what(), e.kind());
+    throw;
+  }
 }
 
 }  // namespace
@@ -198,8 +206,9 @@ int run_search(const io::resolved_run& run, const search_request& request, const
     return 0;
   }
   const bool md = style.format == io::report_format::markdown;
-  std::string text = std::string(md ? "### " : "") + run.model().name + " on " + std::to_string(run.settings().num_gpus) +
-                     " × " + run.settings().gpu.name + "\n" + io::run_summary(run.settings()) + " (template)\n\n";
+  std::string text = std::string(md ? "### " : "") + io::printable(run.model().name) + " on " +
+                     std::to_string(run.settings().num_gpus) + " × " + io::printable(run.settings().gpu.name) + "\n" +
+                     io::run_summary(run.settings()) + " (template)\n\n";
   text += io::render(io::search_table(r, o.objective), style);
   if (const framework_profile& f = profile_of(run.settings().fw); !f.tensor_parallel)
     text += "Layouts " + std::string(to_string(run.settings().fw)) +
@@ -251,7 +260,7 @@ int run_recommend_serving(const io::resolved_run& run, const recommend_request& 
     throw config_error("--top", "must be between 1 and 100000 (got " + std::to_string(request.top_k) + ")");
   const scenario& s = run.settings();
   serve_workload w;
-  w.requests_per_second = *request.requests_per_second;
+  w.requests_per_second = io::checked_request_rate(*request.requests_per_second, "--requests-per-second");
   w.prompt_len = s.inference.prompt_len;
   w.output_len = s.inference.gen_len;
   w.itl_target = seconds(io::parse_latency(request.itl_target, "--itl-target"));
@@ -284,8 +293,9 @@ recommend_options market_options(const recommend_request& request, int max_gpus)
     o.kwh_price = *request.kwh_price;
   }
   o.deadline = seconds(io::parse_duration(request.deadline, "--deadline"));
-  if (request.budget && (!(*request.budget >= 0) || !std::isfinite(*request.budget)))
-    throw config_error("--budget", "must be a non-negative number (got " + detail::num(*request.budget) + ")");
+  // 1e12: a trillion in any currency, beyond every compute budget there is.
+  if (request.budget && (!(*request.budget >= 0) || !std::isfinite(*request.budget) || *request.budget > 1e12))
+    throw config_error("--budget", "must be a number between 0 and 1e12 (got " + detail::num(*request.budget) + ")");
   o.budget = request.budget;
   o.max_gpus = request.max_gpus.value_or(max_gpus);
   if (o.max_gpus < 1 || o.max_gpus > 4096)
@@ -343,25 +353,25 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
   if (more) {
     // GPU counts as whole numbers with thousands separators ("1,024"), like the rest of the output.
     auto gpus = [](double n) { return io::format_count(std::llround(n)); };
-    const std::string measured = gpus(more->measured_count) + "×" + more->gpu.id + " takes " +
+    const std::string measured = gpus(more->measured_count) + "×" + io::printable(more->gpu.id) + " takes " +
                                  io::format_seconds(more->measured_wall);
     // No row at all (nothing fits at or below --max-gpus): the modelled count is also the
     // measured one (more_gpus_for_deadline), so the answer is said once.
     if (more->count && more->modelled && total == 0)
       more_text = "No row at or below --max-gpus " + gpus(o.max_gpus) + " meets the deadline: " +
-                  gpus(*more->count) + "×" + more->gpu.id + " would, in " + io::format_seconds(more->wall) +
+                  gpus(*more->count) + "×" + io::printable(more->gpu.id) + " would, in " + io::format_seconds(more->wall) +
                   (more->cost ? " for " + money(*more->cost) : "") + " (the model's best layout at that count).";
     else if (more->count && more->modelled)
-      more_text = "No row meets the deadline: " + gpus(*more->count) + "×" + more->gpu.id + " would, in " +
+      more_text = "No row meets the deadline: " + gpus(*more->count) + "×" + io::printable(more->gpu.id) + " would, in " +
                   io::format_seconds(more->wall) + (more->cost ? " for " + money(*more->cost) : "") +
                   " (the model's best layout at that count, beyond --max-gpus); " + measured + ".";
     else if (more->count)
-      more_text = "No row meets the deadline: needs ~" + gpus(*more->count) + "×" + more->gpu.id + " for " +
+      more_text = "No row meets the deadline: needs ~" + gpus(*more->count) + "×" + io::printable(more->gpu.id) + " for " +
                   io::format_seconds(o.deadline) + "; " + measured + " (extrapolated: wall-clock ∝ GPUs^-" +
                   io::format_number(more->exponent, 2) +
                   (more->exponent_measured ? ", the scaling of its two largest counts" : ", linear scaling assumed") + ").";
     else
-      more_text = "No row meets the deadline, and more " + more->gpu.id + "s do not help: " + measured + ".";
+      more_text = "No row meets the deadline, and more " + io::printable(more->gpu.id) + "s do not help: " + measured + ".";
     if (!more->modelled && !profile_of(run.settings().fw).tensor_parallel)
       more_text += " Data parallelism stops at the global batch (" + std::to_string(gb) +
                    "): a larger --global-batch, or --framework megatron for tensor/pipeline parallelism, lets more GPUs help.";
@@ -395,7 +405,7 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
     return 0;
   }
   const bool md = style.format == io::report_format::markdown;
-  std::string text = std::string(md ? "### " : "") + run.model().name + ": " + io::format_number(tokens) +
+  std::string text = std::string(md ? "### " : "") + io::printable(run.model().name) + ": " + io::format_number(tokens) +
                      " tokens, global batch " + std::to_string(gb) + " sequences (" + gb_reason + "), " +
                      io::run_summary(run.settings(), true) + " (template)\n";
   text += prices_line(request, o);

@@ -640,7 +640,7 @@ gpuplan::measurement flag_measurement(run_args& a, const calibrate_args& c) {
   if (!c.allocated.empty()) m.peak_allocated = gpuplan::bytes(io::parse_measured_size(c.allocated, "--measured-allocated"));
   if (!c.reserved.empty()) m.peak_reserved = gpuplan::bytes(io::parse_measured_size(c.reserved, "--measured-reserved"));
   if (!c.device.empty()) m.device = gpuplan::bytes(io::parse_measured_size(c.device, "--measured-device"));
-  if (!c.step.empty()) m.step = gpuplan::seconds(io::parse_duration(c.step, "--measured-step"));
+  if (!c.step.empty()) m.step = gpuplan::seconds(io::parse_positive_seconds(c.step, "--measured-step"));  // bounded below
   if (c.tokens_per_second) m.tokens_per_second_per_gpu = io::positive_amount(*c.tokens_per_second, "--measured-tokens-per-second");
   gpuplan::check_measurement(m, 0);
   return m;

@@ -17,11 +17,9 @@ int run_serve(const io::resolved_run& r, const std::optional<std::string>& laten
               const io::style& st) {
   std::optional<Seconds> target;
   if (latency) target = seconds(io::parse_latency(*latency));
-  if (concurrency && *concurrency < 1)
-    gpuplan::detail::fail("--concurrency", "must be at least 1 (got " + std::to_string(*concurrency) + ")");
   const serve_result s = serve(r.run, target);
   std::optional<serve_point> at;
-  if (concurrency) at = serve_at(r.run, *concurrency);
+  if (concurrency) at = io::serve_at_checked(r.run, s, *concurrency, "--concurrency");
   if (st.format == io::report_format::json) {
     std::printf("%s\n", io::serve_json(r, s, at).dump(2).c_str());
     return s.memory.fits ? 0 : 1;

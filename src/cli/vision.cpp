@@ -46,7 +46,8 @@ int run_vision(io::vision_query q, const io::style& st) {
       std::printf("%s\n", io::write_graph(g).dump(1).c_str());
     } else {
       io::save_graph_file(g, q.export_graph);
-      std::printf("Wrote the layer graph of %s (%zu layers) to %s\n", g.name.c_str(), g.layers.size(), q.export_graph.c_str());
+      std::printf("Wrote the layer graph of %s (%zu layers) to %s\n", io::printable(g.name).c_str(), g.layers.size(),
+                  io::printable(q.export_graph).c_str());
     }
     return 0;
   }

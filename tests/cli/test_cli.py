@@ -85,7 +85,7 @@ def case_errors_are_one_line():
             json.dump({"model": "llama-2-13b", "gpu": "rtx-4090", "micro_batchh": 2}, f)
         cases = [
             (["fit", "llama-2-13b", "--gpu", "rtx-4090", "--tp", "3"], "--tp:", "must divide num_attention_heads=40"),
-            (["fit", "llama-2-13b", "--gpu", "rtx-4090", "--seq", "abc"], "fit:", "--seq"),
+            (["fit", "llama-2-13b", "--gpu", "rtx-4090", "--seq", "abc"], "--seq:", "must be an integer (got abc)"),
             (["fit", "llama-2-13b", "--gpu", "rtx-4090", "--seq", "0"], "--seq:", "(got 0)"),
             # gpt2's learned positions stop at 1024; the default seq_len 2048 names --seq.
             (["fit", "gpt2", "--gpu", "h100-sxm"], "--seq:", "max_position_embeddings=1024"),
@@ -515,7 +515,7 @@ def case_planner_bad_options():
         (["search", "llama-2-13b", "--gpus", "8", "--threads", "0"], "--threads:", "(got 0)"),
         (["search", "llama-2-13b", "--gpus", "8", "--objective", "speed"], "--objective:", "speed"),
         (["search", "llama-2-13b", "--gpus", "8", "--global-batch", "0"], "--global-batch:", "(got 0)"),
-        (["search", "llama-2-13b", "--gpus", "8", "--top", "x"], "search:", "--top"),
+        (["search", "llama-2-13b", "--gpus", "8", "--top", "x"], "--top:", "(got x)"),
         (["plan", "llama-2-13b", "--gpus", "0"], "--gpus:", "(got 0)"),
         (["recommend", "llama-2-7b", "--tokens", "2B", "--deadline", "soon"], "--deadline:", "soon"),
         (["recommend", "llama-2-7b", "--tokens", "2B", "--deadline", "-3h"], "--deadline:", "-3h"),
@@ -699,7 +699,7 @@ def case_recommend_deadline_and_bad_inputs():
          "--budget:", "rtx-3060"),
         (["recommend", "llama-2-7b", "--tokens", "2B", "--kwh-price", "-1"], "--kwh-price:", "-1"),
         (["recommend", "llama-2-7b", "--tokens", "2B", "--global-batch", "0"], "--global-batch:", "(got 0)"),
-        (["recommend", "llama-2-7b", "--tokens", "2B", "--prices", "/nonexistent/prices.csv"], "/nonexistent/prices.csv"),
+        (["recommend", "llama-2-7b", "--tokens", "2B", "--prices", "/nonexistent/prices.csv"], "--prices: /nonexistent/prices.csv"),
     ]
     for args, path, *needles in cases:
         expect_error(args, path, *needles)
@@ -707,7 +707,7 @@ def case_recommend_deadline_and_bad_inputs():
         path = os.path.join(d, "bad.csv")
         with open(path, "w") as f:
             f.write("gpu_id,price_per_gpu_hour_usd\nrtx-4090,-3\n")
-        expect_error(["recommend", "llama-2-7b", "--tokens", "2B", "--prices", path], path, "-3")
+        expect_error(["recommend", "llama-2-7b", "--tokens", "2B", "--prices", path], "--prices: " + path, "-3")
 
 
 def case_recommend_nothing_fits_footer():

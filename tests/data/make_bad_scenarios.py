@@ -206,6 +206,19 @@ for key, bad, what in [
     add({"gpu": {"base": "rtx-4090", key: bad}}, f"scenario.gpu.{key}: {what}")
 for bad, shown in [(0, "0"), (5000, "5000"), (-1, "-1"), (1e30, "1e+30"), ("128", '"128"')]:
     add({"gpu": {"base": "rtx-4090", "sm_count": bad}}, f"scenario.gpu.sm_count: must be an integer in [1, 4096] (got {shown})")
+# Figures below any real part (catalog.cpp kMin*): 1e-300 TFLOP/s printed an MFU of 697%.
+for key, bad, what in [
+    ("bf16_tflops", 1e-300, "must be at least 0.01 (got 1e-300)"),
+    ("fp32_tflops", 0.001, "must be at least 0.01 (got 0.001)"),
+    ("fp64_tflops", 0.0001, "must be at least 0.001 (got 0.0001)"),
+    ("memory_gb", 0.1, "must be at least 0.25 (got 0.1)"),
+    ("bandwidth_gb_s", 0.5, "must be at least 1 (got 0.5)"),
+    ("tdp_w", 0.5, "must be at least 1 (got 0.5)"),
+]:
+    add({"gpu": {"base": "rtx-4090", key: bad}}, f"scenario.gpu.{key}: {what}")
+# Bounds the reader adds (scenario_json.cpp): LoRA alpha past any use, a price under a hundredth of a cent.
+add({"method": "lora", "lora": {"alpha": 1e300}}, "scenario.lora.alpha: must be between 0.001 and 1e6 (got 1e+300)")
+add({"price_per_gpu_hour": 1e-300}, "scenario.price_per_gpu_hour: must be 0 or at least 0.0001 per GPU-hour (got 1e-300)")
 
 # Serving engines (engine.hpp): unknown names, keys of another engine, negative counts.
 add({"workload": "infer", "engine": "vllm2"}, "scenario.engine: must be one of hf, vllm, sglang, tgi, llama.cpp (got \"vllm2\")")

@@ -1,8 +1,9 @@
 // fuzz_gpu_json — a user GPU description (--gpu-file / an inline "gpu" object)
 // as raw bytes: nlohmann parse, then io::read_gpu. An accepted GPU has finite,
-// non-negative capacities and rates.
+// non-negative capacities and rates, none below the smallest real part.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -30,5 +31,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (r) fuzz::finite_nonneg(in_flop_per_s(*r), "gpu rate");
   fuzz::finite_nonneg(in_byte_per_s(g.link_per_direction), "gpu.link_per_direction");
   if (g.sm_count < 0 || g.sm_count > 4096) fuzz::die("gpu.sm_count out of [0, 4096]", std::to_string(g.sm_count));
+  // The lower bounds (catalog.cpp kMin*): nothing slower or smaller than a real part is accepted.
+  if (in_bytes(g.memory) < 0.25 * 1073741824.0) fuzz::die("gpu.memory below 0.25 GiB", std::to_string(in_bytes(g.memory)));
+  if (in_byte_per_s(g.bandwidth) < 1e9) fuzz::die("gpu.bandwidth below 1 GB/s", std::to_string(in_byte_per_s(g.bandwidth)));
+  for (const auto& r : {std::optional<FlopRate>(g.fp32), g.tf32, g.bf16, g.fp16_acc16, g.fp8, g.int8})
+    if (r && in_flop_per_s(*r) < 1e10) fuzz::die("gpu rate below 0.01 TFLOP/s", std::to_string(in_flop_per_s(*r)));
   return 0;
 }

@@ -64,6 +64,10 @@ def gpus():
         {"id": "x", "memory_gb": 1e308, "bandwidth_gb_s": -0.0, "bf16_tflops": 0},
         {"base": "l40s", "sm_count": 100},
         {"id": "y", "memory_gb": 24, "bandwidth_gb_s": 1000, "bf16_tflops": 100, "sm_count": 0},
+        # At and just under the lower bounds (catalog.cpp kMin*), and a name with terminal escapes.
+        {"id": "tiny", "memory_gb": 0.25, "bandwidth_gb_s": 1, "fp32_tflops": 0.01, "fp64_tflops": 0.001, "tdp_w": 1},
+        {"id": "slow", "memory_gb": 24, "bandwidth_gb_s": 1000, "fp32_tflops": 80, "bf16_tflops": 1e-300},
+        {"base": "rtx-4090", "id": "evil\u001b[2J", "name": "Evil\u001b]0;t\u0007\u009b2J"},
     ]:
         put("gpu", json.dumps(g))
 

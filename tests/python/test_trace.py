@@ -486,7 +486,7 @@ def test_parameter_total_and_hostile_graphs(gp):
         gp.Graph({"input": {"c": 3}, "layers": [{"kind": "tanh"}]})
     with pytest.raises(gp.ConfigError, match=r"^graph: must be graph JSON text or a dict"):
         gp.Graph(42)
-    with pytest.raises(gp.ConfigError, match=r"^graph: cannot read file"):
+    with pytest.raises(gp.ConfigError, match=r"^graph: cannot open file"):
         gp.Graph.load("/nonexistent/graph.json")
     g = gp.Graph({"input": {"c": 8}, "layers": [{"kind": "linear", "out": 4}]})
     with pytest.raises(gp.ConfigError, match=r"^estimate.batch: must be between 1 and 1000000 \(got 0\)"):

@@ -341,7 +341,7 @@ TEST_CASE("gpus: a user file adds and replaces entries") {
   CHECK_THROWS_WITH_AS(io::load_gpu_file(file), (file + ": malformed JSON: parse error at line 1, column 4: syntax error while parsing value - "
                                                         "unexpected end of input; expected '[', '{', or a literal").c_str(), config_error);
   std::remove(file.c_str());
-  CHECK_THROWS_WITH_AS(io::load_gpu_file(file), (file + ": cannot open '" + file + "'").c_str(), config_error);
+  CHECK_THROWS_WITH_AS(io::load_gpu_file(file), (file + ": cannot open file '" + file + "'").c_str(), config_error);
 }
 
 }  // namespace unit_catalog

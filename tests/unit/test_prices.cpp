@@ -272,7 +272,7 @@ TEST_CASE("prices: hostile user files give one-line messages naming the field an
 
   // Files.
   CHECK_THROWS_WITH_AS(io::read_prices_file("/nonexistent/prices.csv"),
-                       "/nonexistent/prices.csv: cannot open prices file", config_error);
+                       "/nonexistent/prices.csv: cannot open prices file '/nonexistent/prices.csv'", config_error);
   const auto empty = temp_file("", "-empty.csv");
   CHECK_THROWS_WITH_AS(io::read_prices_file(empty), (empty + ": empty file (expected a CSV header line, or JSON)").c_str(),
                        config_error);

@@ -70,13 +70,36 @@ inline double parse_amount(std::string_view text, const std::string& path) {
   return *v;
 }
 
-// A positive duration in seconds ("24h" -> 86400); config_error naming `path` otherwise.
-inline double parse_duration(std::string_view text, const std::string& path) {
+// The durations a plan takes, from a measured step to a deadline: 1 µs (below one GPU
+// kernel launch) to 100 years (beyond any run); 1e-300 s or 1e300 s is a slip, not a plan.
+inline constexpr double kMinSeconds = 1e-6;
+inline constexpr double kMaxSeconds = 100 * 365.25 * 86400;
+
+// A positive duration in seconds ("24h" -> 86400), for a caller that bounds it more
+// tightly itself (a measured step: calibrate.hpp); config_error naming `path` otherwise.
+inline double parse_positive_seconds(std::string_view text, const std::string& path) {
   const auto v = parse_seconds(text);
   const std::string got = " (got '" + std::string(text) + "')";
   if (!v) gpuplan::detail::fail(path, "must be a duration such as 3600, 90m, 24h or 2d" + got);
   if (!(*v > 0)) gpuplan::detail::fail(path, "must be positive" + got);
   return *v;
+}
+
+// A positive duration in seconds ("24h" -> 86400) in [kMinSeconds, kMaxSeconds]; config_error naming `path` otherwise.
+inline double parse_duration(std::string_view text, const std::string& path) {
+  const double v = parse_positive_seconds(text, path);
+  if (v < kMinSeconds || v > kMaxSeconds)
+    gpuplan::detail::fail(path, "must be between 1e-6 s and 100 years (got '" + std::string(text) + "')");
+  return v;
+}
+
+// The same bounds for a duration given as a number of seconds (Python callers).
+inline double checked_seconds(double v, const std::string& path) {
+  const std::string got = " (got " + gpuplan::detail::num(v) + ")";
+  if (!std::isfinite(v)) gpuplan::detail::fail(path, "must be a finite number" + got);
+  if (!(v > 0)) gpuplan::detail::fail(path, "must be positive" + got);
+  if (v < kMinSeconds || v > kMaxSeconds) gpuplan::detail::fail(path, "must be between 1e-6 s and 100 years" + got);
+  return v;
 }
 
 // Sizes: GiB/MiB are 2^30/2^20 bytes, GB/MB 10^9/10^6 (IEC 80000-13); a bare number is bytes.

@@ -58,6 +58,13 @@ struct style {
   bool color = false;  // ANSI colour (text only); the CLI sets it for a TTY without NO_COLOR
 };
 
+// A user-supplied name (model, GPU, profile, graph, --name, a file name) made safe to
+// print on a terminal: control characters (C0 but '\n' when keep_newlines, DEL, C1 such
+// as the 8-bit CSI) and bidirectional overrides dropped, invalid UTF-8 replaced by U+FFFD,
+// so "evil\x1b[2J" prints as "evil[2J" instead of clearing the screen. JSON output needs
+// none of this (it escapes them). render() applies it to every cell, title and note.
+std::string printable(std::string_view s, bool keep_newlines = false);
+
 // Number formatting shared by every table.
 std::string format_bytes(Bytes b);          // "26.03 GB (24.24 GiB)"; negative keeps its sign
 std::string format_bytes_short(Bytes b);    // "26.03 GB"

@@ -2,6 +2,7 @@
 // --json) and Python's gp.serve print through these functions, so both read the same.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -17,14 +18,43 @@
 
 namespace gpuplan::io {
 
+// Inter-token latency targets: 0.01 ms (below one decode step of any model on any GPU) to
+// 1 h (a token an hour serves nobody); config_error naming `path` quoting `typed` otherwise.
+inline double checked_latency(double seconds, const std::string& path, const std::string& typed) {
+  if (!(seconds >= 1e-5 && seconds <= 3600))
+    gpuplan::detail::fail(path, "must be between 0.01ms and 3600s (got " + typed + ")");
+  return seconds;
+}
+
 // An inter-token latency target: "50ms", "0.05s", "0.05" -> seconds; config_error naming `path` otherwise.
 inline double parse_latency(const std::string& text, const std::string& path = "--latency-target") {
   if (text.size() > 2 && text.compare(text.size() - 2, 2, "ms") == 0) {
     const auto v = parse_finite(text.substr(0, text.size() - 2));
     if (!v || !(*v > 0)) gpuplan::detail::fail(path, "must be a positive duration such as 50ms or 0.05s (got '" + text + "')");
-    return *v / 1000.0;
+    return checked_latency(*v / 1000.0, path, "'" + text + "'");
   }
-  return parse_duration(text, path);
+  return checked_latency(parse_duration(text, path), path, "'" + text + "'");
+}
+
+// A serving workload's request rate: at least one request a week (1.65e-6/s; below it the
+// cost per million tokens is a division by almost nothing); the planner caps it at 1e7/s.
+inline double checked_request_rate(double per_second, const std::string& path) {
+  if (per_second > 0 && per_second < 1.0 / (7 * 86400.0))  // non-positive and NaN: the planner's own message
+    gpuplan::detail::fail(path, "must be at least one request a week, 1.65e-6 per second (got " + gpuplan::detail::num(per_second) + ")");
+  return per_second;
+}
+
+// The point at `concurrency` requests in flight (`gpuplan serve --concurrency`, gp.serve's
+// concurrency), or config_error naming `path`: at least 1, at most the requests the KV pool
+// holds at once (s.max_concurrency; 1 when none fit) — past it requests queue, which
+// serve_at does not model (1e12 printed a TTFT of 1.3e11 ms and more than the curve's peak).
+inline serve_point serve_at_checked(const run& r, const serve_result& s, std::int64_t concurrency, const std::string& path) {
+  if (concurrency < 1) gpuplan::detail::fail(path, "must be at least 1 (got " + std::to_string(concurrency) + ")");
+  const std::int64_t most = std::max<std::int64_t>(1, s.max_concurrency);
+  if (concurrency > most)
+    gpuplan::detail::fail(path, "must be at most " + std::to_string(most) + ", the requests the KV cache pool holds at once (got " +
+                                    std::to_string(concurrency) + ")");
+  return serve_at(r, concurrency);
 }
 
 inline nlohmann::json serve_point_json(const serve_point& p) {
@@ -78,7 +108,7 @@ inline std::string num4(double v) { return fmt("%.4g", v); }
 inline std::string serve_summary(const resolved_run& r, const serve_result& s) {
   using serve_detail::num4;
   const scenario& sc = r.settings();
-  std::string t = r.model().name + " on " + std::to_string(sc.num_gpus) + " × " + sc.gpu.name + ", engine " +
+  std::string t = printable(r.model().name) + " on " + std::to_string(sc.num_gpus) + " × " + printable(sc.gpu.name) + ", engine " +
                   std::string(to_string(s.eng)) + " (" + std::string(profile_of(s.eng).summary) + ")" +
                   (decode_uses_cuda_graphs(sc) || !profile_of(s.eng).has_cuda_graphs()
                        ? ""
@@ -154,7 +184,7 @@ inline nlohmann::json serve_recommend_json(const std::string& model, engine eng,
 
 inline std::string serve_recommend_summary(const std::string& model, engine eng, const serve_recommendation& r) {
   const serve_workload& w = r.workload;
-  return model + " served by " + std::string(to_string(eng)) + ": " + format_number(w.requests_per_second, 4) +
+  return printable(model) + " served by " + std::string(to_string(eng)) + ": " + format_number(w.requests_per_second, 4) +
          " requests/s of " + std::to_string(w.prompt_len) + " prompt + " + std::to_string(w.output_len) +
          " output tokens, ITL <= " + format_seconds(w.itl_target) + "\n";
 }
