@@ -64,7 +64,6 @@ bool contract_lists(const nlohmann::json& c, std::string_view key, std::string_v
   return false;
 }
 
-bool is_lora_like(method m) { return m == method::lora || m == method::qlora || m == method::dora; }
 bool is_bf16(precision p) { return p == precision::bf16_mixed || p == precision::bf16_pure; }
 
 int nodes_of(const checker& c, const scenario& s, int gpus, std::string_view launcher) {
@@ -99,7 +98,7 @@ std::string yaml_bool(bool b) { return b ? "true" : "false"; }
 // The learning rate a plan cannot know: the usual starting point of the method's recipes
 // (2e-4 for LoRA-style adapters: PEFT/QLoRA examples; 2e-5 for full fine-tuning: the
 // HF Trainer's examples). Always listed among what to fill in.
-double placeholder_lr(const scenario& s) { return is_lora_like(s.meth) ? 2e-4 : 2e-5; }
+double placeholder_lr(const scenario& s) { return is_lora_family(s.meth) ? 2e-4 : 2e-5; }
 
 // ---- DeepSpeed -------------------------------------------------------------------------
 // Keys and rules: the DeepSpeed contract (deepspeed/runtime/config.py DEEPSPEED_OPTIMIZERS
@@ -285,7 +284,7 @@ std::string axolotl_optimizer(const scenario& s) {
 }
 
 std::string axolotl_adapter(const scenario& s) {
-  if (!is_lora_like(s.meth)) return "";
+  if (!is_lora_family(s.meth)) return "";
   std::string t = std::string("adapter: ") + (s.meth == method::qlora ? "qlora" : "lora") + "\n";
   t += "load_in_4bit: " + yaml_bool(s.meth == method::qlora) + "\n";  // qlora requires it (schemas/peft.py)
   t += "load_in_8bit: false\n";
@@ -342,7 +341,7 @@ launch_config axolotl_yaml(const resolved_run& run, const layout& l, const check
   require_training(c, s);
   require_data_parallel(c, l);
   require_no_selective(c, l);
-  if (s.meth != method::full && !is_lora_like(s.meth))
+  if (s.meth != method::full && !is_lora_family(s.meth))
     c.cannot("method " + std::string(to_string(s.meth)), ": its adapters are lora and qlora (DoRA through peft_use_dora); use --method lora");
   if (s.prec == precision::fp8_mixed) c.cannot("fp8-mixed precision", ": use --precision bf16-mixed");
   launch_config out;

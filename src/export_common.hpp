@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/io/export.hpp"
+#include "gpuplan/peft.hpp"
 #include "gpuplan/scenario.hpp"
 
 namespace gpuplan::io::export_detail {
@@ -36,7 +37,6 @@ std::string checked_against(std::string_view tool);
 // True when the contract's string array `key` holds `value`.
 bool contract_lists(const nlohmann::json& c, std::string_view key, std::string_view value);
 
-bool is_lora_like(method m);
 bool is_bf16(precision p);
 
 // Nodes of `gpus` GPUs at gpus_per_node; a count the launcher cannot split evenly is refused.

@@ -111,7 +111,7 @@ void require_torchtune_layout(const checker& c, const scenario& s, const layout&
   require_training(c, s);
   require_data_parallel(c, l);
   require_no_selective(c, l);
-  if (s.meth != method::full && !is_lora_like(s.meth))
+  if (s.meth != method::full && !is_lora_family(s.meth))
     c.cannot("method " + std::string(to_string(s.meth)), ": its recipes are full, LoRA, QLoRA and DoRA fine-tuning; use --export axolotl");
   const bool single = l.gpus == 1;
   if (!single && l.zero != 2 && l.zero != 3)
@@ -187,7 +187,7 @@ launch_config torchtune_command(const resolved_run& run, const layout& l, const 
   if (reads("optimizer_in_bwd")) t_line += std::string(" optimizer_in_bwd=") + (s.optimizer_in_backward ? "True" : "False");
   t_line += std::string(" dtype=") + (is_bf16(s.prec) ? "bf16" : "fp32");
   t_line += " tokenizer.max_seq_len=" + num(s.seq_len);
-  if (is_lora_like(s.meth)) {
+  if (is_lora_family(s.meth)) {
     for (const std::string& o : model_overrides(model, t, s.meth, c, name)) t_line += " " + o;
     t_line += lora_overrides(c, s);
   }

@@ -153,7 +153,7 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
         "all-gather of the stage's parameters for forward and again for backward, reduce-scatter of its gradients, "
         "every micro-batch (not once per step); prefetch hides part of it behind compute",
         "Rajbhandari et al. 2020 (ZeRO) §5; torch FSDP FULL_SHARD reshard_after_forward");
-  if (train && (r.meth == method::qlora || is_quantized(q.weights)))
+  if (train && (traits_of(r.meth).quantized_base || is_quantized(q.weights)))
     add("compute_seconds", "all frameworks: quantized base",
         "dequantisation: every forward and backward reads the packed weights and writes a 16-bit copy the GEMM "
         "reads (packed + 2 B per weight)",

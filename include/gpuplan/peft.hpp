@@ -17,21 +17,22 @@
 
 namespace gpuplan {
 
+// The traits of scenario.hpp kMethodTraits, by name.
 // LoRA and its variants: the A/B adapters of lora_config on the targeted linears.
-constexpr bool is_lora_family(method m) { return m == method::lora || m == method::qlora || m == method::dora; }
+constexpr bool is_lora_family(method m) { return traits_of(m).lora_family; }
 // The base model is frozen and something added to it trains (every method but full and freeze).
-constexpr bool is_peft(method m) { return m != method::full && m != method::freeze; }
+constexpr bool is_peft(method m) { return traits_of(m).peft; }
+// Methods whose targeted linears run two thin GEMMs per token (x·A then ·B): LoRA, DoRA, VeRA.
+constexpr bool has_low_rank_path(method m) { return traits_of(m).low_rank_path; }
 
 // Linears a method attaches to, as lora_target bits (0: none).
 constexpr std::uint8_t peft_targets(const scenario& s) {
-  if (is_lora_family(s.meth) || s.meth == method::vera) return s.lora.targets;
+  if (has_low_rank_path(s.meth)) return s.lora.targets;
   if (s.meth == method::ia3) return s.peft.ia3_targets;
   return 0;
 }
 // Rank of the low-rank path: VeRA's own rank, LoRA's otherwise.
 constexpr std::int64_t adapter_rank(const scenario& s) { return s.meth == method::vera ? s.peft.vera_rank : s.lora.rank; }
-// Methods whose targeted linears run two thin GEMMs per token (x·A then ·B): LoRA, DoRA, VeRA.
-constexpr bool has_low_rank_path(method m) { return is_lora_family(m) || m == method::vera; }
 
 // Prompt tuning prepends P virtual tokens to every sequence: the whole model, lm_head and
 // loss included, runs on S+P positions (peft_model.py:2092-2130).

@@ -89,11 +89,10 @@ class run {
   // Defaults that depend on other fields: QLoRA's base quantization, and the
   // framework's recipe default for activation checkpointing (framework.hpp).
   void resolve() {
-    if (!s_.quant && s_.meth == method::qlora) s_.quant = base_quantization(s_);
+    if (!s_.quant && traits_of(s_.meth).quantized_base) s_.quant = base_quantization(s_);
     if (!s_.ckpt) {
       const framework_profile& p = profile_of(s_.fw);
-      const bool peft = s_.meth == method::lora || s_.meth == method::qlora;
-      s_.ckpt = peft ? p.peft_checkpointing : p.full_checkpointing;
+      s_.ckpt = traits_of(s_.meth).peft_recipe ? p.peft_checkpointing : p.full_checkpointing;
     }
   }
 

@@ -155,12 +155,6 @@ struct scenario {
   friend bool operator==(const scenario&, const scenario&) = default;
 };
 
-// The effective base-weight quantization: explicit, or QLoRA's default (NF4 + double quant).
-inline quantization base_quantization(const scenario& s) {
-  if (s.quant) return *s.quant;
-  if (s.meth == method::qlora) return {.weights = dtype::nf4, .double_quant = true, .group_size = 0};
-  return {};
-}
 
 // Names as they appear in the scenario file, the CLI and Python, in the order
 // error messages, help and completions list them.
@@ -169,6 +163,47 @@ inline constexpr std::array<enum_name<method>, 10> kMethodNames{{
     {method::full, "full"}, {method::lora, "lora"}, {method::qlora, "qlora"}, {method::freeze, "freeze"},
     {method::dora, "dora"}, {method::ia3, "ia3"}, {method::prompt_tuning, "prompt-tuning"},
     {method::prefix_tuning, "prefix-tuning"}, {method::vera, "vera"}, {method::ln_tuning, "ln-tuning"}}};
+// What each training method is, one row per method beside its name: the estimators,
+// validation, the readers and the exports read these traits (peft.hpp names them), so
+// a new PEFT method is a row here plus its arithmetic (peft.hpp peft_of_block).
+struct method_traits {
+  method id;
+  bool peft;           // the base is frozen and added parameters train (HF PEFT); not full, not freeze
+  bool lora_family;    // LoRA A/B adapters on lora.targets (LoRA, QLoRA, DoRA)
+  bool low_rank_path;  // two thin GEMMs per targeted linear, configured by scenario.lora (LoRA family, VeRA)
+  bool quantized_base; // the base is quantized unless the scenario says otherwise (QLoRA: NF4)
+  // The frameworks' PEFT recipe defaults (framework.hpp peft_checkpointing) apply: the
+  // PEFT/TRL LoRA and QLoRA examples; other methods take the full-training default.
+  bool peft_recipe;
+};
+inline constexpr std::array<method_traits, 10> kMethodTraits{{
+    // id                    peft   lora   low-rank quantized recipe
+    {method::full,           false, false, false,   false,    false},
+    {method::lora,           true,  true,  true,    false,    true},
+    {method::qlora,          true,  true,  true,    true,     true},
+    {method::freeze,         false, false, false,   false,    false},
+    {method::dora,           true,  true,  true,    false,    false},
+    {method::ia3,            true,  false, false,   false,    false},
+    {method::prompt_tuning,  true,  false, false,   false,    false},
+    {method::prefix_tuning,  true,  false, false,   false,    false},
+    {method::vera,           true,  false, true,    false,    false},
+    {method::ln_tuning,      true,  false, false,   false,    false},
+}};
+constexpr bool method_traits_in_enum_order() {
+  for (std::size_t i = 0; i < kMethodTraits.size(); ++i)
+    if (static_cast<std::size_t>(kMethodTraits[i].id) != i || kMethodNames[i].value != kMethodTraits[i].id) return false;
+  return true;
+}
+static_assert(kMethodTraits.size() == kMethodNames.size() && method_traits_in_enum_order());
+constexpr const method_traits& traits_of(method m) { return kMethodTraits[static_cast<std::size_t>(m)]; }
+
+// The effective base-weight quantization: explicit, or QLoRA's default (NF4 + double quant).
+inline quantization base_quantization(const scenario& s) {
+  if (s.quant) return *s.quant;
+  if (traits_of(s.meth).quantized_base) return {.weights = dtype::nf4, .double_quant = true, .group_size = 0};
+  return {};
+}
+
 inline constexpr std::array<enum_name<precision>, 6> kPrecisionNames{{
     {precision::fp32, "fp32"}, {precision::tf32, "tf32"}, {precision::fp16_mixed, "fp16-mixed"},
     {precision::bf16_mixed, "bf16-mixed"}, {precision::bf16_pure, "bf16-pure"}, {precision::fp8_mixed, "fp8-mixed"}}};

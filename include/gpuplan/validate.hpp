@@ -12,6 +12,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/peft.hpp"
 #include "gpuplan/scenario.hpp"
 
 namespace gpuplan {
@@ -177,7 +178,7 @@ inline void validate_sequence(const architecture& m, const scenario& s) {
 // The training method: LoRA and PEFT options, freeze, quantized bases.
 inline void validate_method(const architecture& m, const scenario& s) {
   const quantization q = base_quantization(s);
-  if (s.meth == method::lora || s.meth == method::qlora || s.meth == method::dora || s.meth == method::vera) {
+  if (has_low_rank_path(s.meth)) {
     if (s.lora.targets == 0 || (s.lora.targets & ~lora_all_linear) != 0)
       fail("scenario.lora.targets", "must name at least one of q, k, v, o, gate, up, down");
     std::int64_t width = INT64_MAX;

@@ -231,3 +231,28 @@ TEST_CASE("peft: modules_to_save trains full copies of the embedding and the hea
 }
 
 }  // namespace unit_peft
+
+namespace unit_peft_traits {
+using namespace gpuplan;
+
+TEST_CASE("method traits: one row per method, beside its name, and the named predicates read it") {
+  for (const auto& row : kMethodTraits) {
+    CAPTURE(to_string(row.id));
+    CHECK(&traits_of(row.id) == &row);
+    CHECK(is_peft(row.id) == row.peft);
+    CHECK(is_lora_family(row.id) == row.lora_family);
+    CHECK(has_low_rank_path(row.id) == row.low_rank_path);
+    // Every LoRA-family method runs the low-rank path; only PEFT methods have adapters.
+    if (row.lora_family) CHECK(row.low_rank_path);
+    if (row.low_rank_path || row.peft_recipe || row.quantized_base) CHECK(row.peft);
+    // A quantized base by default is exactly what base_quantization gives without a quantization key.
+    scenario s;
+    s.meth = row.id;
+    CHECK(is_quantized(base_quantization(s).weights) == row.quantized_base);
+  }
+  CHECK_FALSE(is_peft(method::full));
+  CHECK_FALSE(is_peft(method::freeze));
+  CHECK(has_low_rank_path(method::vera));
+  CHECK_FALSE(is_lora_family(method::vera));
+}
+}  // namespace unit_peft_traits

@@ -13,6 +13,7 @@
 #include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
+#include "gpuplan/peft.hpp"
 
 namespace gpuplan::detail::mem {
 
@@ -71,7 +72,7 @@ inline double fused_lora_block_bytes(const architecture& a, const facts& f) {
   const double ffn = a.is_moe() ? d(a.d_expert()) * d(a.experts_per_token) : d(a.ffn);
   return f.T * f.pb.act * ((2 * h + q + 2 * kv + q) / f.seq_div + 2 * ffn / f.tp);
 }
-inline bool uses_fused_lora(const scenario& r) { return is_lora(r) && profile_of(r.fw).fused_lora_kernels; }
+inline bool uses_fused_lora(const scenario& r) { return is_peft(r.meth) && profile_of(r.fw).fused_lora_kernels; }
 
 // Phase 2. The block being back-propagated regenerates, under full or selective
 // checkpointing, its activations minus those it kept (already in `stored`).

@@ -24,7 +24,6 @@ constexpr bool targeted(const scenario& r, linear_id id) {
 }
 // Adapter-style methods (LoRA and the PEFT methods of peft.hpp): the base is frozen and
 // the trained parameters are added to it.
-constexpr bool is_lora(const scenario& r) { return is_peft(r.meth); }
 
 // LoRA per block: adapter parameters, saved r-wide outputs, dropout copies,
 // Adafactor state elements of the adapters and the largest adapter matrix.
@@ -43,7 +42,7 @@ struct lora_block {
 inline double adapter_act_bytes(const precision_bytes& pb) { return pb.mixed ? pb.act : kAdapterBytes; }
 inline lora_block lora_of_block(const architecture& a, const scenario& r, bool dec) {
   lora_block b;
-  if (!is_lora(r)) return b;
+  if (!is_peft(r.meth)) return b;
   const peft_block pe = peft_of_block(a, r, bytes_of(r.prec).act, d(r.seq_len), dec);
   b.params = d(pe.params);
   b.adafactor = d(pe.params);  // vectors: Adafactor keeps them unfactored (second moment only)

@@ -15,6 +15,7 @@
 #include "gpuplan/engine.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
+#include "gpuplan/peft.hpp"
 
 namespace gpuplan::detail::mem {
 
@@ -34,7 +35,7 @@ inline double serving_weights(const architecture& a, const scenario& r, const fa
   // llama.cpp: every tensor of the stage in its GGUF type (the bits per weight of the whole file).
   if (profile_of(r.inference.eng).gguf_weights && r.inference.gguf)
     return (sp.linear + sp.other) * gguf_bits_per_weight(*r.inference.gguf) / kBitsPerByte;
-  return base_weight_bytes(a, f, sp) + (is_lora(r) ? (d(sp.enc_blocks) * f.lora_enc.params) / f.tp * f.pb.weight : 0);
+  return base_weight_bytes(a, f, sp) + (is_peft(r.meth) ? (d(sp.enc_blocks) * f.lora_enc.params) / f.tp * f.pb.weight : 0);
 }
 
 struct kv_cache { double per_sequence = 0, total = 0; };

@@ -14,6 +14,7 @@
 #include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
+#include "gpuplan/peft.hpp"
 
 namespace gpuplan::detail::mem {
 
@@ -79,7 +80,7 @@ inline double bnb_4bit_statistics_bytes(const architecture& a, const scenario& r
 inline weight_states resident_weights(const architecture& a, const scenario& r, const facts& f, const stage_params& sp,
                                       const stage_trainables& t) {
   double W = training_base_weight_bytes(a, r, f, sp) + sp.linear * f.pb.fp8_copy;
-  if (is_lora(r)) W += t.params * f.pb.weight;
+  if (is_peft(r.meth)) W += t.params * f.pb.weight;
   W += peft_frozen_buffer_bytes(a, r);  // VeRA's shared frozen projections (peft.hpp)
   weight_states w;
   if (r.parallel.zero >= 3) {
@@ -105,7 +106,7 @@ inline weight_states resident_weights(const architecture& a, const scenario& r, 
 inline double optimizer_state_bytes(const architecture& a, const scenario& r, const facts& f, const stage_params& sp,
                                     const stage_trainables& t) {
   if (r.opt != optimizer::adafactor) return t.params * optimizer_bytes_per_param(r.opt, f.pb.state);
-  const double elems = is_lora(r) ? (d(sp.enc_blocks) * f.lora_enc.adafactor + d(sp.dec_blocks) * f.lora_dec.adafactor) / f.tp
+  const double elems = is_peft(r.meth) ? (d(sp.enc_blocks) * f.lora_enc.adafactor + d(sp.dec_blocks) * f.lora_dec.adafactor) / f.tp
                                   : adafactor_state_elements(a) * (t.params / std::max(1.0, d(f.p.total)));
   return elems * f.pb.state;
 }

@@ -11,6 +11,7 @@
 #include "gpuplan/detail/memory_facts.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
+#include "gpuplan/peft.hpp"
 
 namespace gpuplan::detail::mem {
 
@@ -92,7 +93,7 @@ inline double largest_trainable(const architecture& a, const scenario& r, const 
 // matrix included): the first gradient a backward produces. LoRA adapters never
 // touch the head.
 inline double head_trainable(const architecture& a, const scenario& r, const facts& f, const stage_params& sp) {
-  if (is_lora(r)) {
+  if (is_peft(r.meth)) {
     // modules_to_save: the head's copy (a tied head: the embedding copy, on a single stage).
     const bool tied_lm = a.head == head_kind::lm && a.tied_embeddings;
     const bool head_saved = has_low_rank_path(r.meth) && (r.lora.modules_to_save & lora_save_head) != 0;

@@ -18,6 +18,7 @@
 #include "gpuplan/framework.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
+#include "gpuplan/peft.hpp"
 
 namespace gpuplan::detail {
 
@@ -106,7 +107,6 @@ inline bool is_mlp(linear_id id) { return id == linear_id::gate || id == linear_
 inline bool column_parallel(linear_id id) {
   return id == linear_id::q || id == linear_id::k || id == linear_id::v || id == linear_id::gate || id == linear_id::up;
 }
-inline bool is_lora(const scenario& run) { return has_low_rank_path(run.meth); }  // LoRA, DoRA, VeRA (peft.hpp)
 // Kernels fused by torch.compile or by the framework itself (framework.hpp fused_kernels:
 // Megatron's, Unsloth's); these fuse eager attention's score chain too.
 inline bool framework_fused(const scenario& run) { return run.compile || profile_of(run.fw).fused_kernels; }
@@ -149,7 +149,7 @@ inline linear_cost block_linears(const architecture& a, const scenario& run, con
   const double bw = d.bw, ceil = d.ceiling, eb = r.act_bytes;
   const double tp = run.parallel.tp;
   const double ep = std::max(1, run.parallel.ep);
-  const bool lora = is_lora(run);
+  const bool lora = has_low_rank_path(run.meth);
   double linear_params = 0;
   double linears = 0;  // linear modules per block
   for (int i = 0; i < kLinearKinds; ++i) {
@@ -180,7 +180,7 @@ inline linear_cost block_linears(const architecture& a, const scenario& run, con
   if (a.is_moe())
     c.linear += gemm_seconds(tokens, static_cast<double>(a.experts), static_cast<double>(a.hidden), 1, 1, r.gemm, ceil, d.sms, bw,
                              eb, e);
-  if (run.meth == method::qlora || (run.quant && is_quantized(run.quant->weights))) {
+  if (traits_of(run.meth).quantized_base || (run.quant && is_quantized(run.quant->weights))) {
     // Read the packed weights (bits_per_element incl. scales), write the bf16 copy.
     const double packed = bits_per_element(base_quantization(run), static_cast<double>(a.hidden)) / kBitsPerByte;
     c.dequant = c.dequant_bwd = linear_params * (packed + kDequantWriteBytes) / d.bwe;
@@ -326,7 +326,7 @@ inline block_cost block_seconds(const architecture& a, const scenario& run, cons
   c.tp_bytes = tokens * static_cast<double>(a.hidden) * d.peak.act_bytes;  // one all-reduce of T·h
   c.tp_collectives = kTpAllReducesPerBlock + (decoder_block ? 1 : 0);
   c.kernels = (fused(run) ? kFusedKernelsPerBlock : kEagerKernelsPerBlock) +
-              (is_lora(run) ? kLoraKernelsPerTarget * std::popcount(run.lora.targets) : 0);
+              (has_low_rank_path(run.meth) ? kLoraKernelsPerTarget * std::popcount(run.lora.targets) : 0);
   c.dequant_kernels = l.dequant_kernels;
   return c;
 }

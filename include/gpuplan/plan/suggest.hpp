@@ -26,6 +26,7 @@
 #include "gpuplan/kernels.hpp"
 #include "gpuplan/memory.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/peft.hpp"
 #include "gpuplan/plan/fit.hpp"
 #include "gpuplan/plan/margin.hpp"
 #include "gpuplan/plan/system.hpp"
@@ -221,7 +222,7 @@ inline bool apply_training_change(change_kind k, scenario& s, std::string& text)
       text = std::string("paged AdamW (") + std::string(to_string(s.opt)) + ")";
       return true;
     case change_kind::lora:
-      if (s.meth != method::full && s.meth != method::freeze) return false;
+      if (is_peft(s.meth)) return false;
       s.meth = method::lora;
       text = "LoRA r=" + n2s(s.lora.rank) + " on " + lora_targets_text(s.lora.targets);
       return true;
