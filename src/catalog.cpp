@@ -1,5 +1,6 @@
-// catalog.cpp — the built-in model and GPU catalogs (data in src/data/, embedded
-// at build time; see src/data/SOURCES.md) and the model-spec resolver.
+// catalog.cpp — the built-in GPU catalog (src/data/gpus.csv and gpu_usable_memory.csv,
+// embedded at build time; see src/data/SOURCES.md), GPU objects and files read onto it,
+// and MIG slices. The model catalog and the model-spec resolver: catalog_models.cpp.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -19,12 +20,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog_common.hpp"
 #include "embedded.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/file_text.hpp"
 #include "gpuplan/mig.hpp"
-#include "gpuplan/io/hf_config.hpp"
 #include "csv_text.hpp"
 #include "json_text.hpp"
 #include "json_fields.hpp"
@@ -34,146 +35,8 @@ namespace {
 
 using json = nlohmann::json;
 using detail::fail;
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 using json_fields::clean;
 using json_fields::show;
-
-// Levenshtein distance (case-insensitive callers lower-case first).
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-// The three nearest names: names that start with the query first, then names
-// that contain it, then by edit distance; ties keep catalog order.
-std::string suggestions(std::string_view query, const std::vector<std::string>& names) {
-  const std::string q = lower(query);
-  std::vector<std::pair<std::size_t, std::size_t>> scored;  // (score, index)
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const std::string n = lower(names[i]);
-    const std::size_t score = q.empty() ? 1 + n.size()
-                              : n.rfind(q, 0) == 0 ? 0
-                              : n.find(q) != std::string::npos ? 1
-                                                               : 1 + edit_distance(q, n);
-    scored.emplace_back(score, i);
-  }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  std::string out;
-  for (std::size_t k = 0; k < std::min<std::size_t>(3, scored.size()); ++k) {
-    if (k) out += ", ";
-    out += names[scored[k].second];
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------- models
-
-// Catalog order: families together, small to large. Files not
-// listed here follow in name order.
-constexpr std::string_view kModelOrder[] = {
-    "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased", "t5-small", "t5-base",
-    "t5-3b", "t0-3b", "mt0-xxl", "opt-1.3b", "opt-6.7b", "bloomz-7b1", "falcon-7b", "tinyllama-1.1b", "mpt-7b",
-    "llama-7b", "llama-13b", "llama-30b", "llama-65b", "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b",
-    "llama-3-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b", "mistral-7b",
-    "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-14b", "qwen2.5-72b", "gemma-2b", "gemma-7b", "phi-2", "phi-3-mini",
-    "chatglm3-6b", "vit-base-patch16-224", "vit-large-patch16-224",
-};
-
-struct model_entry {
-  std::string name;
-  architecture arch;
-  std::int64_t official = 0;
-  std::vector<std::string> aliases;
-};
-
-struct model_catalog {
-  std::vector<model_entry> entries;
-  std::vector<std::string> names;
-  std::unordered_map<std::string, std::size_t> index;  // lower-case name or alias -> entry
-};
-
-model_catalog build_model_catalog() {
-  model_catalog c;
-  std::vector<std::string> files;
-  for (std::size_t i = 0; i < detail::embedded_file_count(); ++i) {
-    const std::string f(detail::embedded_file_name(i));
-    if (f.rfind("models/", 0) == 0 && f.size() > 12 && f.compare(f.size() - 5, 5, ".json") == 0) files.push_back(f);
-  }
-  auto rank = [](const std::string& file) {
-    const std::string stem = file.substr(7, file.size() - 12);
-    for (std::size_t i = 0; i < std::size(kModelOrder); ++i)
-      if (kModelOrder[i] == stem) return i;
-    return std::size(kModelOrder);
-  };
-  std::stable_sort(files.begin(), files.end(), [&](const std::string& x, const std::string& y) {
-    const auto rx = rank(x), ry = rank(y);
-    return rx != ry ? rx < ry : x < y;
-  });
-  for (const auto& f : files) {
-    model_entry e;
-    e.name = f.substr(7, f.size() - 12);
-    const std::string where = "catalog." + e.name;
-    const json j = detail::parse_json_text(detail::embedded_file(f), where);
-    if (!j.is_object()) fail(where, "embedded model file is not a JSON object");
-    e.arch = read_hf_config(j, where);
-    e.arch.name = e.name;
-    if (auto it = j.find("_official_parameters"); it != j.end() && !it->is_null()) {
-      if (!it->is_number_integer()) fail(where + "._official_parameters", "must be an integer or null");
-      e.official = it->get<std::int64_t>();
-    }
-    if (auto it = j.find("_hub_id"); it != j.end()) {
-      if (!it->is_array()) fail(where + "._hub_id", "must be an array of strings");
-      for (const auto& s : *it) {
-        if (!s.is_string()) fail(where + "._hub_id", "must be an array of strings");
-        e.aliases.push_back(s.get<std::string>());
-      }
-    }
-    const std::size_t idx = c.entries.size();
-    auto add = [&](const std::string& key) {
-      const auto [it, inserted] = c.index.emplace(lower(key), idx);
-      if (!inserted && it->second != idx) fail(where, "name or alias '" + key + "' is used by two catalog models");
-    };
-    add(e.name);
-    for (const auto& al : e.aliases) add(al);
-    c.names.push_back(e.name);
-    c.entries.push_back(std::move(e));
-  }
-  return c;
-}
-
-const model_catalog& models() {
-  static const model_catalog c = build_model_catalog();  // thread-safe one-time init
-  return c;
-}
-
-const model_entry* lookup_model(std::string_view name) {
-  const auto& c = models();
-  auto it = c.index.find(lower(name));
-  return it == c.index.end() ? nullptr : &c.entries[it->second];
-}
-
-[[noreturn]] void unknown_model(std::string_view name, const std::string& path) {
-  fail(path, "unknown model '" + clean(name) + "' (did you mean: " + suggestions(name, models().names) + "?)",
-       error_kind::unknown_name);
-}
-
-// ---------------------------------------------------------------- GPUs
-
 
 std::vector<std::vector<std::string>> read_csv(std::string_view text) {
   std::vector<std::vector<std::string>> rows;
@@ -245,7 +108,7 @@ constexpr gpu_field kGpuFields[] = {
     {"link_group", field_kind::integer},
 };
 
-const gpu_field& field(std::string_view name) {
+const gpu_field& gpu_field_named(std::string_view name) {
   for (const auto& f : kGpuFields)
     if (f.name == name) return f;
   throw std::logic_error("gpuplan: no GPU field named " + std::string(name));
@@ -297,159 +160,192 @@ void check_range(const gpu_field& f, double v, const std::string& where) {
   if (v < f.min) fail(where, "must be at least " + detail::num(f.min) + " (got " + detail::num(v) + ")");
 }
 
-// Applies one GPU object's fields onto `g`. `fresh` = no base (a new GPU).
-void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_registry& reg, bool fresh) {
-  auto at = [&](std::string_view k) { return path + "." + std::string(k); };
-  for (const auto& [key, value] : obj.items()) {
-    if (key == "base") continue;
-    const gpu_field* fd = nullptr;
-    for (const auto& f : kGpuFields)
-      if (f.name == key) fd = &f;
-    if (!fd) fail(at(clean(key)), "unknown key (known: " + known_gpu_keys() + ")", error_kind::unknown_name);
-  }
-  auto text = [&](std::string_view k) -> std::optional<std::string> {
+// One GPU object's fields, each read with its checks; every error names path.key.
+struct gpu_object_reader {
+  const json& obj;
+  const std::string& path;
+
+  std::string at(std::string_view k) const { return path + "." + std::string(k); }
+  std::optional<std::string> text(std::string_view k) const {
     auto it = obj.find(std::string(k));
     if (it == obj.end() || it->is_null()) return std::nullopt;
     if (!it->is_string()) fail(at(k), "must be a string (got " + show(*it) + ")");
     return it->get<std::string>();
-  };
+  }
   // nullopt: absent; optional<optional<double>> inner nullopt: explicit null (no such rate).
-  auto number = [&](std::string_view k) -> std::optional<std::optional<double>> {
+  std::optional<std::optional<double>> number(std::string_view k) const {
     auto it = obj.find(std::string(k));
     if (it == obj.end()) return std::nullopt;
     if (it->is_null()) return std::optional<double>{};
     if (!it->is_number() || it->is_boolean()) fail(at(k), "must be a positive finite number (got " + show(*it) + ")");
     const double v = it->get<double>();
     if (!std::isfinite(v) || v <= 0) fail(at(k), "must be a positive finite number (got " + show(*it) + ")");
-    check_range(field(k), v, at(k));
+    check_range(gpu_field_named(k), v, at(k));
     return std::optional<double>{v};
-  };
-  auto integer = [&](std::string_view k, std::int64_t lo, std::int64_t hi) -> std::optional<std::optional<int>> {
+  }
+  std::optional<std::optional<int>> integer(std::string_view k, std::int64_t lo, std::int64_t hi) const {
     auto it = obj.find(std::string(k));
     if (it == obj.end()) return std::nullopt;
     if (it->is_null()) return std::optional<int>{};
     if (!it->is_number_integer() || it->get<std::int64_t>() < lo || it->get<std::int64_t>() > hi)
       fail(at(k), "must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "] (got " + show(*it) + ")");
     return std::optional<int>{static_cast<int>(it->get<std::int64_t>())};
-  };
-  auto required_rate = [&](std::string_view k, FlopRate& out) {
+  }
+  void required_rate(std::string_view k, FlopRate& out) const {
     if (auto v = number(k)) {
       if (!*v) fail(at(k), "must be a positive finite number (got null)");
       out = tflop_per_s(**v);
     }
-  };
-  auto optional_rate = [&](std::string_view k, std::optional<FlopRate>& out) {
+  }
+  void optional_rate(std::string_view k, std::optional<FlopRate>& out) const {
     if (auto v = number(k)) out = *v ? std::optional<FlopRate>(tflop_per_s(**v)) : std::nullopt;
-  };
+  }
+};
 
-  if (auto v = text("id")) {
-    if (v->empty()) fail(at("id"), "must be a non-empty string");
+void check_gpu_keys(const json& obj, const std::string& path) {
+  for (const auto& [key, value] : obj.items()) {
+    if (key == "base") continue;
+    const gpu_field* fd = nullptr;
+    for (const auto& f : kGpuFields)
+      if (f.name == key) fd = &f;
+    if (!fd) fail(path + "." + clean(key), "unknown key (known: " + known_gpu_keys() + ")", error_kind::unknown_name);
+  }
+}
+
+// "8.9" (NVIDIA) or "gfx942" (AMD): the vendor and the compute capability.
+void apply_compute_capability(gpu_spec& g, const std::string& v, const gpu_object_reader& in) {
+  g.compute_capability = v;
+  if (v.rfind("gfx", 0) == 0) {
+    g.vendor = gpu_vendor::amd;
+    g.cc_major = g.cc_minor = 0;
+    return;
+  }
+  const auto dot = v.find('.');
+  char* end = nullptr;
+  const long major = std::strtol(v.c_str(), &end, 10);
+  const bool ok_major = end == v.c_str() + (dot == std::string::npos ? v.size() : dot) && end != v.c_str();
+  long minor = 0;
+  bool ok_minor = true;
+  if (dot != std::string::npos) {
+    const char* s = v.c_str() + dot + 1;
+    minor = std::strtol(s, &end, 10);
+    ok_minor = end != s && *end == '\0';
+  }
+  if (dot == std::string::npos || !ok_major || !ok_minor || major < 1 || major > 99 || minor < 0 || minor > 9)
+    fail(in.at("compute_capability"), "must look like \"8.9\" (NVIDIA) or \"gfx942\" (AMD) (got \"" + clean(v) + "\")");
+  g.vendor = gpu_vendor::nvidia;
+  g.cc_major = static_cast<int>(major);
+  g.cc_minor = static_cast<int>(minor);
+}
+
+// id, name, arch, compute_capability, memory_type.
+void apply_identity(gpu_spec& g, const gpu_object_reader& in, bool fresh) {
+  if (auto v = in.text("id")) {
+    if (v->empty()) fail(in.at("id"), "must be a non-empty string");
     g.id = *v;
   } else if (fresh) {
-    fail(at("id"), "missing required field");
+    fail(in.at("id"), "missing required field");
   }
-  if (auto v = text("name")) g.name = *v;
+  if (auto v = in.text("name")) g.name = *v;
   if (fresh && g.name.empty()) g.name = g.id;
-  if (auto v = text("arch")) g.arch = *v;
-  if (auto v = text("compute_capability")) {
-    g.compute_capability = *v;
-    if (v->rfind("gfx", 0) == 0) {
-      g.vendor = gpu_vendor::amd;
-      g.cc_major = g.cc_minor = 0;
-    } else {
-      const auto dot = v->find('.');
-      char* end = nullptr;
-      const long major = std::strtol(v->c_str(), &end, 10);
-      const bool ok_major = end == v->c_str() + (dot == std::string::npos ? v->size() : dot) && end != v->c_str();
-      long minor = 0;
-      bool ok_minor = true;
-      if (dot != std::string::npos) {
-        const char* s = v->c_str() + dot + 1;
-        minor = std::strtol(s, &end, 10);
-        ok_minor = end != s && *end == '\0';
-      }
-      if (dot == std::string::npos || !ok_major || !ok_minor || major < 1 || major > 99 || minor < 0 || minor > 9)
-        fail(at("compute_capability"), "must look like \"8.9\" (NVIDIA) or \"gfx942\" (AMD) (got \"" + clean(*v) + "\")");
-      g.vendor = gpu_vendor::nvidia;
-      g.cc_major = static_cast<int>(major);
-      g.cc_minor = static_cast<int>(minor);
-    }
-  }
-  (void)text("memory_type");
+  if (auto v = in.text("arch")) g.arch = *v;
+  if (auto v = in.text("compute_capability")) apply_compute_capability(g, *v, in);
+  (void)in.text("memory_type");
+}
+
+// Memory, bandwidth and the tensor rates; whether memory_gb was given.
+bool apply_figures(gpu_spec& g, const gpu_object_reader& in, bool fresh) {
   bool memory_set = false;
-  if (auto v = number("memory_gb")) {
-    if (!*v) fail(at("memory_gb"), "must be a positive finite number (got null)");
+  if (auto v = in.number("memory_gb")) {
+    if (!*v) fail(in.at("memory_gb"), "must be a positive finite number (got null)");
     g.memory = gib(**v);  // datasheet "GB" of GPU memory is binary (src/data/gpus.md)
     memory_set = true;
   } else if (fresh) {
-    fail(at("memory_gb"), "missing required field");
+    fail(in.at("memory_gb"), "missing required field");
   }
-  if (auto v = number("bandwidth_gb_s")) {
-    if (!*v) fail(at("bandwidth_gb_s"), "must be a positive finite number (got null)");
+  if (auto v = in.number("bandwidth_gb_s")) {
+    if (!*v) fail(in.at("bandwidth_gb_s"), "must be a positive finite number (got null)");
     g.bandwidth = gb_per_s(**v);  // decimal GB/s
   } else if (fresh) {
-    fail(at("bandwidth_gb_s"), "missing required field");
+    fail(in.at("bandwidth_gb_s"), "missing required field");
   }
-  if (auto v = number("fp64_tflops")) g.fp64 = tflop_per_s(v->value_or(0.0));
-  required_rate("fp32_tflops", g.fp32);
-  optional_rate("tf32_tflops", g.tf32);
-  optional_rate("bf16_tflops", g.bf16);
-  optional_rate("fp16_acc16_tflops", g.fp16_acc16);
-  optional_rate("fp8_tflops", g.fp8);
-  optional_rate("int8_tops", g.int8);  // TOPS stored as operations per second
+  if (auto v = in.number("fp64_tflops")) g.fp64 = tflop_per_s(v->value_or(0.0));
+  in.required_rate("fp32_tflops", g.fp32);
+  in.optional_rate("tf32_tflops", g.tf32);
+  in.optional_rate("bf16_tflops", g.bf16);
+  in.optional_rate("fp16_acc16_tflops", g.fp16_acc16);
+  in.optional_rate("fp8_tflops", g.fp8);
+  in.optional_rate("int8_tops", g.int8);  // TOPS stored as operations per second
   if (fresh && !g.bf16 && !g.fp16_acc16 && g.fp32.value() <= 0)
-    fail(path, "needs at least one of bf16_tflops, fp16_acc16_tflops, fp32_tflops");
+    fail(in.path, "needs at least one of bf16_tflops, fp16_acc16_tflops, fp32_tflops");
+  return memory_set;
+}
+
+// Links, PCIe, power, ECC, MIG, P2P, year, SMs and confidence.
+void apply_platform(gpu_spec& g, const gpu_object_reader& in) {
   bool link_set = false;
-  if (auto v = text("gpu_link")) {
+  if (auto v = in.text("gpu_link")) {
     g.link = *v;
     link_set = true;
   }
-  if (auto v = number("gpu_link_gb_s_bidir")) {
+  if (auto v = in.number("gpu_link_gb_s_bidir")) {
     g.link_per_direction = gb_per_s(v->value_or(0.0) / 2.0);  // the column counts both directions
   }
   if (link_set) g.link_group = link_group_of(g.link);
-  if (auto v = integer("link_group", 1, 1024)) g.link_group = v->value_or(1);
-  if (auto v = integer("pcie_gen", 1, 7)) g.pcie_gen = v->value_or(4);
-  if (auto v = integer("pcie_lanes", 0, 32)) g.pcie_lanes = v->value_or(0);  // empty: no PCIe (Jetson SoC)
-  if (auto v = number("tdp_w")) g.tdp_watts = v->value_or(0.0);
-  if (auto v = text("ecc")) {
+  if (auto v = in.integer("link_group", 1, 1024)) g.link_group = v->value_or(1);
+  if (auto v = in.integer("pcie_gen", 1, 7)) g.pcie_gen = v->value_or(4);
+  if (auto v = in.integer("pcie_lanes", 0, 32)) g.pcie_lanes = v->value_or(0);  // empty: no PCIe (Jetson SoC)
+  if (auto v = in.number("tdp_w")) g.tdp_watts = v->value_or(0.0);
+  if (auto v = in.text("ecc")) {
     if (std::find(std::begin(kEccValues), std::end(kEccValues), *v) == std::end(kEccValues)) {
       std::string list;
       for (const auto e : kEccValues) list += (list.empty() ? "" : ", ") + std::string(e);
-      fail(at("ecc"), "must be one of " + list + " (got \"" + clean(*v) + "\")", error_kind::unknown_name);
+      fail(in.at("ecc"), "must be one of " + list + " (got \"" + clean(*v) + "\")", error_kind::unknown_name);
     }
     g.ecc = *v;
   }
-  if (auto it = obj.find("mig"); it != obj.end() && !it->is_null()) {
+  if (auto it = in.obj.find("mig"); it != in.obj.end() && !it->is_null()) {
     if (it->is_boolean()) g.mig = it->get<bool>();
     else if (it->is_number_integer() && it->get<std::int64_t>() >= 0) g.mig = it->get<std::int64_t>() > 0;
     else if (it->is_string() && (*it == "no" || *it == "yes")) g.mig = *it == "yes";
-    else fail(at("mig"), "must be true/false, \"yes\"/\"no\" or a number of instances (got " + show(*it) + ")");
+    else fail(in.at("mig"), "must be true/false, \"yes\"/\"no\" or a number of instances (got " + show(*it) + ")");
   }
-  if (auto it = obj.find("p2p"); it != obj.end() && !it->is_null()) {
+  if (auto it = in.obj.find("p2p"); it != in.obj.end() && !it->is_null()) {
     if (it->is_boolean()) g.p2p = it->get<bool>();
     else if (it->is_string() && (*it == "no" || *it == "yes")) g.p2p = *it == "yes";
-    else fail(at("p2p"), "must be true/false or \"yes\"/\"no\" (got " + show(*it) + ")");
+    else fail(in.at("p2p"), "must be true/false or \"yes\"/\"no\" (got " + show(*it) + ")");
   }
-  if (auto v = integer("year", 1990, 2100)) g.year = v->value_or(0);
-  if (auto v = integer("sm_count", 1, 4096)) g.sm_count = v->value_or(0);
-  if (auto v = text("confidence")) g.confidence = *v;
+  if (auto v = in.integer("year", 1990, 2100)) g.year = v->value_or(0);
+  if (auto v = in.integer("sm_count", 1, 4096)) g.sm_count = v->value_or(0);
+  if (auto v = in.text("confidence")) g.confidence = *v;
+}
 
-  // Usable memory: explicit usable_gib, else the published figure for this id
-  // when the nominal capacity is the catalog's, else the documented fraction.
-  if (auto v = number("usable_gib")) {
-    if (!*v) fail(at("usable_gib"), "must be a positive finite number (got null)");
+// Usable memory: explicit usable_gib, else the published figure for this id
+// when the nominal capacity is the catalog's, else the documented fraction.
+void apply_usable_memory(gpu_spec& g, const gpu_object_reader& in, const gpu_registry& reg, bool memory_set, bool fresh) {
+  if (auto v = in.number("usable_gib")) {
+    if (!*v) fail(in.at("usable_gib"), "must be a positive finite number (got null)");
     g.usable_memory = gib(**v);
   } else if (memory_set || fresh) {
-    auto it = reg.usable.find(lower(g.id));
+    auto it = reg.usable.find(catalog_detail::lower_case(g.id));
     if (it != reg.usable.end() && std::fabs(it->second.nominal_gb - in_gib(g.memory)) < 1e-9)
       g.usable_memory = mib(it->second.mib);
     else
       g.usable_memory = g.memory * kUsableFraction;
   }
   if (g.usable_memory > g.memory)
-    fail(at("usable_gib"), "must not exceed memory_gb=" + detail::num(in_gib(g.memory)) + " (got " +
-                               detail::num(in_gib(g.usable_memory)) + ")");
+    fail(in.at("usable_gib"), "must not exceed memory_gb=" + detail::num(in_gib(g.memory)) + " (got " +
+                                  detail::num(in_gib(g.usable_memory)) + ")");
+}
+
+// Applies one GPU object's fields onto `g`. `fresh` = no base (a new GPU).
+void apply_gpu(gpu_spec& g, const json& obj, const std::string& path, const gpu_registry& reg, bool fresh) {
+  check_gpu_keys(obj, path);
+  const gpu_object_reader in{obj, path};
+  apply_identity(g, in, fresh);
+  const bool memory_set = apply_figures(g, in, fresh);
+  apply_platform(g, in);
+  apply_usable_memory(g, in, reg, memory_set, fresh);
 }
 
 // A CSV cell as the JSON value the GPU reader takes.
@@ -481,7 +377,7 @@ void build_gpu_catalog(gpu_registry& reg) {
       usable_row u;
       u.nominal_gb = cell_value(row[1], field_kind::number, where).get<double>();
       u.mib = cell_value(row[2], field_kind::number, where).get<double>();
-      reg.usable[lower(row[0])] = u;
+      reg.usable[catalog_detail::lower_case(row[0])] = u;
     }
   }
   const auto rows = read_csv(detail::embedded_file("gpus.csv"));
@@ -506,7 +402,7 @@ void build_gpu_catalog(gpu_registry& reg) {
     if (obj["tdp_w"].is_null()) obj.erase("tdp_w");
     if (obj["gpu_link"].is_null()) obj["gpu_link"] = "none";
     apply_gpu(*g, obj, where, reg, true);
-    const std::string key = lower(g->id);
+    const std::string key = catalog_detail::lower_case(g->id);
     if (reg.by_id.count(key)) fail(where, "duplicate GPU id '" + g->id + "'");
     reg.by_id[key] = g.get();
     reg.order.push_back(g->id);
@@ -519,7 +415,7 @@ void build_gpu_catalog(gpu_registry& reg) {
     for (const mig_profile& p : kMigProfiles) {
       if (p.family != parent.family) continue;
       auto g = std::make_unique<gpu_spec>(mig_slice(*it->second, p));
-      reg.by_id[lower(g->id)] = g.get();
+      reg.by_id[catalog_detail::lower_case(g->id)] = g.get();
       reg.storage.push_back(std::move(g));
     }
   }
@@ -536,87 +432,36 @@ gpu_registry& gpus() {
 
 [[noreturn]] void unknown_gpu(std::string_view id, const std::string& path, const gpu_registry& reg) {
   std::vector<std::string> names = reg.order;
-  if (lower(id).find("-mig-") != std::string::npos)  // suggest among the MIG slices too (mig.hpp)
+  if (catalog_detail::lower_case(id).find("-mig-") != std::string::npos)  // suggest among the MIG slices too (mig.hpp)
     for (const mig_parent& parent : kMigParents)
       for (const mig_profile& p : kMigProfiles)
         if (p.family == parent.family) names.push_back(mig_id(parent.id, p));
-  fail(path, "unknown GPU '" + clean(id) + "' (did you mean: " + suggestions(id, names) + "?)", error_kind::unknown_name);
+  fail(path, "unknown GPU '" + clean(id) + "' (did you mean: " + catalog_detail::nearest_names(id, names) + "?)", error_kind::unknown_name);
 }
 
 const gpu_spec& find_gpu_locked(std::string_view id, const std::string& path, const gpu_registry& reg) {
-  auto it = reg.by_id.find(lower(id));
+  auto it = reg.by_id.find(catalog_detail::lower_case(id));
   if (it == reg.by_id.end()) unknown_gpu(id, path, reg);
   return *it->second;
 }
 
 void insert_gpu(gpu_registry& reg, gpu_spec g) {
-  const std::string key = lower(g.id);
+  const std::string key = catalog_detail::lower_case(g.id);
   auto owned = std::make_unique<gpu_spec>(std::move(g));
   auto it = reg.by_id.find(key);
   if (it == reg.by_id.end()) {
     reg.order.push_back(owned->id);
   } else {
     for (auto& o : reg.order)
-      if (lower(o) == key) o = owned->id;
+      if (catalog_detail::lower_case(o) == key) o = owned->id;
   }
   reg.by_id[key] = owned.get();
   reg.storage.push_back(std::move(owned));
 }
 
-bool looks_like_path(std::string_view s) {
-  return s.find('/') == 0 || s.rfind("./", 0) == 0 || s.rfind("../", 0) == 0 || s.rfind("~/", 0) == 0 ||
-         (s.size() > 5 && s.substr(s.size() - 5) == ".json");
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- public API
-
-const architecture& find_model(std::string_view name, const std::string& path) {
-  if (const model_entry* e = lookup_model(name)) return e->arch;
-  unknown_model(name, path);
-}
-
-std::vector<std::string> model_names() { return models().names; }
-
-std::int64_t official_parameters(std::string_view name) {
-  const model_entry* e = lookup_model(name);
-  return e ? e->official : 0;
-}
-
-std::vector<std::string> model_hub_ids(std::string_view name) {
-  const model_entry* e = lookup_model(name);
-  return e ? e->aliases : std::vector<std::string>{};
-}
-
-architecture load_model(std::string_view spec, const std::string& path) {
-  if (spec.empty()) fail(path, "must name a catalog model, a config.json or a checkpoint directory (got \"\")");
-  if (const model_entry* e = lookup_model(spec)) return e->arch;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path p{std::string(spec)};
-  if (fs::is_directory(p, ec)) {
-    const fs::path cfg = p / "config.json";
-    if (!fs::exists(cfg, ec))
-      fail(path, "checkpoint directory '" + clean(spec) + "' has no config.json", error_kind::io_error);
-    // The architecture comes from config.json; safetensors headers (if any)
-    // are read separately by read_checkpoint_dir.
-    return read_hf_config_file(cfg.string(), path);
-  }
-  // Anything else that exists (a FIFO, /dev/zero) is refused by the file reader, naming what it is.
-  if (fs::exists(p, ec)) return read_hf_config_file(p.string(), path);
-  if (looks_like_path(spec)) fail(path, "no such file or directory '" + clean(spec) + "'", error_kind::io_error);
-  unknown_model(spec, path);
-}
-
-architecture load_model(const std::string& spec, const std::string& path) { return load_model(std::string_view(spec), path); }
-architecture load_model(const char* spec, const std::string& path) { return load_model(std::string_view(spec), path); }
-
-architecture load_model(const nlohmann::json& value, const std::string& path) {
-  if (value.is_string()) return load_model(std::string_view(value.get_ref<const std::string&>()), path);
-  if (value.is_object()) return read_hf_config(value, path);
-  fail(path, "must be a model name, a path, or an object of config.json fields (got " + show(value) + ")");
-}
 
 const gpu_spec& find_gpu(std::string_view id, const std::string& path) {
   auto& reg = gpus();

@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string shown(std::string_view what, const std::string& file) {
+std::string quoted_file(std::string_view what, const std::string& file) {
   return std::string(what) + " '" + detail::quote_text(file) + "'";
 }
 
@@ -36,23 +36,23 @@ const char* kind_of(fs::file_type t) {
 void require_regular_file(const std::string& file, const std::string& path, std::string_view what) {
   std::error_code ec;
   const fs::file_status st = fs::status(file, ec);  // follows symlinks: a link to /dev/zero is a device
-  if (file.empty() || ec || !fs::exists(st)) detail::fail(path, "cannot open " + shown(what, file), error_kind::io_error);
+  if (file.empty() || ec || !fs::exists(st)) detail::fail(path, "cannot open " + quoted_file(what, file), error_kind::io_error);
   if (st.type() == fs::file_type::regular) return;
   const std::string kind = kind_of(st.type());
-  detail::fail(path, shown(what, file) + " is " + kind + (kind.rfind("not ", 0) == 0 ? "" : ", not a regular file"),
+  detail::fail(path, quoted_file(what, file) + " is " + kind + (kind.rfind("not ", 0) == 0 ? "" : ", not a regular file"),
                error_kind::io_error);
 }
 
 std::string read_text_file(const std::string& file, const std::string& path, std::string_view what) {
   require_regular_file(file, path, what);
   const auto too_large = [&](const std::string& got) {
-    detail::fail(path, shown(what, file) + " is larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB (got " + got + " bytes)",
+    detail::fail(path, quoted_file(what, file) + " is larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB (got " + got + " bytes)",
                  error_kind::io_error);
   };
   std::error_code ec;
   if (const std::uintmax_t size = fs::file_size(file, ec); !ec && size > kMaxFileBytes) too_large(std::to_string(size));
   std::ifstream in(file, std::ios::binary);
-  if (!in) detail::fail(path, "cannot open " + shown(what, file), error_kind::io_error);
+  if (!in) detail::fail(path, "cannot open " + quoted_file(what, file), error_kind::io_error);
   // Read in chunks, never past the cap: a file that grows while read (or a /proc file
   // whose size reads 0) cannot make the reader grow without bound.
   std::string text;
@@ -61,7 +61,7 @@ std::string read_text_file(const std::string& file, const std::string& path, std
     text.append(buf, static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxFileBytes) too_large("more than " + std::to_string(kMaxFileBytes));
   }
-  if (in.bad()) detail::fail(path, "cannot read " + shown(what, file), error_kind::io_error);
+  if (in.bad()) detail::fail(path, "cannot read " + quoted_file(what, file), error_kind::io_error);
   return text;
 }
 

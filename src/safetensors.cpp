@@ -101,71 +101,67 @@ std::int64_t checked_add(std::int64_t a, std::int64_t b, const std::string& file
   return r;
 }
 
-// Adds one file's tensors to `info`; returns its tensor names.
-std::vector<std::string> add_file(const std::string& file, checkpoint_info& info) {
-  const header h = read_header(file);
-  std::vector<std::string> names;
-  struct span {
-    std::uint64_t begin, end;
-    std::string name;
-  };
-  std::vector<span> spans;
-  for (const auto& [name, t] : h.j.items()) {
-    if (name == "__metadata__") {
-      if (!t.is_object() && !t.is_null()) fail_file(file, "__metadata__ must be an object (got " + show(t) + ")");
-      continue;
-    }
-    const std::string where = "tensor " + qstr(name);
-    if (!t.is_object()) fail_file(file, where + ": must be an object (got " + show(t) + ")");
-    auto dt = t.find("dtype");
-    if (dt == t.end() || !dt->is_string()) fail_file(file, where + ": missing or non-string dtype");
-    const std::string dtype = dt->get<std::string>();
-    const dtype_bits* d = nullptr;
-    for (const auto& k : kDtypes)
-      if (k.name == dtype) d = &k;
-    if (!d) fail_file(file, where + ": unknown dtype " + qstr(dtype) + " (known: " + known_dtypes() + ")");
-    auto sh = t.find("shape");
-    if (sh == t.end() || !sh->is_array()) fail_file(file, where + ": shape must be an array of non-negative integers");
-    std::int64_t numel = 1;
-    for (const auto& dim : *sh) {
-      if (!dim.is_number_integer() || (dim.is_number_integer() && !dim.is_number_unsigned() && dim.get<std::int64_t>() < 0))
-        fail_file(file, where + ": shape must be an array of non-negative integers (got " + show(*sh) + ")");
-      if (dim.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX) ||
-          __builtin_mul_overflow(numel, dim.get<std::int64_t>(), &numel))
-        fail_file(file, where + ": shape " + show(*sh) + " has more elements than a 64-bit count holds");
-    }
-    // Data bytes implied by the shape (sub-byte dtypes pack; round up).
-    std::int64_t bits = 0;
-    if (__builtin_mul_overflow(numel, static_cast<std::int64_t>(d->bits), &bits))
-      fail_file(file, where + ": shape " + show(*sh) + " has more bytes than a 64-bit count holds");
-    const std::int64_t nbytes = bits / 8 + (bits % 8 ? 1 : 0);
-    auto off = t.find("data_offsets");
-    if (off == t.end() || !off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() ||
-        !(*off)[1].is_number_unsigned())
-      fail_file(file, where + ": data_offsets must be [begin, end] non-negative integers");
-    const auto begin = (*off)[0].get<std::uint64_t>(), end = (*off)[1].get<std::uint64_t>();
-    if (begin > end) fail_file(file, where + ": data_offsets begin > end (got " + show(*off) + ")");
-    if (end - begin != static_cast<std::uint64_t>(nbytes))
-      fail_file(file, where + ": data_offsets span " + std::to_string(end - begin) + " bytes but shape " + show(*sh) + " of " +
-                     dtype + " needs " + std::to_string(nbytes));
-    if (end > h.data_size)
-      fail_file(file, "truncated: " + where + " ends at data byte " + std::to_string(end) + " but the file holds " +
-                     std::to_string(h.data_size) + " data bytes");
-    info.parameters = checked_add(info.parameters, numel, file);
-    info.parameters_by_dtype[dtype] = checked_add(info.parameters_by_dtype[dtype], numel, file);
-    info.bytes = checked_add(info.bytes, nbytes, file);
-    info.tensors += 1;
-    names.push_back(name);
-    spans.push_back({begin, end, name});
+// A tensor's place in the data buffer.
+struct tensor_span {
+  std::uint64_t begin, end;
+  std::string name;
+};
+
+// Checks one tensor entry of a header and adds it to `info`; returns its span.
+tensor_span add_tensor(const std::string& file, const std::string& name, const json& t, std::uint64_t data_size,
+                       checkpoint_info& info) {
+  const std::string where = "tensor " + qstr(name);
+  if (!t.is_object()) fail_file(file, where + ": must be an object (got " + show(t) + ")");
+  auto dt = t.find("dtype");
+  if (dt == t.end() || !dt->is_string()) fail_file(file, where + ": missing or non-string dtype");
+  const std::string dtype = dt->get<std::string>();
+  const dtype_bits* d = nullptr;
+  for (const auto& k : kDtypes)
+    if (k.name == dtype) d = &k;
+  if (!d) fail_file(file, where + ": unknown dtype " + qstr(dtype) + " (known: " + known_dtypes() + ")");
+  auto sh = t.find("shape");
+  if (sh == t.end() || !sh->is_array()) fail_file(file, where + ": shape must be an array of non-negative integers");
+  std::int64_t numel = 1;
+  for (const auto& dim : *sh) {
+    if (!dim.is_number_integer() || (dim.is_number_integer() && !dim.is_number_unsigned() && dim.get<std::int64_t>() < 0))
+      fail_file(file, where + ": shape must be an array of non-negative integers (got " + show(*sh) + ")");
+    if (dim.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX) ||
+        __builtin_mul_overflow(numel, dim.get<std::int64_t>(), &numel))
+      fail_file(file, where + ": shape " + show(*sh) + " has more elements than a 64-bit count holds");
   }
+  // Data bytes implied by the shape (sub-byte dtypes pack; round up).
+  std::int64_t bits = 0;
+  if (__builtin_mul_overflow(numel, static_cast<std::int64_t>(d->bits), &bits))
+    fail_file(file, where + ": shape " + show(*sh) + " has more bytes than a 64-bit count holds");
+  const std::int64_t nbytes = bits / 8 + (bits % 8 ? 1 : 0);
+  auto off = t.find("data_offsets");
+  if (off == t.end() || !off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() ||
+      !(*off)[1].is_number_unsigned())
+    fail_file(file, where + ": data_offsets must be [begin, end] non-negative integers");
+  const auto begin = (*off)[0].get<std::uint64_t>(), end = (*off)[1].get<std::uint64_t>();
+  if (begin > end) fail_file(file, where + ": data_offsets begin > end (got " + show(*off) + ")");
+  if (end - begin != static_cast<std::uint64_t>(nbytes))
+    fail_file(file, where + ": data_offsets span " + std::to_string(end - begin) + " bytes but shape " + show(*sh) + " of " +
+                   dtype + " needs " + std::to_string(nbytes));
+  if (end > data_size)
+    fail_file(file, "truncated: " + where + " ends at data byte " + std::to_string(end) + " but the file holds " +
+                   std::to_string(data_size) + " data bytes");
+  info.parameters = checked_add(info.parameters, numel, file);
+  info.parameters_by_dtype[dtype] = checked_add(info.parameters_by_dtype[dtype], numel, file);
+  info.bytes = checked_add(info.bytes, nbytes, file);
+  info.tensors += 1;
+  return {begin, end, name};
+}
+
+void check_tiling(const std::string& file, std::vector<tensor_span>& spans, std::uint64_t data_size) {
   // The reference reader (safetensors Metadata::validate, after sorting by
   // data_offsets) requires the tensors to tile the data buffer: the first
   // begins at 0, each begins where the previous ends, the last ends at the
   // buffer's end. Overlaps would count bytes twice; gaps hide unknown data.
   std::sort(spans.begin(), spans.end(),
-            [](const span& x, const span& y) { return std::tie(x.begin, x.end, x.name) < std::tie(y.begin, y.end, y.name); });
+            [](const tensor_span& x, const tensor_span& y) { return std::tie(x.begin, x.end, x.name) < std::tie(y.begin, y.end, y.name); });
   std::uint64_t at = 0;
-  const span* prev = nullptr;
+  const tensor_span* prev = nullptr;
   for (const auto& sp : spans) {
     if (sp.begin < at)
       fail_file(file, "tensor " + qstr(sp.name) + ": data_offsets [" + std::to_string(sp.begin) + "," + std::to_string(sp.end) +
@@ -179,9 +175,25 @@ std::vector<std::string> add_file(const std::string& file, checkpoint_info& info
     at = sp.end;
     prev = &sp;
   }
-  if (at != h.data_size)
-    fail_file(file, "tensors cover " + std::to_string(at) + " data bytes but the file holds " + std::to_string(h.data_size) +
+  if (at != data_size)
+    fail_file(file, "tensors cover " + std::to_string(at) + " data bytes but the file holds " + std::to_string(data_size) +
                    " data bytes (the data buffer must be covered exactly)");
+}
+
+// Adds one file's tensors to `info`; returns its tensor names.
+std::vector<std::string> add_file(const std::string& file, checkpoint_info& info) {
+  const header h = read_header(file);
+  std::vector<std::string> names;
+  std::vector<tensor_span> spans;
+  for (const auto& [name, t] : h.j.items()) {
+    if (name == "__metadata__") {
+      if (!t.is_object() && !t.is_null()) fail_file(file, "__metadata__ must be an object (got " + show(t) + ")");
+      continue;
+    }
+    spans.push_back(add_tensor(file, name, t, h.data_size, info));
+    names.push_back(name);
+  }
+  check_tiling(file, spans, h.data_size);
   return names;
 }
 

@@ -15,6 +15,7 @@
 
 #include "gpuplan/io/amount.hpp"
 #include "gpuplan/framework.hpp"
+#include "gpuplan/peft.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/validate.hpp"
 #include "json_fields.hpp"
@@ -69,7 +70,197 @@ void read_parallel(const json& j, parallel_config& p) {
   if (j.contains("last_stage_layers")) p.last_stage_layers = get_small_int(j["last_stage_layers"], path + ".last_stage_layers");
 }
 
+// scenario.lora: rank, alpha, dropout, targets, modules_to_save.
+void read_lora(const json& l, scenario& s) {
+  require_object(l, "scenario.lora");
+  if (!has_low_rank_path(s.meth))
+    fail("scenario.lora", "only applies to method lora, qlora, dora or vera (got method " + std::string(to_string(s.meth)) + ")");
+  check_keys(l, "scenario.lora", {"rank", "alpha", "dropout", "targets", "modules_to_save"});
+  if (l.contains("rank")) s.lora.rank = get_int(l["rank"], "scenario.lora.rank");
+  if (l.contains("alpha")) {
+    s.lora.alpha = get_number(l["alpha"], "scenario.lora.alpha");
+    // Here, not in validate() (read-only in this change): alpha/rank scales the update; PEFT's
+    // examples use 8-512, so past [1e-3, 1e6] it is a slip. Non-positive: validate() says so.
+    if (s.lora.alpha > 1e6 || (s.lora.alpha > 0 && s.lora.alpha < 1e-3))
+      fail("scenario.lora.alpha", "must be between 0.001 and 1e6 (got " + detail::num(s.lora.alpha) + ")");
+  }
+  if (l.contains("dropout")) s.lora.dropout = get_number(l["dropout"], "scenario.lora.dropout");
+  if (l.contains("targets")) s.lora.targets = read_targets(l["targets"], "scenario.lora.targets");
+  if (l.contains("modules_to_save")) {
+    const json& m = l["modules_to_save"];
+    if (!m.is_array())
+      fail("scenario.lora.modules_to_save", "must be a list of " + join_names(kLoraModuleNames) + " (got " + show(m) + ")");
+    s.lora.modules_to_save = 0;
+    for (std::size_t i = 0; i < m.size(); ++i)
+      s.lora.modules_to_save |= get_enum(m[i], "scenario.lora.modules_to_save[" + std::to_string(i) + "]", kLoraModuleNames);
+  }
+}
 
+// scenario.peft: options of the PEFT methods beyond LoRA (peft.hpp); each key belongs to its methods.
+void read_peft(const json& p, scenario& s) {
+  require_object(p, "scenario.peft");
+  check_keys(p, "scenario.peft", {"virtual_tokens", "vera_rank", "ia3_targets"});
+  const std::string got = " (got method " + std::string(to_string(s.meth)) + ")";
+  if (p.contains("virtual_tokens")) {
+    if (s.meth != method::prompt_tuning && s.meth != method::prefix_tuning)
+      fail("scenario.peft.virtual_tokens", "only applies to method prompt-tuning or prefix-tuning" + got);
+    s.peft.virtual_tokens = get_int(p["virtual_tokens"], "scenario.peft.virtual_tokens");
+  }
+  if (p.contains("vera_rank")) {
+    if (s.meth != method::vera) fail("scenario.peft.vera_rank", "only applies to method vera" + got);
+    s.peft.vera_rank = get_int(p["vera_rank"], "scenario.peft.vera_rank");
+  }
+  if (p.contains("ia3_targets")) {
+    if (s.meth != method::ia3) fail("scenario.peft.ia3_targets", "only applies to method ia3" + got);
+    s.peft.ia3_targets = read_targets(p["ia3_targets"], "scenario.peft.ia3_targets");
+  }
+}
+
+// scenario.freeze: the top layers that train.
+void read_freeze(const json& f, scenario& s) {
+  require_object(f, "scenario.freeze");
+  if (s.meth != method::freeze)
+    fail("scenario.freeze", "only applies to method freeze (got method " + std::string(to_string(s.meth)) + ")");
+  check_keys(f, "scenario.freeze", {"trainable_layers"});
+  if (f.contains("trainable_layers")) s.freeze.trainable_layers = get_int(f["trainable_layers"], "scenario.freeze.trainable_layers");
+}
+
+// scenario.quantization: the base weights' format (QLoRA's default under method qlora).
+void read_quantization(const json& q, scenario& s) {
+  require_object(q, "scenario.quantization");
+  check_keys(q, "scenario.quantization", {"weights", "double_quant", "group_size"});
+  quantization qq = s.meth == method::qlora ? base_quantization(s) : quantization{};
+  if (q.contains("weights")) {
+    qq.weights = get_enum(q["weights"], "scenario.quantization.weights", kWeightDtypeNames);
+    if (qq.weights != dtype::nf4 && qq.weights != dtype::fp4) qq.double_quant = false;
+  }
+  if (q.contains("double_quant")) qq.double_quant = get_bool(q["double_quant"], "scenario.quantization.double_quant");
+  if (q.contains("group_size")) qq.group_size = get_small_int(q["group_size"], "scenario.quantization.group_size");
+  s.quant = qq;
+}
+
+// Precision, optimizer, batch, sequence and the training recipe's switches.
+void read_training(const json& j, const architecture& model, scenario& s) {
+  if (j.contains("precision")) s.prec = get_enum(j["precision"], "scenario.precision", kPrecisionNames);
+  if (j.contains("optimizer")) s.opt = get_enum(j["optimizer"], "scenario.optimizer", kOptimizerNames);
+  if (j.contains("micro_batch")) s.micro_batch = get_int(j["micro_batch"], "scenario.micro_batch");
+  if (model.is_vit()) s.seq_len = model.vit_tokens();
+  if (j.contains("seq_len")) s.seq_len = get_int(j["seq_len"], "scenario.seq_len");
+  if (j.contains("grad_accum")) s.grad_accum = get_int(j["grad_accum"], "scenario.grad_accum");
+  if (j.contains("framework")) s.fw = get_enum(j["framework"], "scenario.framework", kFrameworkNames);
+  if (j.contains("checkpointing")) s.ckpt = get_enum(j["checkpointing"], "scenario.checkpointing", kCheckpointingNames);
+  if (j.contains("attention")) s.attn = get_enum(j["attention"], "scenario.attention", kAttentionNames);
+  if (j.contains("compile")) s.compile = get_bool(j["compile"], "scenario.compile");
+  if (j.contains("fused_kernels")) s.fused_kernels = get_bool(j["fused_kernels"], "scenario.fused_kernels");
+  if (j.contains("chunked_loss")) s.chunked_loss = get_bool(j["chunked_loss"], "scenario.chunked_loss");
+  if (j.contains("activation_offload")) s.activation_offload = get_bool(j["activation_offload"], "scenario.activation_offload");
+  if (j.contains("optimizer_in_backward"))
+    s.optimizer_in_backward = get_bool(j["optimizer_in_backward"], "scenario.optimizer_in_backward");
+  if (j.contains("optimizer_kernel"))
+    s.opt_kernel = get_enum(j["optimizer_kernel"], "scenario.optimizer_kernel", kOptimizerKernelNames);
+  if (j.contains("keep_gradients")) s.keep_gradients = get_bool(j["keep_gradients"], "scenario.keep_gradients");
+}
+
+// scenario.network: the inter-node link, its latency and the host memory per node.
+void read_network(const json& n, scenario& s) {
+  require_object(n, "scenario.network");
+  check_keys(n, "scenario.network", {"internode_gb_s", "latency_us", "host_memory_gib"});
+  if (n.contains("internode_gb_s")) s.cluster.internode_per_gpu = gb_per_s(get_number(n["internode_gb_s"], "scenario.network.internode_gb_s"));
+  if (n.contains("latency_us")) {
+    const double us = get_number(n["latency_us"], "scenario.network.latency_us");
+    detail::require_finite(us, 0, 1e6, "scenario.network.latency_us");
+    // Kept at nanosecond resolution, as the writer prints it: a read run writes and reads back unchanged.
+    s.cluster.internode_latency = seconds(std::round(us * 1e3) / 1e9);
+  }
+  if (n.contains("host_memory_gib")) {
+    const double g = get_number(n["host_memory_gib"], "scenario.network.host_memory_gib");
+    detail::require_finite(g, 1, 1e7, "scenario.network.host_memory_gib");
+    s.cluster.host_memory_per_node = gib(g);
+  }
+}
+
+// The GPU (default: an A100 80GB, the most common training card in published runs), its count and the network.
+void read_hardware(const json& j, scenario& s) {
+  if (j.contains("gpu")) {
+    const json& g = j["gpu"];
+    if (g.is_string()) s.gpu = find_gpu(g.get<std::string>(), "scenario.gpu");
+    else if (g.is_object()) s.gpu = read_gpu(g, "scenario.gpu");
+    else fail("scenario.gpu", "must be a catalog id or a GPU object (got " + show(g) + ")");
+  } else {
+    s.gpu = find_gpu("a100-80gb", "scenario.gpu");
+  }
+  if (j.contains("num_gpus")) s.num_gpus = get_small_int(j["num_gpus"], "scenario.num_gpus");
+  if (j.contains("gpus_per_node")) s.cluster.gpus_per_node = get_small_int(j["gpus_per_node"], "scenario.gpus_per_node");
+  if (j.contains("network")) read_network(j["network"], s);
+}
+
+// scenario.inference: the serving workload.
+void read_inference(const json& in, scenario& s) {
+  require_object(in, "scenario.inference");
+  if (s.work != workload::infer) fail("scenario.inference", "only applies to workload infer (got workload train)");
+  check_keys(in, "scenario.inference", {"batch", "prompt_len", "gen_len", "kv_cache_dtype", "max_batched_tokens", "gguf", "gpu_layers", "cuda_graphs"});
+  if (in.contains("batch")) s.inference.batch = get_int(in["batch"], "scenario.inference.batch");
+  if (in.contains("prompt_len")) s.inference.prompt_len = get_int(in["prompt_len"], "scenario.inference.prompt_len");
+  if (in.contains("gen_len")) s.inference.gen_len = get_int(in["gen_len"], "scenario.inference.gen_len");
+  if (in.contains("kv_cache_dtype")) s.inference.kv_cache_dtype = get_enum(in["kv_cache_dtype"], "scenario.inference.kv_cache_dtype", kKvCacheDtypeNames);
+  if (in.contains("max_batched_tokens")) s.inference.max_batched_tokens = get_int(in["max_batched_tokens"], "scenario.inference.max_batched_tokens");
+  if (in.contains("gguf")) s.inference.gguf = get_enum(in["gguf"], "scenario.inference.gguf", kGgufTypeNames);
+  if (in.contains("gpu_layers")) {
+    const std::int64_t ngl = get_int(in["gpu_layers"], "scenario.inference.gpu_layers");
+    detail::require_range(ngl, 0, 1 << 20, "scenario.inference.gpu_layers");
+    s.inference.gpu_layers = static_cast<int>(ngl);
+  }
+  if (in.contains("cuda_graphs")) s.inference.cuda_graphs = get_bool(in["cuda_graphs"], "scenario.inference.cuda_graphs");
+}
+
+// Serving engine, tokens to train and the price per GPU-hour.
+void read_engine_and_costs(const json& j, scenario& s) {
+  if (j.contains("engine")) {
+    if (s.work != workload::infer) fail("scenario.engine", "only applies to workload infer (got workload train)");
+    s.inference.eng = get_enum(j["engine"], "scenario.engine", kEngineNames);
+  }
+  if (j.contains("tokens")) s.tokens = get_amount(j["tokens"], "scenario.tokens");
+  if (j.contains("price_per_gpu_hour")) {
+    s.price_per_gpu_hour = get_number(j["price_per_gpu_hour"], "scenario.price_per_gpu_hour");
+    // Here, not in validate() (read-only in this change; it bounds [0, 1e6]): 0 is a free GPU,
+    // anything under a hundredth of a cent per GPU-hour a slip (the price catalog's lowest is $0.22).
+    if (*s.price_per_gpu_hour > 0 && *s.price_per_gpu_hour < 1e-4)
+      fail("scenario.price_per_gpu_hour", "must be 0 or at least 0.0001 per GPU-hour (got " + detail::num(*s.price_per_gpu_hour) + ")");
+  }
+}
+
+// Defaults that depend on the GPU and the framework, for keys the file leaves out.
+void apply_scenario_defaults(const json& j, const architecture& model, scenario& s) {
+  // No bf16 tensor cores (T4, V100): fp16 AMP is what runs there (PyTorch autocast docs).
+  if (!j.contains("precision") && !s.gpu.has_bf16()) s.prec = precision::fp16_mixed;
+  // Megatron-style stacks pair sequence parallelism with tensor parallelism (framework.hpp).
+  const bool sp_given = j.contains("parallel") && j["parallel"].is_object() && j["parallel"].contains("sp");
+  if (!sp_given && s.parallel.tp > 1 && profile_of(s.fw).sequence_parallel_with_tp) s.parallel.sp = true;
+  // Serving engines split a model over a replica's GPUs by tensor parallelism (vLLM, SGLang,
+  // TGI --num-shard, llama.cpp --split-mode); transformers generate replicates it.
+  if (s.work == workload::infer && s.inference.eng != engine::hf && !j.contains("parallel") && s.num_gpus > 1 &&
+      model.heads % s.num_gpus == 0 && (model.n_kv_heads() % s.num_gpus == 0 || s.num_gpus % model.n_kv_heads() == 0) &&
+      model.ffn % s.num_gpus == 0)
+    s.parallel.tp = s.num_gpus;
+}
+
+// global_batch: derives grad_accum (or checks it) from micro_batch x data-parallel
+// degree. The run is validated first, so every factor below is bounded.
+void apply_global_batch(const json& j, const architecture& model, scenario& s) {
+  const std::int64_t gbatch = get_int(j["global_batch"], "scenario.global_batch");
+  detail::require_range(gbatch, 1, kMaxBatch * 1024, "scenario.global_batch");
+  validate(model, s);
+  const std::int64_t per_step = s.micro_batch * s.dp();
+  if (per_step > gbatch)
+    fail("scenario.micro_batch", "micro_batch*dp=" + std::to_string(per_step) + " exceeds global_batch=" + std::to_string(gbatch) +
+                                     " (got micro_batch=" + std::to_string(s.micro_batch) + ")");
+  if (gbatch % per_step != 0)
+    fail("scenario.global_batch", "must be a multiple of micro_batch*dp=" + std::to_string(per_step) + " (got " + std::to_string(gbatch) + ")");
+  if (j.contains("grad_accum") && s.grad_accum != gbatch / per_step)
+    fail("scenario.grad_accum", "disagrees with global_batch/(micro_batch*dp)=" + std::to_string(gbatch / per_step) +
+                                    " (got " + std::to_string(s.grad_accum) + ")");
+  s.grad_accum = gbatch / per_step;
+}
 
 }  // namespace
 
@@ -88,181 +279,17 @@ resolved_run read_scenario(const json& j) {
 
   if (j.contains("workload")) s.work = get_enum(j["workload"], "scenario.workload", kWorkloadNames);
   if (j.contains("method")) s.meth = get_enum(j["method"], "scenario.method", kMethodNames);
-  if (j.contains("lora")) {
-    const json& l = j["lora"];
-    require_object(l, "scenario.lora");
-    if (s.meth != method::lora && s.meth != method::qlora && s.meth != method::dora && s.meth != method::vera)
-      fail("scenario.lora", "only applies to method lora, qlora, dora or vera (got method " + std::string(to_string(s.meth)) + ")");
-    check_keys(l, "scenario.lora", {"rank", "alpha", "dropout", "targets", "modules_to_save"});
-    if (l.contains("rank")) s.lora.rank = get_int(l["rank"], "scenario.lora.rank");
-    if (l.contains("alpha")) {
-      s.lora.alpha = get_number(l["alpha"], "scenario.lora.alpha");
-      // Here, not in validate() (read-only in this change): alpha/rank scales the update; PEFT's
-      // examples use 8-512, so past [1e-3, 1e6] it is a slip. Non-positive: validate() says so.
-      if (s.lora.alpha > 1e6 || (s.lora.alpha > 0 && s.lora.alpha < 1e-3))
-        fail("scenario.lora.alpha", "must be between 0.001 and 1e6 (got " + detail::num(s.lora.alpha) + ")");
-    }
-    if (l.contains("dropout")) s.lora.dropout = get_number(l["dropout"], "scenario.lora.dropout");
-    if (l.contains("targets")) s.lora.targets = read_targets(l["targets"], "scenario.lora.targets");
-    if (l.contains("modules_to_save")) {
-      const json& m = l["modules_to_save"];
-      if (!m.is_array())
-        fail("scenario.lora.modules_to_save", "must be a list of " + join_names(kLoraModuleNames) + " (got " + show(m) + ")");
-      s.lora.modules_to_save = 0;
-      for (std::size_t i = 0; i < m.size(); ++i)
-        s.lora.modules_to_save |= get_enum(m[i], "scenario.lora.modules_to_save[" + std::to_string(i) + "]", kLoraModuleNames);
-    }
-  }
-  if (j.contains("peft")) {
-    // Options of the PEFT methods beyond LoRA (peft.hpp); each key belongs to its methods.
-    const json& p = j["peft"];
-    require_object(p, "scenario.peft");
-    check_keys(p, "scenario.peft", {"virtual_tokens", "vera_rank", "ia3_targets"});
-    const std::string got = " (got method " + std::string(to_string(s.meth)) + ")";
-    if (p.contains("virtual_tokens")) {
-      if (s.meth != method::prompt_tuning && s.meth != method::prefix_tuning)
-        fail("scenario.peft.virtual_tokens", "only applies to method prompt-tuning or prefix-tuning" + got);
-      s.peft.virtual_tokens = get_int(p["virtual_tokens"], "scenario.peft.virtual_tokens");
-    }
-    if (p.contains("vera_rank")) {
-      if (s.meth != method::vera) fail("scenario.peft.vera_rank", "only applies to method vera" + got);
-      s.peft.vera_rank = get_int(p["vera_rank"], "scenario.peft.vera_rank");
-    }
-    if (p.contains("ia3_targets")) {
-      if (s.meth != method::ia3) fail("scenario.peft.ia3_targets", "only applies to method ia3" + got);
-      s.peft.ia3_targets = read_targets(p["ia3_targets"], "scenario.peft.ia3_targets");
-    }
-  }
-  if (j.contains("freeze")) {
-    const json& f = j["freeze"];
-    require_object(f, "scenario.freeze");
-    if (s.meth != method::freeze)
-      fail("scenario.freeze", "only applies to method freeze (got method " + std::string(to_string(s.meth)) + ")");
-    check_keys(f, "scenario.freeze", {"trainable_layers"});
-    if (f.contains("trainable_layers")) s.freeze.trainable_layers = get_int(f["trainable_layers"], "scenario.freeze.trainable_layers");
-  }
-  if (j.contains("quantization")) {
-    const json& q = j["quantization"];
-    require_object(q, "scenario.quantization");
-    check_keys(q, "scenario.quantization", {"weights", "double_quant", "group_size"});
-    quantization qq = s.meth == method::qlora ? base_quantization(s) : quantization{};
-    if (q.contains("weights")) {
-      qq.weights = get_enum(q["weights"], "scenario.quantization.weights", kWeightDtypeNames);
-      if (qq.weights != dtype::nf4 && qq.weights != dtype::fp4) qq.double_quant = false;
-    }
-    if (q.contains("double_quant")) qq.double_quant = get_bool(q["double_quant"], "scenario.quantization.double_quant");
-    if (q.contains("group_size")) qq.group_size = get_small_int(q["group_size"], "scenario.quantization.group_size");
-    s.quant = qq;
-  }
-  if (j.contains("precision")) s.prec = get_enum(j["precision"], "scenario.precision", kPrecisionNames);
-  if (j.contains("optimizer")) s.opt = get_enum(j["optimizer"], "scenario.optimizer", kOptimizerNames);
-  if (j.contains("micro_batch")) s.micro_batch = get_int(j["micro_batch"], "scenario.micro_batch");
-  if (model->is_vit()) s.seq_len = model->vit_tokens();
-  if (j.contains("seq_len")) s.seq_len = get_int(j["seq_len"], "scenario.seq_len");
-  if (j.contains("grad_accum")) s.grad_accum = get_int(j["grad_accum"], "scenario.grad_accum");
-  if (j.contains("framework")) s.fw = get_enum(j["framework"], "scenario.framework", kFrameworkNames);
-  if (j.contains("checkpointing")) s.ckpt = get_enum(j["checkpointing"], "scenario.checkpointing", kCheckpointingNames);
-  if (j.contains("attention")) s.attn = get_enum(j["attention"], "scenario.attention", kAttentionNames);
-  if (j.contains("compile")) s.compile = get_bool(j["compile"], "scenario.compile");
-  if (j.contains("fused_kernels")) s.fused_kernels = get_bool(j["fused_kernels"], "scenario.fused_kernels");
-  if (j.contains("chunked_loss")) s.chunked_loss = get_bool(j["chunked_loss"], "scenario.chunked_loss");
-  if (j.contains("activation_offload")) s.activation_offload = get_bool(j["activation_offload"], "scenario.activation_offload");
-  if (j.contains("optimizer_in_backward"))
-    s.optimizer_in_backward = get_bool(j["optimizer_in_backward"], "scenario.optimizer_in_backward");
-  if (j.contains("optimizer_kernel"))
-    s.opt_kernel = get_enum(j["optimizer_kernel"], "scenario.optimizer_kernel", kOptimizerKernelNames);
-  if (j.contains("keep_gradients")) s.keep_gradients = get_bool(j["keep_gradients"], "scenario.keep_gradients");
-
-  // Default GPU: an A100 80GB, the most common training card in published runs.
-  if (j.contains("gpu")) {
-    const json& g = j["gpu"];
-    if (g.is_string()) s.gpu = find_gpu(g.get<std::string>(), "scenario.gpu");
-    else if (g.is_object()) s.gpu = read_gpu(g, "scenario.gpu");
-    else fail("scenario.gpu", "must be a catalog id or a GPU object (got " + show(g) + ")");
-  } else {
-    s.gpu = find_gpu("a100-80gb", "scenario.gpu");
-  }
-  if (j.contains("num_gpus")) s.num_gpus = get_small_int(j["num_gpus"], "scenario.num_gpus");
-  if (j.contains("gpus_per_node")) s.cluster.gpus_per_node = get_small_int(j["gpus_per_node"], "scenario.gpus_per_node");
-  if (j.contains("network")) {
-    const json& n = j["network"];
-    require_object(n, "scenario.network");
-    check_keys(n, "scenario.network", {"internode_gb_s", "latency_us", "host_memory_gib"});
-    if (n.contains("internode_gb_s")) s.cluster.internode_per_gpu = gb_per_s(get_number(n["internode_gb_s"], "scenario.network.internode_gb_s"));
-    if (n.contains("latency_us")) {
-      const double us = get_number(n["latency_us"], "scenario.network.latency_us");
-      detail::require_finite(us, 0, 1e6, "scenario.network.latency_us");
-      // Kept at nanosecond resolution, as the writer prints it: a read run writes and reads back unchanged.
-      s.cluster.internode_latency = seconds(std::round(us * 1e3) / 1e9);
-    }
-    if (n.contains("host_memory_gib")) {
-      const double g = get_number(n["host_memory_gib"], "scenario.network.host_memory_gib");
-      detail::require_finite(g, 1, 1e7, "scenario.network.host_memory_gib");
-      s.cluster.host_memory_per_node = gib(g);
-    }
-  }
+  if (j.contains("lora")) read_lora(j["lora"], s);
+  if (j.contains("peft")) read_peft(j["peft"], s);
+  if (j.contains("freeze")) read_freeze(j["freeze"], s);
+  if (j.contains("quantization")) read_quantization(j["quantization"], s);
+  read_training(j, *model, s);
+  read_hardware(j, s);
   if (j.contains("parallel")) read_parallel(j["parallel"], s.parallel);
-  if (j.contains("inference")) {
-    const json& in = j["inference"];
-    require_object(in, "scenario.inference");
-    if (s.work != workload::infer) fail("scenario.inference", "only applies to workload infer (got workload train)");
-    check_keys(in, "scenario.inference", {"batch", "prompt_len", "gen_len", "kv_cache_dtype", "max_batched_tokens", "gguf", "gpu_layers", "cuda_graphs"});
-    if (in.contains("batch")) s.inference.batch = get_int(in["batch"], "scenario.inference.batch");
-    if (in.contains("prompt_len")) s.inference.prompt_len = get_int(in["prompt_len"], "scenario.inference.prompt_len");
-    if (in.contains("gen_len")) s.inference.gen_len = get_int(in["gen_len"], "scenario.inference.gen_len");
-    if (in.contains("kv_cache_dtype")) s.inference.kv_cache_dtype = get_enum(in["kv_cache_dtype"], "scenario.inference.kv_cache_dtype", kKvCacheDtypeNames);
-    if (in.contains("max_batched_tokens")) s.inference.max_batched_tokens = get_int(in["max_batched_tokens"], "scenario.inference.max_batched_tokens");
-    if (in.contains("gguf")) s.inference.gguf = get_enum(in["gguf"], "scenario.inference.gguf", kGgufTypeNames);
-    if (in.contains("gpu_layers")) {
-      const std::int64_t ngl = get_int(in["gpu_layers"], "scenario.inference.gpu_layers");
-      detail::require_range(ngl, 0, 1 << 20, "scenario.inference.gpu_layers");
-      s.inference.gpu_layers = static_cast<int>(ngl);
-    }
-    if (in.contains("cuda_graphs")) s.inference.cuda_graphs = get_bool(in["cuda_graphs"], "scenario.inference.cuda_graphs");
-  }
-  if (j.contains("engine")) {
-    if (s.work != workload::infer) fail("scenario.engine", "only applies to workload infer (got workload train)");
-    s.inference.eng = get_enum(j["engine"], "scenario.engine", kEngineNames);
-  }
-  if (j.contains("tokens")) s.tokens = get_amount(j["tokens"], "scenario.tokens");
-  if (j.contains("price_per_gpu_hour")) {
-    s.price_per_gpu_hour = get_number(j["price_per_gpu_hour"], "scenario.price_per_gpu_hour");
-    // Here, not in validate() (read-only in this change; it bounds [0, 1e6]): 0 is a free GPU,
-    // anything under a hundredth of a cent per GPU-hour a slip (the price catalog's lowest is $0.22).
-    if (*s.price_per_gpu_hour > 0 && *s.price_per_gpu_hour < 1e-4)
-      fail("scenario.price_per_gpu_hour", "must be 0 or at least 0.0001 per GPU-hour (got " + detail::num(*s.price_per_gpu_hour) + ")");
-  }
-
-  // Defaults that depend on the GPU and the framework, for keys the file leaves out.
-  // No bf16 tensor cores (T4, V100): fp16 AMP is what runs there (PyTorch autocast docs).
-  if (!j.contains("precision") && !s.gpu.has_bf16()) s.prec = precision::fp16_mixed;
-  // Megatron-style stacks pair sequence parallelism with tensor parallelism (framework.hpp).
-  const bool sp_given = j.contains("parallel") && j["parallel"].is_object() && j["parallel"].contains("sp");
-  if (!sp_given && s.parallel.tp > 1 && profile_of(s.fw).sequence_parallel_with_tp) s.parallel.sp = true;
-  // Serving engines split a model over a replica's GPUs by tensor parallelism (vLLM, SGLang,
-  // TGI --num-shard, llama.cpp --split-mode); transformers generate replicates it.
-  if (s.work == workload::infer && s.inference.eng != engine::hf && !j.contains("parallel") && s.num_gpus > 1 &&
-      model->heads % s.num_gpus == 0 && (model->n_kv_heads() % s.num_gpus == 0 || s.num_gpus % model->n_kv_heads() == 0) &&
-      model->ffn % s.num_gpus == 0)
-    s.parallel.tp = s.num_gpus;
-
-  // global_batch: derives grad_accum (or checks it) from micro_batch x data-parallel
-  // degree. The run is validated first, so every factor below is bounded.
-  if (j.contains("global_batch")) {
-    const std::int64_t gbatch = get_int(j["global_batch"], "scenario.global_batch");
-    detail::require_range(gbatch, 1, kMaxBatch * 1024, "scenario.global_batch");
-    validate(*model, s);
-    const std::int64_t per_step = s.micro_batch * s.dp();
-    if (per_step > gbatch)
-      fail("scenario.micro_batch", "micro_batch*dp=" + std::to_string(per_step) + " exceeds global_batch=" + std::to_string(gbatch) +
-                                       " (got micro_batch=" + std::to_string(s.micro_batch) + ")");
-    if (gbatch % per_step != 0)
-      fail("scenario.global_batch", "must be a multiple of micro_batch*dp=" + std::to_string(per_step) + " (got " + std::to_string(gbatch) + ")");
-    if (j.contains("grad_accum") && s.grad_accum != gbatch / per_step)
-      fail("scenario.grad_accum", "disagrees with global_batch/(micro_batch*dp)=" + std::to_string(gbatch / per_step) +
-                                      " (got " + std::to_string(s.grad_accum) + ")");
-    s.grad_accum = gbatch / per_step;
-  }
+  if (j.contains("inference")) read_inference(j["inference"], s);
+  read_engine_and_costs(j, s);
+  apply_scenario_defaults(j, *model, s);
+  if (j.contains("global_batch")) apply_global_batch(j, *model, s);
 
   return resolved_run{run(std::move(model), std::move(s)), std::move(model_spec)};
 }
@@ -275,14 +302,11 @@ resolved_run read_scenario_file(const std::string& file) {
   return read_scenario_text(read_text_file(file, "scenario"));
 }
 
-json write_scenario(const resolved_run& r) {
-  const scenario& s = r.settings();
-  json j;
-  if (!r.model_spec.empty() && r.model_spec.front() == '{') j["model"] = json::parse(r.model_spec);
-  else j["model"] = r.model_spec.empty() ? r.model().name : r.model_spec;
-  j["workload"] = to_string(s.work);
-  j["method"] = to_string(s.meth);
-  if (s.meth == method::lora || s.meth == method::qlora || s.meth == method::dora || s.meth == method::vera) {
+namespace {
+
+// The method's keys: lora, peft, freeze and quantization.
+void write_method_keys(json& j, const scenario& s) {
+  if (has_low_rank_path(s.meth)) {
     json targets = json::array();
     for (const auto& t : kLoraSingleTargetNames)
       if (s.lora.targets & t.value) targets.push_back(t.name);
@@ -307,21 +331,10 @@ json write_scenario(const resolved_run& r) {
     j["quantization"] = {{"weights", name_of(kWeightDtypeNames, s.quant->weights)},
                          {"double_quant", s.quant->double_quant},
                          {"group_size", s.quant->group_size}};
-  j["precision"] = to_string(s.prec);
-  j["optimizer"] = to_string(s.opt);
-  j["micro_batch"] = s.micro_batch;
-  j["seq_len"] = s.seq_len;
-  j["grad_accum"] = s.grad_accum;
-  j["framework"] = to_string(s.fw);
-  if (s.ckpt) j["checkpointing"] = to_string(*s.ckpt);
-  j["attention"] = to_string(s.attn);
-  j["compile"] = s.compile;
-  j["fused_kernels"] = s.fused_kernels;
-  j["chunked_loss"] = s.chunked_loss;
-  j["activation_offload"] = s.activation_offload;
-  j["optimizer_in_backward"] = s.optimizer_in_backward;
-  if (s.opt_kernel) j["optimizer_kernel"] = to_string(*s.opt_kernel);
-  j["keep_gradients"] = s.keep_gradients;
+}
+
+// The GPU (a catalog GPU by its id), its count, the network and the parallel layout.
+void write_hardware_keys(json& j, const scenario& s) {
   // A catalog GPU by its id; anything else (a custom or overridden GPU) in full.
   bool catalog_gpu = false;
   try {
@@ -344,6 +357,10 @@ json write_scenario(const resolved_run& r) {
   if (p.account_for_loss_in_pipeline_split) j["parallel"]["account_for_loss_in_pipeline_split"] = true;
   if (p.first_stage_layers) j["parallel"]["first_stage_layers"] = *p.first_stage_layers;
   if (p.last_stage_layers) j["parallel"]["last_stage_layers"] = *p.last_stage_layers;
+}
+
+// Serving: the inference keys and the engine.
+void write_inference_keys(json& j, const scenario& s) {
   if (s.work == workload::infer)
     j["inference"] = {{"batch", s.inference.batch}, {"prompt_len", s.inference.prompt_len},
                       {"gen_len", s.inference.gen_len}, {"kv_cache_dtype", name_of(kKvCacheDtypeNames, s.inference.kv_cache_dtype)}};
@@ -354,6 +371,35 @@ json write_scenario(const resolved_run& r) {
     if (s.inference.gpu_layers) j["inference"]["gpu_layers"] = *s.inference.gpu_layers;
     if (s.inference.cuda_graphs) j["inference"]["cuda_graphs"] = *s.inference.cuda_graphs;
   }
+}
+
+}  // namespace
+
+json write_scenario(const resolved_run& r) {
+  const scenario& s = r.settings();
+  json j;
+  if (!r.model_spec.empty() && r.model_spec.front() == '{') j["model"] = json::parse(r.model_spec);
+  else j["model"] = r.model_spec.empty() ? r.model().name : r.model_spec;
+  j["workload"] = to_string(s.work);
+  j["method"] = to_string(s.meth);
+  write_method_keys(j, s);
+  j["precision"] = to_string(s.prec);
+  j["optimizer"] = to_string(s.opt);
+  j["micro_batch"] = s.micro_batch;
+  j["seq_len"] = s.seq_len;
+  j["grad_accum"] = s.grad_accum;
+  j["framework"] = to_string(s.fw);
+  if (s.ckpt) j["checkpointing"] = to_string(*s.ckpt);
+  j["attention"] = to_string(s.attn);
+  j["compile"] = s.compile;
+  j["fused_kernels"] = s.fused_kernels;
+  j["chunked_loss"] = s.chunked_loss;
+  j["activation_offload"] = s.activation_offload;
+  j["optimizer_in_backward"] = s.optimizer_in_backward;
+  if (s.opt_kernel) j["optimizer_kernel"] = to_string(*s.opt_kernel);
+  j["keep_gradients"] = s.keep_gradients;
+  write_hardware_keys(j, s);
+  write_inference_keys(j, s);
   if (s.tokens) j["tokens"] = *s.tokens;
   if (s.price_per_gpu_hour) j["price_per_gpu_hour"] = *s.price_per_gpu_hour;
   return j;

@@ -2,13 +2,19 @@
 // encoders as layer graphs) from the catalog or a diffusers folder, its exact parameters,
 // and the memory and time of text-to-image inference on one GPU (docs/diffusion.md).
 #include <cstdio>
+#include <memory>
+#include <string>
 
-#include "diffusion_command.hpp"
+#include "command.hpp"
 #include "gpuplan/diffusion.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/io/diffusion_report.hpp"
 
 namespace gpuplan::cli {
 
+namespace {
+
+// Adds the subcommand and its flags (bound to `q`) to `app`.
 CLI::App* add_diffusion_command(CLI::App& app, io::diffusion_query& q, bool& no_guidance) {
   auto* sub = app.add_subcommand("diffusion", "Stable Diffusion pipelines: memory, seconds per step and per image on one GPU");
   std::string names;
@@ -55,6 +61,20 @@ int run_diffusion(io::diffusion_query q, bool no_guidance, const io::style& st) 
   if (st.format == io::report_format::json) std::printf("%s\n", r.json.dump(2).c_str());
   else std::fputs(io::render(r.summary, st).c_str(), stdout);
   return r.fits ? 0 : 1;
+}
+
+}  // namespace
+
+command register_diffusion(CLI::App& app, context&) {
+  struct state {
+    io::diffusion_query q;
+    bool no_guidance = false;
+    output_args out;
+  };
+  auto s = std::make_shared<state>();
+  auto* sub = add_diffusion_command(app, s->q, s->no_guidance);
+  add_output_options(sub, s->out);
+  return {sub, [s] { return run_diffusion(s->q, s->no_guidance, make_style(s->out)); }};
 }
 
 }  // namespace gpuplan::cli

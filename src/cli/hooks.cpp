@@ -2,7 +2,6 @@
 #include "hooks.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -16,14 +15,10 @@
 #include "gpuplan/plan.hpp"
 #include "gpuplan/plan_names.hpp"
 #include "json_text.hpp"
+#include "output.hpp"
 
 namespace gpuplan::cli {
 namespace {
-
-void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
-void print_json(const nlohmann::json& j) {
-  print(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-}
 
 std::vector<std::string> split_list(const std::string& s, const std::string& flag) {
   std::vector<std::string> out;
@@ -311,8 +306,11 @@ std::string prices_line(const recommend_request& request, const recommend_option
          (request.prices.empty() ? "" : ", --price") + "); electricity $" + io::format_number(o.kwh_price) + "/kWh\n";
 }
 
-int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style) {
-  if (request.serve) return run_recommend_serving(run, request, style);
+namespace {
+
+// The limits of a training recommendation: market_options plus --global-batch, the
+// tokens to train (--tokens, or --epochs over --dataset-tokens).
+recommend_options training_options(const io::resolved_run& run, const recommend_request& request) {
   recommend_options o = market_options(request, 64);
   if (request.global_batch) {
     if (*request.global_batch < 1 || *request.global_batch > kMaxBatch)
@@ -331,12 +329,72 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
     o.epochs = *request.epochs;
   }
   if (!run.settings().tokens && !o.dataset_tokens) throw config_error("--tokens", "recommend needs --tokens (or --epochs with --dataset-tokens)");
+  return o;
+}
 
-  std::vector<recommendation> rows;
-  std::int64_t gb = 0;
+// "No row meets the deadline: ..." — what more GPUs would do (more_gpus_for_deadline);
+// `total` rows were ranked, `gb` is the global batch.
+std::string more_gpus_text(const deadline_extrapolation& more, const recommend_options& o, const io::resolved_run& run,
+                           std::size_t total, std::int64_t gb) {
+  std::string more_text;
+  // GPU counts as whole numbers with thousands separators ("1,024"), like the rest of the output.
+  auto gpus = [](double n) { return io::format_count(std::llround(n)); };
+  const std::string measured = gpus(more.measured_count) + "×" + io::printable(more.gpu.id) + " takes " +
+                               io::format_seconds(more.measured_wall);
+  // No row at all (nothing fits at or below --max-gpus): the modelled count is also the
+  // measured one (more_gpus_for_deadline), so the answer is said once.
+  if (more.count && more.modelled && total == 0)
+    more_text = "No row at or below --max-gpus " + gpus(o.max_gpus) + " meets the deadline: " +
+                gpus(*more.count) + "×" + io::printable(more.gpu.id) + " would, in " + io::format_seconds(more.wall) +
+                (more.cost ? " for " + money(*more.cost) : "") + " (the model's best layout at that count).";
+  else if (more.count && more.modelled)
+    more_text = "No row meets the deadline: " + gpus(*more.count) + "×" + io::printable(more.gpu.id) + " would, in " +
+                io::format_seconds(more.wall) + (more.cost ? " for " + money(*more.cost) : "") +
+                " (the model's best layout at that count, beyond --max-gpus); " + measured + ".";
+  else if (more.count)
+    more_text = "No row meets the deadline: needs ~" + gpus(*more.count) + "×" + io::printable(more.gpu.id) + " for " +
+                io::format_seconds(o.deadline) + "; " + measured + " (extrapolated: wall-clock ∝ GPUs^-" +
+                io::format_number(more.exponent, 2) +
+                (more.exponent_measured ? ", the scaling of its two largest counts" : ", linear scaling assumed") + ").";
+  else
+    more_text = "No row meets the deadline, and more " + io::printable(more.gpu.id) + "s do not help: " + measured + ".";
+  if (!more.modelled && !profile_of(run.settings().fw).tensor_parallel)
+    more_text += " Data parallelism stops at the global batch (" + std::to_string(gb) +
+                 "): a larger --global-batch, or --framework megatron for tensor/pipeline parallelism, lets more GPUs help.";
+  return more_text;
+}
+
+nlohmann::json more_gpus_json(const std::optional<deadline_extrapolation>& more) {
+  nlohmann::json x = nullptr;
+  if (more)
+    x = {{"gpu", more->gpu.id},
+         {"measured_count", more->measured_count},
+         {"measured_wall_seconds", in_seconds(more->measured_wall)},
+         {"exponent", more->exponent},
+         {"exponent_measured", more->exponent_measured},
+         {"count", more->count ? nlohmann::json(*more->count) : nlohmann::json(nullptr)},
+         {"extrapolated", !more->modelled},
+         {"wall_seconds", more->modelled ? nlohmann::json(in_seconds(more->wall)) : nlohmann::json(nullptr)},
+         {"cost", more->cost ? nlohmann::json(*more->cost) : nlohmann::json(nullptr)}};
+  return x;
+}
+
+// The ranked rows of a training recommendation and what the output says about them.
+struct recommend_outcome {
+  std::vector<recommendation> rows;  // at most --top
+  std::size_t total = 0;             // rows ranked
+  std::int64_t gb = 0;               // the global batch
+  double tokens = 0;
+  std::string gb_reason;
+  std::optional<deadline_extrapolation> more;
+  std::string more_text;
+};
+
+recommend_outcome recommend_rows(const io::resolved_run& run, const recommend_request& request, const recommend_options& o) {
+  recommend_outcome out;
   try {
-    gb = recommend_global_batch(run.model(), run.settings(), o);
-    rows = recommend(run.run, o);
+    out.gb = recommend_global_batch(run.model(), run.settings(), o);
+    out.rows = recommend(run.run, o);
   } catch (const config_error& e) {
     const std::string path = e.path();
     const std::string what = e.what();
@@ -344,77 +402,49 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
     if (path == "recommend.budget") throw config_error("--budget", reason, e.kind());
     throw;
   }
-  const std::optional<deadline_extrapolation> more = more_gpus_for_deadline(run.run, o, rows);
-  const std::size_t total = rows.size();
-  if (rows.size() > request.top_k) rows.resize(request.top_k);
-  const double tokens = o.dataset_tokens ? o.epochs * *o.dataset_tokens : run.settings().tokens.value_or(0);
-  const std::string gb_reason = global_batch_reason(run.model(), run.settings(), request, gb, tokens);
-  std::string more_text;
-  if (more) {
-    // GPU counts as whole numbers with thousands separators ("1,024"), like the rest of the output.
-    auto gpus = [](double n) { return io::format_count(std::llround(n)); };
-    const std::string measured = gpus(more->measured_count) + "×" + io::printable(more->gpu.id) + " takes " +
-                                 io::format_seconds(more->measured_wall);
-    // No row at all (nothing fits at or below --max-gpus): the modelled count is also the
-    // measured one (more_gpus_for_deadline), so the answer is said once.
-    if (more->count && more->modelled && total == 0)
-      more_text = "No row at or below --max-gpus " + gpus(o.max_gpus) + " meets the deadline: " +
-                  gpus(*more->count) + "×" + io::printable(more->gpu.id) + " would, in " + io::format_seconds(more->wall) +
-                  (more->cost ? " for " + money(*more->cost) : "") + " (the model's best layout at that count).";
-    else if (more->count && more->modelled)
-      more_text = "No row meets the deadline: " + gpus(*more->count) + "×" + io::printable(more->gpu.id) + " would, in " +
-                  io::format_seconds(more->wall) + (more->cost ? " for " + money(*more->cost) : "") +
-                  " (the model's best layout at that count, beyond --max-gpus); " + measured + ".";
-    else if (more->count)
-      more_text = "No row meets the deadline: needs ~" + gpus(*more->count) + "×" + io::printable(more->gpu.id) + " for " +
-                  io::format_seconds(o.deadline) + "; " + measured + " (extrapolated: wall-clock ∝ GPUs^-" +
-                  io::format_number(more->exponent, 2) +
-                  (more->exponent_measured ? ", the scaling of its two largest counts" : ", linear scaling assumed") + ").";
-    else
-      more_text = "No row meets the deadline, and more " + io::printable(more->gpu.id) + "s do not help: " + measured + ".";
-    if (!more->modelled && !profile_of(run.settings().fw).tensor_parallel)
-      more_text += " Data parallelism stops at the global batch (" + std::to_string(gb) +
-                   "): a larger --global-batch, or --framework megatron for tensor/pipeline parallelism, lets more GPUs help.";
-  }
+  out.more = more_gpus_for_deadline(run.run, o, out.rows);
+  out.total = out.rows.size();
+  if (out.rows.size() > request.top_k) out.rows.resize(request.top_k);
+  out.tokens = o.dataset_tokens ? o.epochs * *o.dataset_tokens : run.settings().tokens.value_or(0);
+  out.gb_reason = global_batch_reason(run.model(), run.settings(), request, out.gb, out.tokens);
+  if (out.more) out.more_text = more_gpus_text(*out.more, o, run, out.total, out.gb);
+  return out;
+}
+
+}  // namespace
+
+int run_recommend(const io::resolved_run& run, const recommend_request& request, const io::style& style) {
+  if (request.serve) return run_recommend_serving(run, request, style);
+  const recommend_options o = training_options(run, request);
+  const recommend_outcome r = recommend_rows(run, request, o);
   if (style.format == io::report_format::json) {
-    nlohmann::json x = nullptr;
-    if (more)
-      x = {{"gpu", more->gpu.id},
-           {"measured_count", more->measured_count},
-           {"measured_wall_seconds", in_seconds(more->measured_wall)},
-           {"exponent", more->exponent},
-           {"exponent_measured", more->exponent_measured},
-           {"count", more->count ? nlohmann::json(*more->count) : nlohmann::json(nullptr)},
-           {"extrapolated", !more->modelled},
-           {"wall_seconds", more->modelled ? nlohmann::json(in_seconds(more->wall)) : nlohmann::json(nullptr)},
-           {"cost", more->cost ? nlohmann::json(*more->cost) : nlohmann::json(nullptr)}};
     nlohmann::json j = {{"model", run.model().name},
                         {"method", to_string(run.settings().meth)},
-                        {"tokens", tokens},
-                        {"global_batch", gb},
-                        {"global_batch_source", gb_reason},
+                        {"tokens", r.tokens},
+                        {"global_batch", r.gb},
+                        {"global_batch_source", r.gb_reason},
                         {"deadline_seconds", in_seconds(o.deadline)},
                         {"budget", o.budget ? nlohmann::json(*o.budget) : nlohmann::json(nullptr)},
                         {"price_kind", request.spot ? "spot" : "on-demand"},
                         {"kwh_price", o.kwh_price},
                         {"rank_by", request.rank},
-                        {"total_rows", total},
-                        {"deadline_extrapolation", x},
-                        {"rows", io::recommend_json(rows)}};
+                        {"total_rows", r.total},
+                        {"deadline_extrapolation", more_gpus_json(r.more)},
+                        {"rows", io::recommend_json(r.rows)}};
     print_json(j);
     return 0;
   }
   const bool md = style.format == io::report_format::markdown;
-  std::string text = std::string(md ? "### " : "") + io::printable(run.model().name) + ": " + io::format_number(tokens) +
-                     " tokens, global batch " + std::to_string(gb) + " sequences (" + gb_reason + "), " +
+  std::string text = std::string(md ? "### " : "") + io::printable(run.model().name) + ": " + io::format_number(r.tokens) +
+                     " tokens, global batch " + std::to_string(r.gb) + " sequences (" + r.gb_reason + "), " +
                      io::run_summary(run.settings(), true) + " (template)\n";
   text += prices_line(request, o);
   if (o.budget) text += "budget " + money(*o.budget) + "\n";
-  if (!more_text.empty()) text += more_text + "\n";
+  if (!r.more_text.empty()) text += r.more_text + "\n";
   text += "\n";
-  io::table t = io::recommend_table(rows, o.deadline);
-  if (total > rows.size())
-    t.notes.push_back("showing " + std::to_string(rows.size()) + " of " + std::to_string(total) + " rows (--top)");
+  io::table t = io::recommend_table(r.rows, o.deadline);
+  if (r.total > r.rows.size())
+    t.notes.push_back("showing " + std::to_string(r.rows.size()) + " of " + std::to_string(r.total) + " rows (--top)");
   text += io::render(t, style);
   print(text);
   return 0;

@@ -1,6 +1,7 @@
 // hooks.hpp — the planner (plan.hpp) behind the CLI: `fit`'s limits and "what would
-// make it fit", `search` / `plan` and `recommend`. main.cpp parses the flags into a
-// resolved run (the same path as every other command) plus the options below.
+// make it fit", `search` / `plan` and `recommend`. Their subcommands (fit.cpp, search.cpp,
+// recommend.cpp) parse the flags into a resolved run (the same path as every other
+// command, run_options.hpp) plus the options below.
 #pragma once
 
 #include <map>

@@ -3,14 +3,19 @@
 // training or inference at a batch and image size on one GPU (docs/vision.md); or any
 // layer graph from a file (--graph, docs/trace.md), and a catalog graph written as one.
 #include <cstdio>
+#include <memory>
 #include <string>
 
+#include "command.hpp"
 #include "gpuplan/io/graph_json.hpp"
+#include "gpuplan/io/vision_report.hpp"
 #include "gpuplan/vision.hpp"
-#include "vision_command.hpp"
 
 namespace gpuplan::cli {
 
+namespace {
+
+// Adds the subcommand and its flags (bound to `q`) to `app`.
 CLI::App* add_vision_command(CLI::App& app, io::vision_query& q) {
   auto* sub = app.add_subcommand("vision", "Image models (ResNet, VGG, ViT, ConvNeXt, EfficientNet): memory, images/s, time to train on one GPU");
   std::string names;
@@ -55,6 +60,19 @@ int run_vision(io::vision_query q, const io::style& st) {
   if (st.format == io::report_format::json) std::printf("%s\n", r.json.dump(2).c_str());
   else std::fputs(io::render(r.summary, st).c_str(), stdout);
   return r.fits ? 0 : 1;
+}
+
+}  // namespace
+
+command register_vision(CLI::App& app, context&) {
+  struct state {
+    io::vision_query q;
+    output_args out;
+  };
+  auto s = std::make_shared<state>();
+  auto* sub = add_vision_command(app, s->q);
+  add_output_options(sub, s->out);
+  return {sub, [s] { return run_vision(s->q, make_style(s->out)); }};
 }
 
 }  // namespace gpuplan::cli
