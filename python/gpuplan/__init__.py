@@ -20,25 +20,21 @@ from __future__ import annotations
 from typing import List
 
 from . import _core
-from ._calibrate import Profile, calibrate, load_profile, measure
 from ._api import (
-    GPU,
     ConfigError,
     Estimate,
     FileError,
     InvalidInputError,
-    MemoryBreakdown,
-    Model,
     ParseError,
     Scenario,
-    TimeEstimate,
     UnknownNameError,
     estimate,
-    gpu,
-    gpus,
-    model,
-    models,
 )
+from ._breakdown import MemoryBreakdown, TimeEstimate
+from ._calibrate import Profile, calibrate, load_profile, measure
+from ._catalog import GPU, Model, gpu, gpus, model, models
+from ._diffusion import DiffusionResult, diffusion
+from ._graph import Graph
 from ._plan import (
     FitReport,
     FitResult,
@@ -63,8 +59,7 @@ from ._plan import (
 from ._quantity import GB, TB, Bytes, GiB, KiB, MiB, Seconds
 from ._serve import ServeOption, ServePoint, ServeRecommendation, ServeResult, recommend_serving, serve
 from ._sweep import sweep
-from ._diffusion import DiffusionResult, diffusion
-from ._trace import Graph, trace
+from ._trace import trace
 from ._vision import VisionResult, vision
 from .plot import plot_memory, plot_memory_sweep, plot_serve_curve, plot_time_cost
 

@@ -13,7 +13,7 @@ import time
 from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Union
 
 from . import _core
-from ._api import _error
+from ._helpers import _error
 
 
 class Profile:

@@ -16,10 +16,9 @@ import os
 from typing import Any, Dict, List, Optional
 
 from . import _core
-from ._api import _error
-from ._plan import _int
+from ._helpers import _error, _int
 from ._quantity import Seconds
-from ._vision import _GraphModelResult
+from ._results import _GraphModelResult
 
 __all__ = ["DiffusionResult", "diffusion"]
 

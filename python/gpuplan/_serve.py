@@ -13,16 +13,16 @@ in a notebook, converts with ``to_dict()`` (the CLI's ``--json``) and ``to_frame
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import html
 import numbers
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _core
-from ._api import ModelLike, Scenario, _error, _html_table, _scenario_dict
-from ._plan import PlanRow, _int, _Result, _seconds_view
+from ._api import Scenario, _scenario_dict
+from ._catalog import ModelLike
+from ._helpers import _error, _int, _seconds_view
 from ._quantity import Bytes, Seconds
+from ._results import PlanRow, _TableResult
 
 __all__ = ["ServePoint", "ServeResult", "serve", "ServeOption", "ServeRecommendation", "recommend_serving"]
 
@@ -45,24 +45,16 @@ class ServePoint(PlanRow):
     itl = _seconds_view("inter_token_latency_s", "Inter-token latency as Seconds.")
 
 
-def _pandas() -> Any:
-    try:
-        import pandas
-    except ImportError as e:
-        raise ImportError("ServeResult.to_frame() needs pandas (Debian: apt install python3-pandas; "
-                          "elsewhere: pip install pandas)") from e
-    return pandas
-
-
-class ServeResult(_Result):
+class ServeResult(_TableResult):
     """``gp.serve(...)``: the engine's KV pool, the limits it sets and the
     throughput–latency curve. ``repr`` is the text of ``gpuplan serve``;
-    ``to_dict()`` its ``--json``; ``to_frame()`` the curve as a DataFrame."""
+    ``to_dict()`` its ``--json``; ``to_frame()`` the curve as a DataFrame, one row per
+    concurrency (the point at `concurrency`, when asked for, is not among them: see ``at``)."""
 
     __slots__ = ()
-
-    def _data(self) -> Dict[str, Any]:
-        return self._r["data"]
+    _ROW = ServePoint
+    _FRAME_FIELDS = True
+    _HTML_HEAD = ("summary", "lines")
 
     engine = property(lambda self: self._data()["engine"], doc="The serving engine (hf, vllm, sglang, tgi, llama.cpp).")
     kernel = property(lambda self: self._data()["kernel"],
@@ -117,26 +109,11 @@ class ServeResult(_Result):
         (0: not even one; None: no target given)."""
         return self._data().get("concurrency_for_target")
 
-    def to_frame(self) -> Any:
-        """The curve as a pandas DataFrame, one row per concurrency (the point at
-        `concurrency`, when asked for, is not among them: see ``at``)."""
-        pd = _pandas()
-        df = pd.DataFrame([p.to_dict() for p in self.curve],
-                          columns=[f.name for f in dataclasses.fields(ServePoint)])
-        df.attrs["engine"] = self.engine
-        df.attrs["model"] = self.scenario.model.name
-        return df
+    def _rows(self) -> List[ServePoint]:
+        return self.curve
 
-    def to_dict(self) -> Dict[str, Any]:
-        """The result as ``gpuplan serve --json`` prints it."""
-        return copy.deepcopy(self._data())
-
-    def __repr__(self) -> str:
-        return self._r["text"]
-
-    def _repr_html_(self) -> str:
-        lines = "".join(f"<div>{html.escape(line)}</div>" for line in self._r["summary"].splitlines())
-        return lines + _html_table(self._r["table"])
+    def _frame_attrs(self) -> Dict[str, Any]:
+        return {"engine": self.engine, "model": self.scenario.model.name}
 
 
 def serve(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpu: Any = None, engine: Optional[str] = None,
@@ -228,16 +205,16 @@ class ServeOption(PlanRow):
     itl = _seconds_view("inter_token_latency_s", "Inter-token latency as Seconds.")
 
 
-class ServeRecommendation(_Result):
+class ServeRecommendation(_TableResult):
     """``gp.recommend_serving(...)``: GPU types x TP sizes for a request rate under an
     inter-token latency target, cheapest first. ``rows`` are :class:`ServeOption`;
-    ``to_frame()`` is a DataFrame of them; ``to_dict()`` is
+    ``to_frame()`` is a DataFrame of them, one per GPU x TP; ``to_dict()`` is
     ``gpuplan recommend --serve --json``."""
 
     __slots__ = ()
-
-    def _data(self) -> Dict[str, Any]:
-        return self._r["data"]
+    _ROW = ServeOption
+    _FRAME_FIELDS = True
+    _HTML_HEAD = ("summary", "div")
 
     @property
     def rows(self) -> List[ServeOption]:
@@ -250,23 +227,11 @@ class ServeRecommendation(_Result):
         rows = [r for r in self.rows if r.meets]
         return rows[0] if rows else None
 
-    def to_frame(self) -> Any:
-        """The rows as a pandas DataFrame, one per GPU x TP."""
-        pd = _pandas()
-        df = pd.DataFrame([r.to_dict() for r in self.rows], columns=[f.name for f in dataclasses.fields(ServeOption)])
-        df.attrs["engine"] = self._data()["engine"]
-        df.attrs["model"] = self._data()["model"]
-        return df
+    def _rows(self) -> List[ServeOption]:
+        return self.rows
 
-    def to_dict(self) -> Dict[str, Any]:
-        """The result as ``gpuplan recommend --serve --json`` prints it."""
-        return copy.deepcopy(self._data())
-
-    def __repr__(self) -> str:
-        return self._r["text"]
-
-    def _repr_html_(self) -> str:
-        return f"<div>{html.escape(self._r['summary'])}</div>" + _html_table(self._r["table"])
+    def _frame_attrs(self) -> Dict[str, Any]:
+        return {"engine": self._data()["engine"], "model": self._data()["model"]}
 
 
 def recommend_serving(model: Optional[Union[ModelLike, Scenario]] = None, /, *, requests_per_second: float,

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from . import _core
-from ._api import ModelLike, Scenario, _error, _iterable_axis, _scenario_dict
+from ._api import Scenario, _scenario_dict
+from ._catalog import ModelLike
+from ._helpers import _error, _iterable_axis
 
 __all__ = ["sweep"]
 

@@ -10,70 +10,15 @@ CLI's ``--json``. docs/vision.md derives every figure.
 
 from __future__ import annotations
 
-import copy
 import numbers
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 from . import _core
-from ._api import _error
-from ._plan import _int, _number
+from ._helpers import _error, _int, _number
 from ._quantity import Bytes, Seconds
+from ._results import _GraphModelResult
 
 __all__ = ["VisionResult", "vision"]
-
-
-class _GraphModelResult:
-    """What every layer-graph result holds: the CLI's --json data, its text and markdown."""
-
-    def __init__(self, raw: Dict[str, Any]) -> None:
-        self._data: Dict[str, Any] = raw["data"]
-        self._text: str = raw["text"]
-        self._markdown: str = raw["markdown"]
-
-    @property
-    def params(self) -> int:
-        """Exact parameter count (sum of p.numel() over the model's parameters)."""
-        return int(self._data["params"])
-
-    @property
-    def peak_allocated(self) -> Bytes:
-        """Peak allocated bytes (torch.cuda.max_memory_allocated) of one step or call."""
-        return Bytes(self._data["memory"]["peak_allocated"])
-
-    @property
-    def reserved(self) -> Bytes:
-        """The caching allocator's pool (torch.cuda.max_memory_reserved), bytes."""
-        return Bytes(self._data["memory"]["reserved"])
-
-    @property
-    def device(self) -> Bytes:
-        """What nvidia-smi shows: reserved plus the CUDA context, bytes."""
-        return Bytes(self._data["memory"]["device"])
-
-    @property
-    def fits(self) -> bool:
-        """Whether the device figure fits the GPU's usable memory."""
-        return bool(self._data["memory"]["fits"])
-
-    @property
-    def step(self) -> Seconds:
-        """Seconds per step."""
-        return Seconds(self._data["time"]["step_seconds"])
-
-    @property
-    def images_per_second(self) -> float:
-        """Images per second."""
-        return float(self._data["time"]["images_per_second"])
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The figures as the CLI's --json prints them."""
-        return copy.deepcopy(self._data)
-
-    def __str__(self) -> str:
-        return self._text
-
-    def _repr_markdown_(self) -> str:
-        return self._markdown
 
 
 class VisionResult(_GraphModelResult):

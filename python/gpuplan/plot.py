@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._api import Estimate, MemoryBreakdown, _error
+from ._api import Estimate
+from ._breakdown import MemoryBreakdown
+from ._helpers import _error
 from ._quantity import GB, GiB
+from ._serve import ServeResult
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
-    from ._serve import ServeResult
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -177,8 +179,6 @@ def plot_serve_curve(results: Union["ServeResult", Sequence["ServeResult"], Mapp
     asked for, is ringed (``gp.serve(..., latency_target="50ms",
     concurrency=r.concurrency_for_target)`` rings the answer).
     """
-    from ._serve import ServeResult
-
     if isinstance(results, ServeResult):
         items: List[Tuple[str, Any]] = [(results.engine, results)]
     elif isinstance(results, Mapping):
