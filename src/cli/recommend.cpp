@@ -24,7 +24,8 @@ struct recommend_state {
 };
 
 // recommend for an image or diffusion model: the run flags that apply to a layer graph
-// become the query's fields; any other names what was typed and why it does not apply.
+// become the query's fields, as typed (io::parse_graph_query parses the names and amounts
+// once, into the typed graph_query); any other names what was typed and why it does not apply.
 io::graph_recommend_query graph_query_of(const run_args& a, io::graph_recommend_query q) {
   const auto flag = [&a](const std::string& path) {
     const auto it = a.flag_of.find(path);

@@ -13,6 +13,7 @@
 #include "gpuplan/diffusion.hpp"
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/graph_plan.hpp"
+#include "gpuplan/io/graph_query.hpp"
 #include "gpuplan/plan/graph_recommend.hpp"
 #include "gpuplan/vision.hpp"
 
@@ -274,6 +275,81 @@ TEST_CASE("graph_plan_of: the published recipes, the user's overrides and the er
   CHECK(io::is_graph_model("ResNet_50"));
   CHECK(io::is_graph_model("sdxl-base"));
   CHECK_FALSE(io::is_graph_model("llama-2-7b"));
+}
+
+TEST_CASE("graph_query: names parsed once at the edge, validated typed, the same run as the text") {
+  // The text the CLI and Python hand over parses into the typed query: the task from the name,
+  // the amount, the method, precision and optimizer.
+  io::graph_recommend_query t;
+  t.model = "sd-2.1";
+  t.method = "lora";
+  t.precision = "fp16";
+  t.optimizer = "adamw-8bit";
+  t.images = "10k";
+  graph_query q = io::parse_graph_query(t);
+  CHECK(q.task == graph_task::diffusion_finetune);
+  CHECK(q.meth == method::lora);
+  CHECK(q.prec == precision::fp16_mixed);
+  CHECK(q.opt == optimizer::adamw_8bit);
+  CHECK(*q.images == doctest::Approx(10000).epsilon(1e-12));
+  CHECK(io::graph_plan_of(q).settings == io::graph_plan_of(t).settings);
+  CHECK(io::graph_plan_of(q).summary == io::graph_plan_of(t).summary);
+  t.model = "resnet-50";
+  t.method.reset();
+  t.precision = "bf16-mixed";
+  CHECK(io::parse_graph_query(t).task == graph_task::image_training);
+  CHECK(io::graph_plan_of(io::parse_graph_query(t)).settings["precision"] == "bf16-mixed");
+  // Text a task does not know: the field and the value, as graph_plan_of said before.
+  t.flag_prefix = "--";
+  t.precision = "fp9";
+  CHECK_THROWS_WITH_AS(io::parse_graph_query(t), doctest::Contains("--precision: must be one of"), config_error);
+  t.precision.reset();
+  t.images = "lots";
+  CHECK_THROWS_WITH_AS(io::parse_graph_query(t), doctest::Contains("--images"), config_error);
+  t.images.reset();
+  t.model = "sd-1.5";
+  t.precision = "bf16-mixed";
+  CHECK_THROWS_WITH_AS(io::parse_graph_query(t),
+                       doctest::Contains("--precision: diffusion fine-tuning is modelled with fp16 mixed precision only (got bf16-mixed)"),
+                       config_error);
+  t.precision.reset();
+  t.method = "qlora";
+  CHECK_THROWS_WITH_AS(io::parse_graph_query(t), doctest::Contains("--method: must be full or lora for a diffusion pipeline (got qlora)"),
+                       config_error);
+  // Typed values the task does not model: the same one-line errors from validate.
+  graph_query d;
+  d.task = graph_task::diffusion_finetune;
+  d.model = "sd-1.5";
+  d.flag_prefix = "--";
+  d.meth = method::qlora;
+  CHECK_THROWS_WITH_AS(validate(d), doctest::Contains("--method: must be full or lora for a diffusion pipeline (got qlora)"),
+                       config_error);
+  d.meth.reset();
+  d.prec = precision::bf16_mixed;
+  CHECK_THROWS_WITH_AS(validate(d), doctest::Contains("--precision: diffusion fine-tuning is modelled with fp16 mixed precision only"),
+                       config_error);
+  d.prec.reset();
+  d.lora_rank = 8;  // full fine-tuning by default
+  CHECK_THROWS_WITH_AS(validate(d), doctest::Contains("--lora-rank: does not apply to full fine-tuning"), config_error);
+  d.meth = method::lora;
+  CHECK_NOTHROW(validate(d));
+  CHECK(io::graph_plan_of(d).settings["lora_rank"] == 8);
+  graph_query v;
+  v.model = "resnet-50";
+  v.flag_prefix = "recommend.";
+  v.meth = method::lora;
+  CHECK_THROWS_WITH_AS(validate(v), doctest::Contains("recommend.method: image models are planned with full training only (got lora)"),
+                       config_error);
+  v.meth.reset();
+  v.global_batch = 0;
+  CHECK_THROWS_WITH_AS(validate(v), doctest::Contains("recommend.global_batch: must be between 1 and"), config_error);
+  v.global_batch.reset();
+  v.epochs = 0;
+  CHECK_THROWS_WITH_AS(validate(v), doctest::Contains("recommend.epochs: must be in (0, 1e6] (got 0)"), config_error);
+  v.epochs.reset();
+  v.resolution = 512;
+  CHECK_THROWS_WITH_AS(io::graph_plan_of(v), doctest::Contains("recommend.resolution: does not apply to image models (use recommend.image)"),
+                       config_error);
 }
 
 TEST_CASE("vision names: torchvision's builders and timm's names of the same architectures") {

@@ -1,5 +1,5 @@
 // io/graph_plan.hpp — `gpuplan recommend` and gp.recommend for image and diffusion models:
-// the workload a query names (a catalog model or a graph, the published recipe's defaults,
+// the run a query names (a catalog model or a graph, the published recipe's defaults,
 // the user's overrides) and the ranked rows as a table and JSON (plan/graph_recommend.hpp,
 // docs/planner.md "Image and diffusion models").
 #pragma once
@@ -25,10 +25,14 @@ struct graph_plan {
   nlohmann::json settings;  // the same, as JSON
 };
 
-// The workload of the query. Without images: ImageNet-1k for classifiers, the recipe's
-// steps × global batch for diffusion; without epochs: the recipe's (classifiers), 1 (diffusion).
-// Throws config_error naming the field for unknown names, settings that do not apply to the
-// model, and out-of-range numbers.
+// The run of a typed query (graph/query.hpp): validate(q), then the workload from the model's
+// published recipe and q's overrides. Without images: ImageNet-1k for classifiers, the
+// recipe's steps × global batch for diffusion; without epochs: the recipe's (classifiers), 1
+// (diffusion). Throws config_error naming the field for settings that do not apply to the
+// model and out-of-range numbers.
+graph_plan graph_plan_of(const graph_query& q);
+// The same from what the user typed: graph_plan_of(parse_graph_query(q)) (io/graph_query.hpp),
+// which also names the field of an unknown name or an amount that does not parse.
 graph_plan graph_plan_of(const graph_recommend_query& q);
 
 nlohmann::json graph_recommend_json(const std::vector<graph_recommendation>& rows);

@@ -1,6 +1,8 @@
-// io/graph_query.hpp — what `gpuplan recommend` is asked about an image or diffusion
-// model (io/graph_plan.hpp builds the workload from it). Kept apart so that the CLI's
-// flag parsing does not compile the layer-graph models.
+// io/graph_query.hpp — what `gpuplan recommend` and gp.recommend are asked about an image or
+// diffusion model, as the user typed it (graph_recommend_query: the CLI's flags, Python's
+// keywords), and its one parse into the typed query (graph/query.hpp graph_query) that
+// io/graph_plan.hpp builds the run from. Kept apart so that the CLI's flag parsing does not
+// compile the layer-graph models.
 #pragma once
 
 #include <cstdint>
@@ -8,10 +10,12 @@
 #include <string>
 #include <string_view>
 
+#include "gpuplan/graph/query.hpp"
 #include "gpuplan/layers.hpp"
 
 namespace gpuplan::io {
 
+// The edge form: names and amounts as text, parsed once by parse_graph_query.
 struct graph_recommend_query {
   std::string model;                   // a vision catalog name or a diffusion pipeline name, or
   std::string graph_file;              // a layer graph file (io/graph_json.hpp), or
@@ -32,5 +36,11 @@ struct graph_recommend_query {
 
 // A name `gpuplan recommend` plans as a layer graph: a vision or diffusion catalog name.
 bool is_graph_model(std::string_view name);
+
+// The typed query: the task (a diffusion catalog name fine-tunes a pipeline; any other model,
+// or a graph, trains a classifier), the amount of images, and the method, precision and
+// optimizer names of that task. One-line config_error naming the field and the value for an
+// amount that does not parse and a name the task does not know; the rest: validate(graph_query).
+graph_query parse_graph_query(const graph_recommend_query& q);
 
 }  // namespace gpuplan::io
