@@ -150,7 +150,7 @@ launch_config deepspeed_json(const resolved_run& run, const layout& l, const che
   require_training(c, s);
   require_data_parallel(c, l);
   require_no_selective(c, l);
-  if (s.prec == precision::fp8_mixed) c.cannot("fp8-mixed precision", ": DeepSpeed's config has bf16 and fp16 only; use --precision bf16-mixed");
+  if (precision_of(s) == precision::fp8_mixed) c.cannot("fp8-mixed precision", ": DeepSpeed's config has bf16 and fp16 only; use --precision bf16-mixed");
   const auto opt = deepspeed_optimizer(s);
   const bool offloads = l.offload_optimizer != offload::none;
   if (offloads && !opt)
@@ -163,8 +163,8 @@ launch_config deepspeed_json(const resolved_run& run, const layout& l, const che
   j["train_micro_batch_size_per_gpu"] = l.micro_batch;
   j["gradient_accumulation_steps"] = l.grad_accum;
   j["gradient_clipping"] = 1.0;  // the HF Trainer's max_grad_norm default (TrainingArguments)
-  j["bf16"] = {{"enabled", is_bf16(s.prec)}};
-  j["fp16"] = {{"enabled", s.prec == precision::fp16_mixed}};
+  j["bf16"] = {{"enabled", is_bf16(precision_of(s))}};
+  j["fp16"] = {{"enabled", precision_of(s) == precision::fp16_mixed}};
   if (opt) {
     j["optimizer"] = *opt;
     out.fill_in.emplace_back("optimizer.params.lr: " + num(opt->at("params").at("lr").get<double>()) +
@@ -218,9 +218,9 @@ launch_config accelerate_fsdp_yaml(const resolved_run& run, const layout& l, con
   if (l.offload_optimizer != l.offload_params) c.cannot("optimizer offload without parameter offload", ": FSDP offloads both or neither; use --offload-params cpu too");
   if (l.offload_params == offload::nvme) c.cannot("NVMe offload", ": FSDP offloads to CPU memory only; use --export deepspeed");
   if (l.zero == 0 && l.offload_params != offload::none) c.cannot("CPU offload without sharding", ": use ZeRO-3 (FULL_SHARD)");
-  const std::string mixed = is_bf16(s.prec)                     ? "bf16"
-                            : s.prec == precision::fp16_mixed   ? "fp16"
-                            : s.prec == precision::fp8_mixed    ? "fp8"
+  const std::string mixed = is_bf16(precision_of(s))                     ? "bf16"
+                            : precision_of(s) == precision::fp16_mixed   ? "fp16"
+                            : precision_of(s) == precision::fp8_mixed    ? "fp8"
                                                                 : "'no'";
   const int machines = nodes_of(c, s, l.gpus, "accelerate launch");
   const bool fsdp = l.zero >= 2;
@@ -343,7 +343,7 @@ launch_config axolotl_yaml(const resolved_run& run, const layout& l, const check
   require_no_selective(c, l);
   if (s.meth != method::full && !is_lora_family(s.meth))
     c.cannot("method " + std::string(to_string(s.meth)), ": its adapters are lora and qlora (DoRA through peft_use_dora); use --method lora");
-  if (s.prec == precision::fp8_mixed) c.cannot("fp8-mixed precision", ": use --precision bf16-mixed");
+  if (precision_of(s) == precision::fp8_mixed) c.cannot("fp8-mixed precision", ": use --precision bf16-mixed");
   launch_config out;
   out.checked_against = checked_against("axolotl");
   const std::string sharding = axolotl_sharding(s, l, c, out);
@@ -368,9 +368,9 @@ launch_config axolotl_yaml(const resolved_run& run, const layout& l, const check
   t += "gradient_accumulation_steps: " + num(l.grad_accum) + "\n";
   // With FSDP the checkpointing is fsdp_config.activation_checkpointing (the Trainer refuses both).
   t += "gradient_checkpointing: " + yaml_bool(l.ckpt == checkpointing::full && !fsdp_ckpt) + "\n";
-  t += "bf16: " + yaml_bool(is_bf16(s.prec)) + "\n";
-  t += "fp16: " + yaml_bool(s.prec == precision::fp16_mixed) + "\n";
-  t += "tf32: " + yaml_bool(s.prec == precision::tf32) + "\n";
+  t += "bf16: " + yaml_bool(is_bf16(precision_of(s))) + "\n";
+  t += "fp16: " + yaml_bool(precision_of(s) == precision::fp16_mixed) + "\n";
+  t += "tf32: " + yaml_bool(precision_of(s) == precision::tf32) + "\n";
   t += "optimizer: " + axolotl_optimizer(s) + "\n";
   t += std::string("attn_implementation: ") + (s.attn == attention::flash ? "flash_attention_2" : "eager") + "\n";
   t += sharding;
@@ -445,13 +445,13 @@ launch_config vllm_command(const resolved_run& run, const checker& c) {
   launch_config out;
   out.checked_against = checked_against("vllm");
   std::string t = "vllm serve " + launch_model_id(run);
-  t += " --tensor-parallel-size " + num(std::int64_t{s.parallel.tp});
+  t += " --tensor-parallel-size " + num(std::int64_t{s.parallel.tp_size()});
   if (s.parallel.pp > 1) t += " --pipeline-parallel-size " + num(std::int64_t{s.parallel.pp});
   if (s.dp() > 1) t += " --data-parallel-size " + num(std::int64_t{s.dp()});
   t += " --max-model-len " + num(inf.prompt_len + inf.gen_len);
   // The budget the plan's KV pool was computed from (engine.hpp vLLM profile), written
   // out: vLLM's own default has changed between releases (0.9, then 0.92).
-  const double fraction = memory_fraction_of(profile_of(engine::vllm), in_gib(s.gpu.usable_memory), s.parallel.tp * s.parallel.pp);
+  const double fraction = memory_fraction_of(profile_of(engine::vllm), in_gib(s.gpu.usable_memory), s.parallel.tp_size() * s.parallel.pp);
   t += " --gpu-memory-utilization " + num(std::round(fraction * 100) / 100);
   t += " --max-num-seqs " + num(inf.batch);
   if (inf.max_batched_tokens > 0) t += " --max-num-batched-tokens " + num(inf.max_batched_tokens);

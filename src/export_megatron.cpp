@@ -95,9 +95,9 @@ std::string layout_flags(const scenario& s, const layout& l) {
   if (l.ckpt == checkpointing::selective) t += " --recompute-granularity selective";
   if (l.ckpt == checkpointing::full) t += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
   if (l.zero == 1) t += " --use-distributed-optimizer";
-  if (s.prec == precision::bf16_mixed || s.prec == precision::bf16_pure) t += " --bf16";
-  if (s.prec == precision::fp16_mixed) t += " --fp16";
-  if (s.prec == precision::fp8_mixed) t += " --bf16 --fp8-format hybrid";
+  if (precision_of(s) == precision::bf16_mixed || precision_of(s) == precision::bf16_pure) t += " --bf16";
+  if (precision_of(s) == precision::fp16_mixed) t += " --fp16";
+  if (precision_of(s) == precision::fp8_mixed) t += " --bf16 --fp8-format hybrid";
   return t;
 }
 

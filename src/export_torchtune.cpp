@@ -121,8 +121,8 @@ void require_torchtune_layout(const checker& c, const scenario& s, const layout&
     c.cannot("optimizer offload without parameter offload", ": fsdp_cpu_offload moves both; use --offload-params cpu too");
   if (l.offload_params == offload::nvme) c.cannot("NVMe offload", ": fsdp_cpu_offload offloads to CPU memory only; use --export deepspeed");
   if (single && l.offload_params != offload::none) c.cannot("CPU offload on one GPU", ": fsdp_cpu_offload is a distributed-recipe option; use --export deepspeed");
-  if (s.prec == precision::fp16_mixed || s.prec == precision::fp8_mixed)
-    c.cannot(std::string(to_string(s.prec)) + " precision", ": dtype is bf16 or fp32 (the recipes refuse fp16)");
+  if (precision_of(s) == precision::fp16_mixed || precision_of(s) == precision::fp8_mixed)
+    c.cannot(std::string(to_string(precision_of(s))) + " precision", ": dtype is bf16 or fp32 (the recipes refuse fp16)");
   if (s.activation_offload && l.ckpt != checkpointing::full)
     c.cannot("activation offload without checkpointing", ": enable_activation_offloading needs enable_activation_checkpointing; use --checkpointing full");
 }
@@ -185,7 +185,7 @@ launch_config torchtune_command(const resolved_run& run, const layout& l, const 
   // The single-device recipes read cfg.compile as a required key; a distributed config may lack it.
   if (t.sibling && single) t_line += " compile=False";
   if (reads("optimizer_in_bwd")) t_line += std::string(" optimizer_in_bwd=") + (s.optimizer_in_backward ? "True" : "False");
-  t_line += std::string(" dtype=") + (is_bf16(s.prec) ? "bf16" : "fp32");
+  t_line += std::string(" dtype=") + (is_bf16(precision_of(s)) ? "bf16" : "fp32");
   t_line += " tokenizer.max_seq_len=" + num(s.seq_len);
   if (is_lora_family(s.meth)) {
     for (const std::string& o : model_overrides(model, t, s.meth, c, name)) t_line += " " + o;

@@ -17,6 +17,7 @@
 #include "gpuplan/framework.hpp"
 #include "gpuplan/peft.hpp"
 #include "gpuplan/io/catalog.hpp"
+#include "gpuplan/run.hpp"
 #include "gpuplan/validate.hpp"
 #include "json_fields.hpp"
 #include "json_text.hpp"
@@ -229,28 +230,15 @@ void read_engine_and_costs(const json& j, scenario& s) {
   }
 }
 
-// Defaults that depend on the GPU and the framework, for keys the file leaves out.
-void apply_scenario_defaults(const json& j, const architecture& model, scenario& s) {
-  // No bf16 tensor cores (T4, V100): fp16 AMP is what runs there (PyTorch autocast docs).
-  if (!j.contains("precision") && !s.gpu.has_bf16()) s.prec = precision::fp16_mixed;
-  // Megatron-style stacks pair sequence parallelism with tensor parallelism (framework.hpp).
-  const bool sp_given = j.contains("parallel") && j["parallel"].is_object() && j["parallel"].contains("sp");
-  if (!sp_given && s.parallel.tp > 1 && profile_of(s.fw).sequence_parallel_with_tp) s.parallel.sp = true;
-  // Serving engines split a model over a replica's GPUs by tensor parallelism (vLLM, SGLang,
-  // TGI --num-shard, llama.cpp --split-mode); transformers generate replicates it.
-  if (s.work == workload::infer && s.inference.eng != engine::hf && !j.contains("parallel") && s.num_gpus > 1 &&
-      model.heads % s.num_gpus == 0 && (model.n_kv_heads() % s.num_gpus == 0 || s.num_gpus % model.n_kv_heads() == 0) &&
-      model.ffn % s.num_gpus == 0)
-    s.parallel.tp = s.num_gpus;
-}
-
 // global_batch: derives grad_accum (or checks it) from micro_batch x data-parallel
 // degree. The run is validated first, so every factor below is bounded.
 void apply_global_batch(const json& j, const architecture& model, scenario& s) {
   const std::int64_t gbatch = get_int(j["global_batch"], "scenario.global_batch");
   detail::require_range(gbatch, 1, kMaxBatch * 1024, "scenario.global_batch");
-  validate(model, s);
-  const std::int64_t per_step = s.micro_batch * s.dp();
+  scenario r = s;  // the data-parallel degree depends on the resolved tp (run.hpp); s stays as written
+  resolve_defaults(model, r);
+  validate(model, r);
+  const std::int64_t per_step = r.micro_batch * r.dp();
   if (per_step > gbatch)
     fail("scenario.micro_batch", "micro_batch*dp=" + std::to_string(per_step) + " exceeds global_batch=" + std::to_string(gbatch) +
                                      " (got micro_batch=" + std::to_string(s.micro_batch) + ")");
@@ -264,7 +252,7 @@ void apply_global_batch(const json& j, const architecture& model, scenario& s) {
 
 }  // namespace
 
-resolved_run read_scenario(const json& j) {
+scenario_input parse_scenario(const json& j) {
   require_object(j, "scenario");
   check_keys(j, "scenario", {
     "model", "workload", "method", "lora", "peft", "freeze", "quantization", "precision", "optimizer", "micro_batch",
@@ -288,10 +276,14 @@ resolved_run read_scenario(const json& j) {
   if (j.contains("parallel")) read_parallel(j["parallel"], s.parallel);
   if (j.contains("inference")) read_inference(j["inference"], s);
   read_engine_and_costs(j, s);
-  apply_scenario_defaults(j, *model, s);
   if (j.contains("global_batch")) apply_global_batch(j, *model, s);
 
-  return resolved_run{run(std::move(model), std::move(s)), std::move(model_spec)};
+  return {std::move(model), std::move(s), std::move(model_spec)};
+}
+
+resolved_run read_scenario(const json& j) {
+  scenario_input in = parse_scenario(j);
+  return resolved_run{run(std::move(in.model), std::move(in.settings)), std::move(in.model_spec)};
 }
 
 resolved_run read_scenario_text(const std::string& text) {
@@ -350,7 +342,7 @@ void write_hardware_keys(json& j, const scenario& s) {
                   {"host_memory_gib", in_gib(s.cluster.host_memory_per_node)}};
   if (s.cluster.internode_per_gpu) j["network"]["internode_gb_s"] = in_gb_per_s(*s.cluster.internode_per_gpu);
   const auto& p = s.parallel;
-  j["parallel"] = {{"tp", p.tp}, {"pp", p.pp}, {"virtual_stages", p.virtual_stages}, {"sp", p.sp}, {"cp", p.cp},
+  j["parallel"] = {{"tp", p.tp_size()}, {"pp", p.pp}, {"virtual_stages", p.virtual_stages}, {"sp", p.sp_enabled()}, {"cp", p.cp},
                    {"ep", p.ep}, {"zero", p.zero}, {"offload_optimizer", to_string(p.offload_optimizer)},
                    {"offload_params", to_string(p.offload_params)}};
   if (p.account_for_embedding_in_pipeline_split) j["parallel"]["account_for_embedding_in_pipeline_split"] = true;
@@ -383,7 +375,7 @@ json write_scenario(const resolved_run& r) {
   j["workload"] = to_string(s.work);
   j["method"] = to_string(s.meth);
   write_method_keys(j, s);
-  j["precision"] = to_string(s.prec);
+  j["precision"] = to_string(precision_of(s));
   j["optimizer"] = to_string(s.opt);
   j["micro_batch"] = s.micro_batch;
   j["seq_len"] = s.seq_len;

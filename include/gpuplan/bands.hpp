@@ -98,7 +98,7 @@ inline band_source with_coverage(band_source b, bool covered) {
 // Was a run like this one ever measured? Family, precision and GPU count within the validated range.
 inline bool validated_regime(const run& r) {
   const scenario& s = r.settings();
-  return contains(kValidatedFamilies, r.model().family) && contains(kValidatedPrecisions, to_string(s.prec)) &&
+  return contains(kValidatedFamilies, r.model().family) && contains(kValidatedPrecisions, to_string(precision_of(s))) &&
          s.num_gpus <= kValidatedMaxGpus;
 }
 

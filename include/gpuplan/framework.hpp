@@ -243,7 +243,7 @@ constexpr warning_set framework_layout_warnings(const scenario& s) {
   const parallel_config& p = s.parallel;
   warning_set w = 0;
   if (f.max_gpus > 0 && s.num_gpus > f.max_gpus) w |= warn_framework_gpus;
-  if (((p.tp > 1 || p.sp) && !f.tensor_parallel) || ((p.pp > 1 || p.virtual_stages > 1) && !f.pipeline_parallel))
+  if (((p.tp_size() > 1 || p.sp_enabled()) && !f.tensor_parallel) || ((p.pp > 1 || p.virtual_stages > 1) && !f.pipeline_parallel))
     w |= warn_framework_parallelism;
   const bool params_off = p.offload_params != offload::none;
   const bool optimizer_only = p.offload_optimizer != offload::none && !params_off;
@@ -276,7 +276,7 @@ constexpr bool optimizer_on_host(const scenario& s) {
 // Training whose fp16/bf16 mixed precision is torch.autocast over the fp32 trainable weights
 // (autocast_fp32_weights), which ZeRO replaces with its engine's own 16-bit copy.
 constexpr bool autocast_casts_weights(const scenario& s) {
-  return s.work == workload::train && (s.prec == precision::fp16_mixed || s.prec == precision::bf16_mixed) &&
+  return s.work == workload::train && (precision_of(s) == precision::fp16_mixed || precision_of(s) == precision::bf16_mixed) &&
          profile_of(s.fw).autocast_fp32_weights && s.parallel.zero == 0;
 }
 

@@ -40,7 +40,7 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
   const std::string fw(to_string(r.fw));
   const bool train = r.work == workload::train;
   const quantization q = base_quantization(r);
-  const bool master = r.prec == precision::fp16_mixed || r.prec == precision::bf16_mixed || r.prec == precision::fp8_mixed;
+  const bool master = precision_of(r) == precision::fp16_mixed || precision_of(r) == precision::bf16_mixed || precision_of(r) == precision::fp8_mixed;
   std::vector<framework_rule> out;
   auto add = [&](std::string terms, std::string rule, std::string effect, std::string source) {
     out.push_back({std::move(terms), std::move(rule), std::move(effect), std::move(source)});

@@ -321,7 +321,7 @@ inline Bytes kv_cache_bytes_per_token(const run& r) { return bytes(detail::mem::
 
 inline double optimizer_bytes_per_parameter(const run& r) {
   const scenario& s = r.settings();
-  const auto pb = detail::mem::bytes_of(s.prec);
+  const auto pb = detail::mem::bytes_of(precision_of(s));
   if (s.opt == optimizer::adafactor)
     return detail::mem::adafactor_state_elements(r.model()) * pb.state /
            std::max(1.0, static_cast<double>(r.parameters().total));

@@ -21,6 +21,27 @@
 
 namespace gpuplan {
 
+// Fills the scenario's unset fields with their defaults (run's constructor and edits).
+inline void resolve_defaults(const architecture& m, scenario& s) {
+  const framework_profile& p = profile_of(s.fw);
+  // QLoRA's base quantization: NF4 with double quantization (PEFT/bitsandbytes recipes).
+  if (!s.quant && traits_of(s.meth).quantized_base) s.quant = base_quantization(s);
+  // The framework's recipe default for activation checkpointing (framework.hpp).
+  if (!s.ckpt) s.ckpt = traits_of(s.meth).peft_recipe ? p.peft_checkpointing : p.full_checkpointing;
+  if (!s.prec) s.prec = precision_of(s);  // bf16-mixed, fp16-mixed without bf16 (scenario.hpp)
+  // Serving engines split a model over a replica's GPUs by tensor parallelism (vLLM, SGLang,
+  // TGI --num-shard, llama.cpp --split-mode) when the heads and MLP split evenly; transformers
+  // generate replicates it.
+  if (!s.parallel.tp) {
+    const std::int64_t n = s.num_gpus, kv = m.n_kv_heads();
+    const bool engine_tp = s.work == workload::infer && s.inference.eng != engine::hf && n > 1 && kv > 0 &&
+                           m.heads % n == 0 && (kv % n == 0 || n % kv == 0) && m.ffn % n == 0;
+    s.parallel.tp = engine_tp ? s.num_gpus : 1;
+  }
+  // Megatron-style stacks pair sequence parallelism with tensor parallelism (framework.hpp).
+  if (!s.parallel.sp) s.parallel.sp = *s.parallel.tp > 1 && p.sequence_parallel_with_tp;
+}
+
 class run {
  public:
   // Validates `s` against `m` (config_error naming the field on the first broken
@@ -29,8 +50,9 @@ class run {
   run(const architecture& m, scenario s) : run(std::shared_ptr<const architecture>(std::shared_ptr<void>{}, &m), std::move(s)) {}
   run(std::shared_ptr<const architecture> m, scenario s) : model_(std::move(m)), s_(std::move(s)) {
     if (!model_) detail::fail("scenario.model", "is missing");
-    validate(*model_, s_);
+    validate(*model_, "scenario.model");
     resolve();
+    validate_scenario(*model_, s_);
     params_ = count_parameters(*model_);
   }
 
@@ -43,8 +65,8 @@ class run {
   void edit(Edit&& change) {
     valid_ = false;
     std::forward<Edit>(change)(s_);
-    validate_scenario(*model_, s_);
     resolve();
+    validate_scenario(*model_, s_);
     valid_ = true;
   }
   // False only after a failed edit.
@@ -86,15 +108,10 @@ class run {
   }
 
  private:
-  // Defaults that depend on other fields: QLoRA's base quantization, and the
-  // framework's recipe default for activation checkpointing (framework.hpp).
-  void resolve() {
-    if (!s_.quant && traits_of(s_.meth).quantized_base) s_.quant = base_quantization(s_);
-    if (!s_.ckpt) {
-      const framework_profile& p = profile_of(s_.fw);
-      s_.ckpt = traits_of(s_.meth).peft_recipe ? p.peft_checkpointing : p.full_checkpointing;
-    }
-  }
+  // Every default that depends on other fields, in one place: the scenario file, the CLI,
+  // Python and C++ callers leave a field unset and get the same run. Only unset fields are
+  // filled, once: an edit that changes the GPU keeps the precision already resolved.
+  void resolve() { resolve_defaults(*model_, s_); }
 
   std::shared_ptr<const architecture> model_;
   scenario s_;

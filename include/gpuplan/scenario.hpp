@@ -74,10 +74,14 @@ struct peft_config {
 };
 
 struct parallel_config {
-  int tp = 1;
+  // Unset: 1, or every GPU of the run for a paged serving engine whose heads and MLP split
+  // evenly (vLLM, SGLang, TGI --num-shard, llama.cpp --split-mode); run.hpp resolves it.
+  std::optional<int> tp{};
   int pp = 1;
   int virtual_stages = 1;
-  bool sp = false;  // Megatron sequence parallelism (with tp)
+  // Megatron sequence parallelism (with tp). Unset: on with tp > 1 where the framework pairs
+  // them (framework.hpp sequence_parallel_with_tp), off otherwise; run.hpp resolves it.
+  std::optional<bool> sp{};
   int cp = 1;
   int ep = 1;
   int zero = 0;     // 0..3; FSDP full-shard = 3, shard-grad-op = 2
@@ -94,6 +98,10 @@ struct parallel_config {
   // other stages splitting the remaining blocks evenly (BLOOM-176B: 70 layers on 12 stages).
   std::optional<std::int64_t> first_stage_layers;
   std::optional<std::int64_t> last_stage_layers;
+
+  // The resolved degrees (a run always has them set; an unresolved scenario reads the plain defaults).
+  [[nodiscard]] constexpr int tp_size() const noexcept { return tp.value_or(1); }
+  [[nodiscard]] constexpr bool sp_enabled() const noexcept { return sp.value_or(false); }
 
   friend bool operator==(const parallel_config&, const parallel_config&) = default;
 };
@@ -119,7 +127,9 @@ struct scenario {
   freeze_config freeze{};
   peft_config peft{};
   std::optional<quantization> quant{};  // base-weight quantization (qlora default: nf4 + double quant)
-  precision prec = precision::bf16_mixed;
+  // Unset: bf16-mixed, or fp16-mixed on a GPU without bf16 tensor cores (T4, V100: PyTorch
+  // autocast docs); run.hpp resolves it, so estimators always see a value.
+  std::optional<precision> prec{};
   optimizer opt = optimizer::adamw;
   std::int64_t micro_batch = 1;
   std::int64_t seq_len = 2048;
@@ -148,7 +158,7 @@ struct scenario {
   std::optional<double> tokens{};              // total training tokens
   std::optional<double> price_per_gpu_hour{};  // currency per GPU-hour
 
-  [[nodiscard]] constexpr int model_parallel() const noexcept { return parallel.tp * parallel.pp * parallel.cp; }
+  [[nodiscard]] constexpr int model_parallel() const noexcept { return parallel.tp_size() * parallel.pp * parallel.cp; }
   [[nodiscard]] constexpr int dp() const noexcept { return num_gpus / model_parallel(); }
   [[nodiscard]] constexpr std::int64_t global_batch() const noexcept { return micro_batch * grad_accum * dp(); }
 
@@ -196,6 +206,13 @@ constexpr bool method_traits_in_enum_order() {
 }
 static_assert(kMethodTraits.size() == kMethodNames.size() && method_traits_in_enum_order());
 constexpr const method_traits& traits_of(method m) { return kMethodTraits[static_cast<std::size_t>(m)]; }
+
+// The run's precision: as set, else bf16-mixed, or fp16-mixed on a GPU without bf16 tensor
+// cores (T4, V100: fp16 AMP is what runs there, PyTorch autocast docs). run.hpp resolves it once.
+constexpr precision precision_of(const scenario& s) noexcept {
+  if (s.prec) return *s.prec;
+  return s.gpu.has_bf16() ? precision::bf16_mixed : precision::fp16_mixed;
+}
 
 // The effective base-weight quantization: explicit, or QLoRA's default (NF4 + double quant).
 inline quantization base_quantization(const scenario& s) {

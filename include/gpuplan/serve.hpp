@@ -78,7 +78,7 @@ inline serve_point serve_at(const run& r, std::int64_t concurrency, const effici
   const std::int64_t C = std::max<std::int64_t>(1, concurrency);
   s.inference.batch = C;
   warning_set w = 0;
-  const detail::device_rates d = detail::device_rates_of(s.gpu, s.prec, e, w);
+  const detail::device_rates d = detail::device_rates_of(s.gpu, precision_of(s), e, w);
   const parameter_breakdown P = count_parameters(a);
   const detail::decode_shape ds = detail::decode_shape_of(a, s, d, P);
   const double step = detail::decode_step_seconds(a, s, d, ds, static_cast<double>(C), e);
@@ -124,7 +124,7 @@ inline serve_result serve(const run& r, std::optional<Seconds> itl_target = {}, 
   out.paged = ep.paged_pool;
   out.memory = estimate_memory(r);
   out.step_tokens = detail::step_tokens_for(s);
-  out.memory_fraction = memory_fraction_of(ep, in_gib(s.gpu.usable_memory), s.parallel.tp * s.parallel.pp);
+  out.memory_fraction = memory_fraction_of(ep, in_gib(s.gpu.usable_memory), s.parallel.tp_size() * s.parallel.pp);
   out.max_concurrency = out.memory.max_concurrent_sequences;
   const std::int64_t positions = a.max_positions > 0 ? a.max_positions : kMaxSeq;
   if (ep.paged_pool) {

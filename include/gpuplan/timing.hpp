@@ -88,7 +88,7 @@ inline warning_set configuration_warnings(const architecture& a, const scenario&
   const gpu_spec& g = run.gpu;
   // FlashAttention-2 needs sm_80+ (Dao 2023); older GPUs get SDPA's memory-efficient kernel.
   if (run.attn == attention::flash && g.vendor == gpu_vendor::nvidia && g.sm() < 80) w |= warn_flash_unsupported;
-  if (run.parallel.tp > 1 && !(g.has_nvlink() && run.parallel.tp <= g.link_group)) w |= warn_no_nvlink_tp;
+  if (run.parallel.tp_size() > 1 && !(g.has_nvlink() && run.parallel.tp_size() <= g.link_group)) w |= warn_no_nvlink_tp;
   if (!g.confidence.empty() && g.confidence.find("unverified") != std::string::npos) w |= warn_unverified_gpu;
   if (a.max_positions > 0 && !a.is_vit() && run.seq_len > a.max_positions && a.positions == position_kind::learned)
     w |= warn_seq_beyond_positions;
@@ -101,7 +101,7 @@ inline time_estimate assemble_serving(const architecture& a, const scenario& run
                                       const serving_cost& c, warning_set w) {
   time_estimate out;
   out.peak_flop_per_s = d.mfu_peak;
-  const int tp = run.parallel.tp, pp = run.parallel.pp;
+  const int tp = run.parallel.tp_size(), pp = run.parallel.pp;
   const double B = static_cast<double>(run.inference.batch);
   const double gen = static_cast<double>(run.inference.gen_len);
   const double t_dec = c.decode_step;
@@ -176,7 +176,7 @@ inline time_estimate assemble_step(const scenario& run, const device_rates& d, c
 inline time_estimate estimate_time_of(const architecture& a, const scenario& run, const efficiency_params& e,
                                       const parameter_breakdown& P, block_memo* memo = nullptr) {
   warning_set w = 0;
-  const device_rates d = device_rates_of(run.gpu, run.prec, e, w);
+  const device_rates d = device_rates_of(run.gpu, precision_of(run), e, w);
   w |= configuration_warnings(a, run);
   if (run.work == workload::infer) return assemble_serving(a, run, d, serving_time(a, run, d, P, e), w);
 

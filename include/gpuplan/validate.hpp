@@ -51,7 +51,7 @@ inline void validate_sizes(const scenario& s) {
   require_range(s.grad_accum, 1, kMaxBatch, "scenario.grad_accum");
   require_range(s.num_gpus, 1, kMaxGpus, "scenario.num_gpus");
   require_range(s.cluster.gpus_per_node, 1, 1024, "scenario.gpus_per_node");
-  require_range(p.tp, 1, kMaxGpus, "scenario.parallel.tp");
+  if (p.tp) require_range(*p.tp, 1, kMaxGpus, "scenario.parallel.tp");
   require_range(p.pp, 1, kMaxGpus, "scenario.parallel.pp");
   require_range(p.virtual_stages, 1, 1024, "scenario.parallel.virtual_stages");
   require_range(p.cp, 1, kMaxGpus, "scenario.parallel.cp");
@@ -75,13 +75,13 @@ inline void validate_sizes(const scenario& s) {
 // Tensor/pipeline/context/expert parallelism and ZeRO/offload combinations.
 inline void validate_layout(const architecture& m, const scenario& s) {
   const auto& p = s.parallel;
-  if (m.heads % p.tp != 0)
-    fail("scenario.parallel.tp", "must divide num_attention_heads=" + i2s(m.heads) + " (got " + i2s(p.tp) + ")");
+  if (m.heads % p.tp_size() != 0)
+    fail("scenario.parallel.tp", "must divide num_attention_heads=" + i2s(m.heads) + " (got " + i2s(p.tp_size()) + ")");
   const std::int64_t kv = m.n_kv_heads();
-  if (kv % p.tp != 0 && p.tp % kv != 0)
-    fail("scenario.parallel.tp", "must divide num_key_value_heads=" + i2s(kv) + " or be a multiple of it (got " + i2s(p.tp) + ")");
-  if (m.ffn % p.tp != 0)
-    fail("scenario.parallel.tp", "must divide intermediate_size=" + i2s(m.ffn) + " (got " + i2s(p.tp) + ")");
+  if (kv % p.tp_size() != 0 && p.tp_size() % kv != 0)
+    fail("scenario.parallel.tp", "must divide num_key_value_heads=" + i2s(kv) + " or be a multiple of it (got " + i2s(p.tp_size()) + ")");
+  if (m.ffn % p.tp_size() != 0)
+    fail("scenario.parallel.tp", "must divide intermediate_size=" + i2s(m.ffn) + " (got " + i2s(p.tp_size()) + ")");
   const std::int64_t stages = std::int64_t{p.pp} * p.virtual_stages;
   // Uneven stages run without interleaving (DeepSpeed PipelineModule partition_uniform;
   // Megatron --decoder-first/last-pipeline-num-layers): BLOOM-176B trained 70 layers on 12
@@ -133,7 +133,7 @@ inline void validate_layout(const architecture& m, const scenario& s) {
   }
   if (p.virtual_stages > 1 && p.pp == 1)
     fail("scenario.parallel.virtual_stages", "needs pp > 1 (got virtual_stages=" + i2s(p.virtual_stages) + " with pp=1)");
-  const std::int64_t mp = std::int64_t{p.tp} * p.pp * p.cp;
+  const std::int64_t mp = std::int64_t{p.tp_size()} * p.pp * p.cp;
   if (mp > s.num_gpus || s.num_gpus % mp != 0)
     fail("scenario.num_gpus", "must be a multiple of tp*pp*cp=" + i2s(mp) + " (got " + i2s(s.num_gpus) + ")");
   const std::int64_t dp = s.num_gpus / mp;
@@ -146,8 +146,8 @@ inline void validate_layout(const architecture& m, const scenario& s) {
   }
   if (p.cp > 1 && s.seq_len % (2 * p.cp) != 0)
     fail("scenario.seq_len", "must be divisible by 2*cp=" + i2s(2 * p.cp) + " for context parallelism (got " + i2s(s.seq_len) + ")");
-  if (p.sp && s.seq_len % p.tp != 0)
-    fail("scenario.seq_len", "must be divisible by tp=" + i2s(p.tp) + " with sequence parallelism (got " + i2s(s.seq_len) + ")");
+  if (p.sp_enabled() && s.seq_len % p.tp_size() != 0)
+    fail("scenario.seq_len", "must be divisible by tp=" + i2s(p.tp_size()) + " with sequence parallelism (got " + i2s(s.seq_len) + ")");
   if (p.offload_params != offload::none && p.zero != 3)
     fail("scenario.parallel.offload_params", "needs zero=3 (got zero=" + i2s(p.zero) + ")");
   if (p.offload_optimizer != offload::none && p.zero == 0)
@@ -230,9 +230,11 @@ inline void validate_step(const scenario& s) {
 
 // The GPU: precision support and the figures the estimators divide by.
 inline void validate_hardware(const scenario& s) {
-  if (s.prec == precision::fp8_mixed && !s.gpu.has_fp8())
+  if (precision_of(s) == precision::fp8_mixed && !s.gpu.has_fp8())
     fail("scenario.precision", "fp8-mixed needs FP8 tensor cores (sm_89+); " + s.gpu.id +
                                    (s.gpu.cc_major > 0 ? " is sm_" + i2s(s.gpu.sm()) : std::string(" has none")));
+  if (s.gpu.id.empty() && !(in_bytes(s.gpu.usable_memory) > 0))
+    fail("scenario.gpu", "is required (a gpu_spec, e.g. io::find_gpu(\"a100-80gb\"), the scenario file's default; got none)");
   if (!(in_bytes(s.gpu.usable_memory) > 0))
     fail("scenario.gpu", "has no usable memory (got " + detail::num(in_bytes(s.gpu.usable_memory)) + " bytes)");
   // The estimators divide by these: a GPU object without them cannot be estimated.

@@ -59,7 +59,7 @@ void register_scenario(py::module_& m) {
       .def_property_readonly("workload", [](const R& r) { return std::string(to_string(r.settings().work)); }, "'train' or 'infer'.")
       .def_property_readonly("method", [](const R& r) { return std::string(to_string(r.settings().meth)); },
                              "'full', 'lora', 'qlora', 'freeze' or a PEFT method ('dora', 'ia3', 'prompt-tuning', 'prefix-tuning', 'vera', 'ln-tuning').")
-      .def_property_readonly("precision", [](const R& r) { return std::string(to_string(r.settings().prec)); }, "Precision policy.")
+      .def_property_readonly("precision", [](const R& r) { return std::string(to_string(precision_of(r.settings()))); }, "Precision policy.")
       .def_property_readonly("optimizer", [](const R& r) { return std::string(to_string(r.settings().opt)); }, "Optimizer.")
       .def_property_readonly("micro_batch", [](const R& r) { return r.settings().micro_batch; }, "Sequences per micro-batch per GPU.")
       .def_property_readonly("seq_len", [](const R& r) { return r.settings().seq_len; }, "Tokens per sequence.")

@@ -29,11 +29,11 @@ std::string offload_text(offload opt, offload params) {
 
 // "tp 2 · pp 1 · dp 4 · mb 1 × ga 8 · full ckpt · ZeRO-1"
 std::string layout_text(const scenario& s) {
-  std::string t = "tp " + std::to_string(s.parallel.tp) + " · pp " + std::to_string(s.parallel.pp);
+  std::string t = "tp " + std::to_string(s.parallel.tp_size()) + " · pp " + std::to_string(s.parallel.pp);
   if (s.parallel.virtual_stages > 1) t += " (v " + std::to_string(s.parallel.virtual_stages) + ")";
   t += " · dp " + std::to_string(s.dp()) + " · mb " + std::to_string(s.micro_batch) + " × ga " +
        std::to_string(s.grad_accum);
-  if (s.parallel.sp) t += " · sp";
+  if (s.parallel.sp_enabled()) t += " · sp";
   if (s.ckpt && *s.ckpt != checkpointing::none) t += " · " + std::string(to_string(*s.ckpt)) + " ckpt";
   if (s.parallel.zero > 0) t += " · ZeRO-" + std::to_string(s.parallel.zero);
   if (s.parallel.offload_optimizer != offload::none || s.parallel.offload_params != offload::none)

@@ -20,7 +20,7 @@ std::string run_summary(const scenario& run, bool with_method) {
       s += " (" + std::string(to_string(base_quantization(run).weights)) + " base)";
   }
   if (run.work == workload::train) {
-    s += ", " + std::string(to_string(run.prec)) + ", " + std::string(to_string(run.opt));
+    s += ", " + std::string(to_string(precision_of(run))) + ", " + std::string(to_string(run.opt));
     s += ", micro-batch " + std::to_string(run.micro_batch) + " × seq " + std::to_string(run.seq_len);
     if (run.grad_accum > 1) s += " × accum " + std::to_string(run.grad_accum);
     if (run.ckpt && *run.ckpt != checkpointing::none) s += ", " + std::string(to_string(*run.ckpt)) + " checkpointing";
@@ -29,7 +29,7 @@ std::string run_summary(const scenario& run, bool with_method) {
          " + gen " + std::to_string(run.inference.gen_len);
   }
   const auto& par = run.parallel;
-  if (par.tp > 1) s += ", tp " + std::to_string(par.tp);
+  if (par.tp_size() > 1) s += ", tp " + std::to_string(par.tp_size());
   if (par.pp > 1) s += ", pp " + std::to_string(par.pp);
   if (par.cp > 1) s += ", cp " + std::to_string(par.cp);
   if (par.zero > 0) s += ", ZeRO-" + std::to_string(par.zero);

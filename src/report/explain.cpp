@@ -125,7 +125,7 @@ std::string framework_text(const architecture& a, const scenario& r) {
   term("activation checkpointing: " + std::string(to_string(r.ckpt.value_or(checkpointing::none))) +
        " (recipe default for " + (peft ? "LoRA/QLoRA" : "full training") + ": " +
        std::string(to_string(peft ? p.peft_checkpointing : p.full_checkpointing)) + ")");
-  if (r.parallel.tp > 1) term(std::string("sequence parallelism with tensor parallelism: ") + (r.parallel.sp ? "on" : "off"));
+  if (r.parallel.tp_size() > 1) term(std::string("sequence parallelism with tensor parallelism: ") + (r.parallel.sp_enabled() ? "on" : "off"));
   if (base_quantization(r).weights == dtype::int8)
     term("LLM.int8 matmuls x" + format_number(detail::kLlmInt8GemmFactor) + " of 16-bit (bitsandbytes)");
   for (const framework_rule& x : framework_rules(a, r))

@@ -335,7 +335,7 @@ int print_bands(const std::vector<case_result>& rs) {
   for (const auto& r : rs)
     if (in_bands(r)) {
       families.insert(r.run->model().family);
-      precisions.insert(std::string(gpuplan::to_string(r.run->settings().prec)));
+      precisions.insert(std::string(gpuplan::to_string(gpuplan::precision_of(r.run->settings()))));
       max_gpus = std::max(max_gpus, r.run->settings().num_gpus);
     }
   static const char* metric_names[] = {"memory_train", "memory_infer", "time_train", "time_infer"};

@@ -47,16 +47,16 @@ TEST_CASE("framework: checkpointing defaults to the framework's recipe; an expli
 
 TEST_CASE("framework: the reader's defaults — fp16 AMP without bf16 tensor cores, SP with TP in Megatron") {
   const auto t4 = io::read_scenario(json{{"model", "llama-2-7b"}, {"gpu", "t4"}, {"method", "qlora"}});
-  CHECK(t4.settings().prec == precision::fp16_mixed);
+  CHECK(precision_of(t4.settings()) == precision::fp16_mixed);
   const auto explicit_bf16 = io::read_scenario(json{{"model", "llama-2-7b"}, {"gpu", "t4"}, {"precision", "bf16-mixed"}, {"method", "qlora"}});
-  CHECK(explicit_bf16.settings().prec == precision::bf16_mixed);
+  CHECK(precision_of(explicit_bf16.settings()) == precision::bf16_mixed);
   const json tp8 = {{"model", "llama-2-70b"}, {"gpu", "h100-sxm"}, {"num_gpus", 8}, {"parallel", {{"tp", 8}}}};
-  CHECK_FALSE(io::read_scenario(tp8).settings().parallel.sp);  // an HF user's TP has no SP
+  CHECK_FALSE(io::read_scenario(tp8).settings().parallel.sp_enabled());  // an HF user's TP has no SP
   json mega = tp8;
   mega["framework"] = "megatron";
-  CHECK(io::read_scenario(mega).settings().parallel.sp);
+  CHECK(io::read_scenario(mega).settings().parallel.sp_enabled());
   mega["parallel"]["sp"] = false;
-  CHECK_FALSE(io::read_scenario(mega).settings().parallel.sp);
+  CHECK_FALSE(io::read_scenario(mega).settings().parallel.sp_enabled());
   // The writer records the framework and the resolved checkpointing.
   const json w = io::write_scenario(io::read_scenario(mega));
   CHECK(w["framework"] == "megatron");
@@ -210,7 +210,7 @@ TEST_CASE("framework: uneven pipeline stages — the slowest stage has ceil(laye
   const run r(a, s);
   const efficiency_params e{};
   warning_set w = 0;
-  const detail::device_rates d = detail::device_rates_of(r.gpu(), r.settings().prec, e, w);
+  const detail::device_rates d = detail::device_rates_of(r.gpu(), precision_of(r.settings()), e, w);
   const detail::microbatch_shape mb = detail::microbatch_of(a, r.settings());
   CHECK(detail::stage_blocks_of(a, r.settings(), d, mb, e).plain.count == 6);  // not 70 / 12 = 5.83
   // Memory: the most loaded stage (6 blocks; the first also holds the embedding and 12 in-flight micro-batches) sets it.
@@ -291,7 +291,7 @@ TEST_CASE("framework: megatron's loss unit takes a block off the last stage; a m
   const run plain(a, megatron_pp4(false, false)), both(a, megatron_pp4(true, true));
   const efficiency_params e{};
   warning_set w = 0;
-  const detail::device_rates d = detail::device_rates_of(both.gpu(), both.settings().prec, e, w);
+  const detail::device_rates d = detail::device_rates_of(both.gpu(), precision_of(both.settings()), e, w);
   const detail::microbatch_shape mb = detail::microbatch_of(a, both.settings());
   const backward_scope sc = backward_scope_of(a, both.settings());
   std::vector<double> blocks;

@@ -143,7 +143,7 @@ TEST_CASE("names: the scenario reader accepts exactly each table's names") {
   check_reader(kWorkloadNames, base(), "/workload", [](const scenario& s) { return s.work; });
   check_reader(kMethodNames, base(), "/method", [](const scenario& s) { return s.meth; });
   // fp8-mixed needs FP8 tensor cores: an H100.
-  check_reader(kPrecisionNames, with(base(), "/gpu", "h100-sxm"), "/precision", [](const scenario& s) { return s.prec; });
+  check_reader(kPrecisionNames, with(base(), "/gpu", "h100-sxm"), "/precision", [](const scenario& s) { return precision_of(s); });
   check_reader(kOptimizerNames, base(), "/optimizer", [](const scenario& s) { return s.opt; });
   check_reader(kCheckpointingNames, base(), "/checkpointing", [](const scenario& s) { return s.ckpt; });
   check_reader(kAttentionNames, base(), "/attention", [](const scenario& s) { return s.attn; });

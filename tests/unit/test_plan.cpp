@@ -570,7 +570,7 @@ TEST_CASE("plan: search rows carry the run's resolved settings with the row's la
   for (const auto& row : r.rows) {
     CHECK(row.run.quant.has_value());  // QLoRA's base quantization, resolved
     CHECK(row.run.num_gpus == row.config.gpus);
-    CHECK(row.run.parallel.tp == row.config.tp);
+    CHECK(row.run.parallel.tp_size() == row.config.tp);
     CHECK(row.run.micro_batch == row.config.micro_batch);
     CHECK(same_memory(row.memory, estimate_memory(m, row.run)));
   }

@@ -293,7 +293,7 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
       const double base = max_states(r.model(), r.settings());
       const std::pair<const char*, std::function<void(scenario&)>> more[] = {
           {"num_gpus x2 (dp x2)", [](scenario& x) { x.num_gpus *= 2; }},
-          {"tp x2 (num_gpus x2)", [](scenario& x) { x.parallel.tp *= 2; x.num_gpus *= 2; }},
+          {"tp x2 (num_gpus x2)", [](scenario& x) { x.parallel.tp = x.parallel.tp_size() * 2; x.num_gpus *= 2; }},
           {"pp x2 (num_gpus x2)", [](scenario& x) { x.parallel.pp *= 2; x.num_gpus *= 2; }}};
       for (const auto& [what, change] : more) {
         auto s = variant(r, change);
@@ -362,7 +362,7 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
           x.fw = framework::torchtune;  // a quantized base that keeps the rest in 16 bit (no fp32 upcast)
           x.quant.reset();
           x.lora.rank = rank;
-          if (x.prec == precision::fp8_mixed) x.prec = precision::bf16_mixed;
+          if (precision_of(x) == precision::fp8_mixed) x.prec = precision::bf16_mixed;
         });
       };
       auto q = with(method::qlora), l = with(method::lora), f = with(method::full);

@@ -33,7 +33,7 @@ TEST_CASE("scenario: defaults documented in docs/scenario.md") {
   const scenario& s = r.settings();
   CHECK(s.work == workload::train);
   CHECK(s.meth == method::full);
-  CHECK(s.prec == precision::bf16_mixed);
+  CHECK(precision_of(s) == precision::bf16_mixed);
   CHECK(s.opt == optimizer::adamw);
   CHECK(s.micro_batch == 1);
   CHECK(s.seq_len == 2048);

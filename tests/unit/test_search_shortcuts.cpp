@@ -255,7 +255,7 @@ TEST_CASE("search shortcuts: pipeline stages share their per-block costs") {
   const run r(a, s);
   const efficiency_params e{};
   warning_set w = 0;
-  const detail::device_rates d = detail::device_rates_of(r.gpu(), r.settings().prec, e, w);
+  const detail::device_rates d = detail::device_rates_of(r.gpu(), precision_of(r.settings()), e, w);
   const detail::microbatch_shape mb = detail::microbatch_of(a, r.settings());
   const detail::stage_blocks last = detail::stage_blocks_of(a, r.settings(), d, mb, e);
   CHECK(last.plain.count == 0);

@@ -132,14 +132,14 @@ namespace {
 double decode_step(const architecture& m, scenario s, std::int64_t batch) {
   s.inference.batch = batch;
   warning_set w = 0;
-  const detail::device_rates d = detail::device_rates_of(s.gpu, s.prec, {}, w);
+  const detail::device_rates d = detail::device_rates_of(s.gpu, precision_of(s), {}, w);
   const detail::decode_shape ds = detail::decode_shape_of(m, s, d, count_parameters(m));
   return detail::decode_step_seconds(m, s, d, ds, static_cast<double>(batch), {});
 }
 double prefill(const architecture& m, scenario s, std::int64_t batch) {
   s.inference.batch = batch;
   warning_set w = 0;
-  const detail::device_rates d = detail::device_rates_of(s.gpu, s.prec, {}, w);
+  const detail::device_rates d = detail::device_rates_of(s.gpu, precision_of(s), {}, w);
   return detail::prefill_seconds(m, s, d, {}).seconds;
 }
 scenario with_weights(scenario s, dtype d) {

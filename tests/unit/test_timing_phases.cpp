@@ -143,7 +143,7 @@ TEST_CASE("time phases: attention core — flash FLOPs at the FlashAttention-2 f
   scenario s = on("a100-80gb", 1);
   const efficiency_params e;
   warning_set w = 0;
-  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const device_rates d = device_rates_of(s.gpu, precision_of(s), e, w);
   // Causal flash over b = 1, s = 2048, q_dim = 4096: 4·2048²·4096 / 2 = 34.36 GFLOP at
   // 312e12 · 0.60 = 187.2 TFLOP/s: 183.5 µs forward, 2.5× that backward.
   const double fl = 4.0 * 2048 * 2048 * 4096 / 2;
@@ -224,7 +224,7 @@ TEST_CASE("time phases: element-wise traffic counted op by op, eager and fused")
   s.prec = precision::bf16_mixed;
   const efficiency_params e{};
   warning_set w = 0;
-  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const device_rates d = device_rates_of(s.gpu, precision_of(s), e, w);
   const double bwe = kA100Bandwidth * 0.8;
   CHECK(elementwise_seconds(a, s, d, 1000, false, true, 0) == doctest::Approx(1000 * 617984.0 / bwe));
   s.compile = true;
@@ -251,7 +251,7 @@ TEST_CASE("time phases: compute per micro-batch is blocks + head, at least the l
   s.attn = attention::eager;
   const efficiency_params e;
   warning_set w = 0;
-  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const device_rates d = device_rates_of(s.gpu, precision_of(s), e, w);
   const microbatch_shape m = microbatch_of(a, s);
   CHECK(m.tokens == 128);
   const backward_scope sc = backward_scope_of(a, s);
@@ -280,7 +280,7 @@ TEST_CASE("time phases: autocast casts fp32 weights each forward and their gradi
   scenario s = on("a100-80gb", 1);
   const efficiency_params e;
   warning_set w = 0;
-  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const device_rates d = device_rates_of(s.gpu, precision_of(s), e, w);
   const double fwd = kLlama2_7b * 6 / (kA100Bandwidth * 0.8);
   CHECK(fwd == doctest::Approx(24.79e-3).epsilon(1e-3));
   weight_cast_cost c = autocast_weight_casts(s, d, kLlama2_7b, 32 * 7);
@@ -391,7 +391,7 @@ TEST_CASE("time phases: QLoRA dequantisation — bitsandbytes every pass, GPTQ's
   s.quant = quantization{.weights = dtype::int4, .group_size = 128};
   const efficiency_params e;
   warning_set w = 0;
-  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const device_rates d = device_rates_of(s.gpu, precision_of(s), e, w);
   const double bwe = kA100Bandwidth * 0.8;
   // 256 rows >= auto-gptq's kernel_switch_threshold (128): 16.5 B per weight in 9 extra kernels
   // per module, once per forward; backward reuses the 16-bit weight torch.matmul saved.
@@ -511,7 +511,7 @@ TEST_CASE("time phases: optimizer bytes per parameter and offload") {
   const architecture& a = io::find_model("llama-2-7b");
   const efficiency_params e;
   warning_set w = 0;
-  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const device_rates d = device_rates_of(s.gpu, precision_of(s), e, w);
   const stage_parameters p = stage_parameters_of(s, count_parameters(a).total, trainable_parameters(a, s));
   const double adam = kLlama2_7b * 94 / (kA100Bandwidth * 0.8);
   CHECK(adam == doctest::Approx(388.2e-3).epsilon(1e-3));
@@ -571,7 +571,7 @@ TEST_CASE("time phases: serving — prefill through the blocks, decode as a byte
   s.inference = {.batch = 1, .prompt_len = 512, .gen_len = 256, .kv_cache_dtype = dtype::bf16};
   const efficiency_params e;
   warning_set w = 0;
-  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const device_rates d = device_rates_of(s.gpu, precision_of(s), e, w);
   const parameter_breakdown P = count_parameters(a);
   // Decode reads every weight in bf16 (2Ψ = 13.48 GB) and the KV cache: 2 (K,V) · 4096 · 32
   // layers · 2 B = 524,288 B per context token at the mean context 512 + 256/2 = 640.
@@ -615,7 +615,7 @@ TEST_CASE("time phases: the step assembles the phases") {
   s.price_per_gpu_hour = 2.0;
   const efficiency_params e;
   warning_set w = 0;
-  const device_rates d = device_rates_of(s.gpu, s.prec, e, w);
+  const device_rates d = device_rates_of(s.gpu, precision_of(s), e, w);
   const microbatch_shape m{.seq = 2048, .batch = 2, .tokens = 4096};
   flop_breakdown F;
   F.model = flops(1e15);

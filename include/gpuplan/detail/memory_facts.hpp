@@ -43,7 +43,7 @@ inline double adapter_act_bytes(const precision_bytes& pb) { return pb.mixed ? p
 inline lora_block lora_of_block(const architecture& a, const scenario& r, bool dec) {
   lora_block b;
   if (!is_peft(r.meth)) return b;
-  const peft_block pe = peft_of_block(a, r, bytes_of(r.prec).act, d(r.seq_len), dec);
+  const peft_block pe = peft_of_block(a, r, bytes_of(precision_of(r)).act, d(r.seq_len), dec);
   b.params = d(pe.params);
   b.adafactor = d(pe.params);  // vectors: Adafactor keeps them unfactored (second moment only)
   b.largest = pe.largest;
@@ -51,7 +51,7 @@ inline lora_block lora_of_block(const architecture& a, const scenario& r, bool d
   b.peft_transient = pe.transient;
   if (!is_lora_family(r.meth)) return b;
   const double rank = d(r.lora.rank);
-  const precision_bytes pb = bytes_of(r.prec);
+  const precision_bytes pb = bytes_of(precision_of(r));
   b.act_bytes = adapter_act_bytes(pb);
   const bool copies = pb.mixed || pb.act < kAdapterBytes;  // each adapter casts its own input
   bool shared_attn_in = false, shared_mlp_in = false;     // fp32: q/k/v, gate/up read one tensor each
@@ -96,15 +96,15 @@ struct facts {
 inline facts facts_of(const architecture& a, const scenario& r, const parameter_breakdown& p) {
   facts f;
   f.p = p;
-  f.pb = bytes_of(r.prec);
-  f.tp = std::max(1, r.parallel.tp);
+  f.pb = bytes_of(precision_of(r));
+  f.tp = std::max(1, r.parallel.tp_size());
   f.pp = std::max(1, r.parallel.pp);
   f.cp = std::max(1, r.parallel.cp);
   f.shard = r.parallel.zero > 0 ? std::max(1.0, static_cast<double>(r.num_gpus) / (f.tp * f.pp)) : 1.0;
   f.s = d(a.is_vit() ? a.vit_tokens() : r.seq_len + prompt_tokens(r));  // prompt tuning: S+P positions (peft.hpp)
   f.T = d(r.micro_batch) * f.s / f.cp;
   f.s += d(prefix_tokens(r));  // prefix tuning: P more keys per query, no more tokens
-  f.seq_div = r.parallel.sp ? f.tp : 1;
+  f.seq_div = r.parallel.sp_enabled() ? f.tp : 1;
   f.q = base_quantization(r);
   // FP8 checkpoints (W8A8 / weight-only FP8, vLLM and llm-compressor) store the block
   // linears in one byte like a quantized format; the rest stays in the weight dtype.

@@ -131,7 +131,7 @@ inline double largest_module(const architecture& a, const parameter_breakdown& p
 inline stage_params params_of_stage(const architecture& a, const parameter_breakdown& p, const block_linears& be,
                                     const block_linears& bd, const scenario& r, int stage) {
   const int pp = std::max(1, r.parallel.pp);
-  const double tp = std::max(1, r.parallel.tp);
+  const double tp = std::max(1, r.parallel.tp_size());
   const double ep = std::max(1, r.parallel.ep);
   stage_params s;
   s.first = stage == 0;

@@ -24,7 +24,7 @@ namespace gpuplan::detail::mem {
 // tp each rank keeps one (Megatron / vLLM replicate). Encoder-decoders cache self-
 // and cross-attention in every decoder layer; encoders cache nothing.
 inline double kv_per_token(const architecture& a, const scenario& r) {
-  const double tp = std::max(1, r.parallel.tp);
+  const double tp = std::max(1, r.parallel.tp_size());
   const double heads = std::max(1.0, d(a.n_kv_heads()) / tp);
   const double kv_layers = d(a.kind == model_kind::encoder_decoder ? 2 * a.decoder_layers : (a.kind == model_kind::encoder ? 0 : a.layers));
   return kKvTensors * kv_layers * heads * d(a.d_head()) * bytes_per_element(r.inference.kv_cache_dtype);
@@ -102,7 +102,7 @@ inline kv_pool kv_pool_of(const architecture& a, const scenario& r, const facts&
   const double cap = in_bytes(r.gpu.usable_memory);
   const double cap_gib = cap / kGiB;
   p.step_tokens = r.inference.max_batched_tokens > 0 ? r.inference.max_batched_tokens : step_tokens_of(e, cap_gib);
-  p.budget = memory_fraction_of(e, cap_gib, r.parallel.tp * r.parallel.pp) * cap;
+  p.budget = memory_fraction_of(e, cap_gib, r.parallel.tp_size() * r.parallel.pp) * cap;
   p.weights = serving_weights(a, r, f, sp);
   p.activations = profiled_activation_peak(a, r, f, sp, p.step_tokens, e.max_seqs);
   p.non_torch = e.non_torch_bytes;

@@ -55,13 +55,13 @@ inline comm_link collective_link(const scenario& run, int n, int stride) {
 
 // Bytes per parameter gathered (ZeRO-1..3 all-gathers, offload upload): the working copy, fp32 under fp32/tf32, else 16-bit.
 inline double gathered_weight_bytes(const scenario& run) {
-  return (run.prec == precision::fp32 || run.prec == precision::tf32) ? 4.0 : 2.0;
+  return (precision_of(run) == precision::fp32 || precision_of(run) == precision::tf32) ? 4.0 : 2.0;
 }
 // Gradient bytes reduced per parameter: DDP under AMP reduces the fp32 parameter
 // gradients (4 B); ZeRO/FSDP mixed precision and pure 16-bit reduce 16-bit gradients (2 B).
 inline double reduced_gradient_bytes(const scenario& run) {
-  const bool pure = run.prec == precision::bf16_pure;
-  return (run.prec == precision::fp32 || run.prec == precision::tf32) ? 4.0
+  const bool pure = precision_of(run) == precision::bf16_pure;
+  return (precision_of(run) == precision::fp32 || precision_of(run) == precision::tf32) ? 4.0
          : (run.parallel.zero == 0 && !pure)                          ? 4.0
                                                                       : 2.0;
 }
@@ -75,7 +75,7 @@ struct stage_parameters {
 };
 
 inline stage_parameters stage_parameters_of(const scenario& run, std::int64_t total, std::int64_t trainable) {
-  const int tp = run.parallel.tp, pp = run.parallel.pp;
+  const int tp = run.parallel.tp_size(), pp = run.parallel.pp;
   return {total, trainable, static_cast<double>(total) / (tp * pp), static_cast<double>(trainable) / (tp * pp)};
 }
 
@@ -101,7 +101,7 @@ inline block_comm plus_block_comm(block_comm acc, const architecture& a, const s
                                   const efficiency_params& e) {
   if (g.count <= 0) return acc;
   const block_cost& c = g.cost;
-  const int tp = run.parallel.tp, cp = run.parallel.cp, ep = run.parallel.ep;
+  const int tp = run.parallel.tp_size(), cp = run.parallel.cp, ep = run.parallel.ep;
   const double path = g.count * sc.path_blocks;
   const double trained = g.count * sc.trained_blocks;
   const double coll = run.ckpt == checkpointing::full ? path + path : path;  // backward + recomputed forward
@@ -129,9 +129,9 @@ inline block_comm plus_block_comm(block_comm acc, const architecture& a, const s
 // scatter/gather optimization of Narayanan et al. 2021).
 inline double pipeline_p2p_seconds(const architecture& a, const scenario& run, const microbatch_shape& m, double act_bytes,
                                    const efficiency_params& e) {
-  const int tp = run.parallel.tp, pp = run.parallel.pp;
+  const int tp = run.parallel.tp_size(), pp = run.parallel.pp;
   if (pp <= 1) return 0.0;
-  const double bytes = m.tokens * static_cast<double>(a.hidden) * act_bytes / (run.parallel.sp ? tp : 1);
+  const double bytes = m.tokens * static_cast<double>(a.hidden) * act_bytes / (run.parallel.sp_enabled() ? tp : 1);
   return kPipelineSendsPerMicrobatch * p2p_seconds(bytes, collective_link(run, pp, tp), e);
 }
 
@@ -149,7 +149,7 @@ inline zero3_comm zero3_gathers(const scenario& run, const stage_parameters& p, 
                                 const efficiency_params& e) {
   const int dp = std::max(1, run.dp());
   if (run.parallel.zero != 3 || dp <= 1) return {};
-  const comm_link dpl = collective_link(run, dp, run.parallel.tp * run.parallel.pp);
+  const comm_link dpl = collective_link(run, dp, run.parallel.tp_size() * run.parallel.pp);
   const double ag = gather_seconds(p.params * gathered_weight_bytes(run), dp, dpl, e);
   const double rs = gather_seconds(p.trainable_params * reduced_gradient_bytes(run), dp, dpl, e);
   zero3_comm z;
@@ -178,7 +178,7 @@ inline dp_comm dp_reduction(const scenario& run, const stage_parameters& p, cons
                             const efficiency_params& e) {
   const int dp = std::max(1, run.dp());
   if (dp <= 1 || run.parallel.zero >= 3) return {};
-  const comm_link dpl = collective_link(run, dp, run.parallel.tp * run.parallel.pp);
+  const comm_link dpl = collective_link(run, dp, run.parallel.tp_size() * run.parallel.pp);
   const double bytes = p.trainable_params * reduced_gradient_bytes(run);
   const double t = run.parallel.zero == 0 ? all_reduce_seconds(bytes, dp, dpl, e) : gather_seconds(bytes, dp, dpl, e);
   const double bucket = all_reduce_seconds(std::min(bytes, kDdpBucketBytes), dp, dpl, e);

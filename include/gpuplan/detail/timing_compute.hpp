@@ -147,7 +147,7 @@ inline linear_cost block_linears(const architecture& a, const scenario& run, con
   linear_cost c;
   const peak_rates& r = d.peak;
   const double bw = d.bw, ceil = d.ceiling, eb = r.act_bytes;
-  const double tp = run.parallel.tp;
+  const double tp = run.parallel.tp_size();
   const double ep = std::max(1, run.parallel.ep);
   const bool lora = has_low_rank_path(run.meth);
   double linear_params = 0;
@@ -214,7 +214,7 @@ inline attention_cost attention_core_seconds(const architecture& a, const scenar
                                              const efficiency_params& e) {
   attention_cost c;
   const peak_rates& r = d.peak;
-  const double tp = run.parallel.tp;
+  const double tp = run.parallel.tp_size();
   const double eb = r.act_bytes;
   const double fl = attention_core_flops(a, batch, s_q, s_kv, causal, flash) / tp;
   if (flash) {
@@ -269,11 +269,11 @@ inline double norm_accesses(const architecture& a, bool eager, double act_bytes)
 // (Korthikanti et al. 2022 §4.2.2).
 inline double elementwise_seconds(const architecture& a, const scenario& run, const device_rates& d, double tokens,
                                   bool decoder_block, bool flash, double fp8_cast_elems) {
-  const double tp = run.parallel.tp;
+  const double tp = run.parallel.tp_size();
   const double eb = d.peak.act_bytes;
   const double h = static_cast<double>(a.hidden);
   const bool eager = !fused(run);
-  const double hid_div = run.parallel.sp ? tp : 1.0;
+  const double hid_div = run.parallel.sp_enabled() ? tp : 1.0;
   const double norms = (a.parallel_block ? 1.0 : 2.0) + (decoder_block ? 1.0 : 0.0);
   const double residuals = (a.parallel_block ? 1.0 : 2.0) + (decoder_block ? 1.0 : 0.0);
   double hid = norms * norm_accesses(a, eager, eb) + kBinaryOpAccesses * residuals;
@@ -368,7 +368,7 @@ class block_memo {
   template <class Cost>
   block_cost get(const scenario& run, double tokens, double batch, double s_q, double s_kv, bool decoder_block,
                  Cost&& cost) {
-    const entry key{true, decoder_block, tokens, batch, s_q, s_kv, run.parallel.tp, run.parallel.ep, run.parallel.sp, {}};
+    const entry key{true, decoder_block, tokens, batch, s_q, s_kv, run.parallel.tp_size(), run.parallel.ep, run.parallel.sp_enabled(), {}};
     entry& e = slots_[slot(key)];
     if (!e.same(key)) {
       e = key;
@@ -437,7 +437,7 @@ inline head_cost head_seconds(const architecture& a, const scenario& run, const 
   head_cost c;
   const peak_rates& r = d.peak;
   const double eb = r.act_bytes, h = static_cast<double>(a.hidden), V = static_cast<double>(a.vocab);
-  const int tp = run.parallel.tp;
+  const int tp = run.parallel.tp_size();
   if (a.head == head_kind::lm) {
     c.fwd = gemm_seconds(m.tokens, V / tp, h, 1, 1, r.gemm, d.ceiling, d.sms, d.bw, eb, e);
     c.bwd = (sc.head_trains ? kTrainableBackwardRatio : kFrozenBackwardRatio) * c.fwd;

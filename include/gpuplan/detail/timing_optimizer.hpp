@@ -69,7 +69,7 @@ inline constexpr double kHalfCopyBytes = 2.0;
 // that bring their own kernels (framework.hpp optimizer_brings_own_kernels): bitsandbytes' are
 // one fused kernel; HF Adafactor has its own count.
 inline double optimizer_bytes_per_param(const scenario& run) {
-  const bool pure = run.prec == precision::bf16_pure;
+  const bool pure = precision_of(run) == precision::bf16_pure;
   const bool eight_bit = run.opt == optimizer::adamw_8bit || run.opt == optimizer::paged_adamw_8bit;
   const double wb = pure ? 2.0 : 4.0;                        // master weight and gradient: 16-bit only under bf16-pure
   const double sb = eight_bit ? 1.0 : (pure ? 2.0 : 4.0);  // one element of a moment / temporary
@@ -83,7 +83,7 @@ inline double optimizer_bytes_per_param(const scenario& run) {
     case optimizer::sgd_momentum: case optimizer::lion: a = fused ? kFusedSgdMomentum : kForeachSgdMomentum; break;
     case optimizer::adafactor: return kAdafactorBytesPerParam;
   }
-  const bool mixed = run.prec == precision::fp16_mixed || run.prec == precision::bf16_mixed || run.prec == precision::fp8_mixed;
+  const bool mixed = precision_of(run) == precision::fp16_mixed || precision_of(run) == precision::bf16_mixed || precision_of(run) == precision::fp8_mixed;
   return a.weight * wb + (a.grad + kClipGradAccesses) * wb + a.state * sb + (mixed ? kHalfCopyBytes : 0.0);
 }
 
@@ -108,10 +108,10 @@ inline constexpr double kResidentContextBytes = kGiB;
 // the caller divides by tp·pp.
 inline double paged_optimizer_resident_bytes(const architecture& a, const scenario& run, std::int64_t params,
                                              std::int64_t trainable, double act_bytes) {
-  const double pb = run.prec == precision::fp32 || run.prec == precision::tf32 ? 4.0 : 2.0;
+  const double pb = precision_of(run) == precision::fp32 || precision_of(run) == precision::tf32 ? 4.0 : 2.0;
   const double wq = run.meth == method::qlora ? bits_per_element(base_quantization(run)) / kBitsPerByte : pb;
   double w = static_cast<double>(params - trainable) * wq + static_cast<double>(trainable) * pb;
-  if (run.prec == precision::fp16_mixed || run.prec == precision::bf16_mixed)
+  if (precision_of(run) == precision::fp16_mixed || precision_of(run) == precision::bf16_mixed)
     w += kMasterWeightBytes * static_cast<double>(trainable);
   const double grads = run.optimizer_in_backward ? 0.0 : static_cast<double>(trainable) * pb;
   const double T = static_cast<double>(run.micro_batch * effective_seq(a, run.seq_len));
@@ -135,7 +135,7 @@ inline double paged_optimizer_seconds(const architecture& a, const scenario& run
   const gpu_spec& g = run.gpu;
   const double cap = in_bytes(g.usable_memory) > 0 ? in_bytes(g.usable_memory) : in_bytes(g.memory);
   const double resident = paged_optimizer_resident_bytes(a, run, p.total, p.trainable, act_bytes);
-  const double free = cap - resident / (run.parallel.tp * run.parallel.pp * 1.0);
+  const double free = cap - resident / (run.parallel.tp_size() * run.parallel.pp * 1.0);
   const double paged = std::clamp(state - std::max(0.0, free), 0.0, state);
   return kInAndOut * paged / pcie;
 }

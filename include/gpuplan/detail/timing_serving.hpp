@@ -42,7 +42,7 @@ inline prefill_cost prefill_seconds(const architecture& a, const scenario& run, 
                                     const efficiency_params& e) {
   const double B = static_cast<double>(run.inference.batch);
   const double prompt = static_cast<double>(run.inference.prompt_len);
-  const int tp = run.parallel.tp, pp = run.parallel.pp;
+  const int tp = run.parallel.tp_size(), pp = run.parallel.pp;
   // TP all-reduces go through host memory on cards without peer-to-peer (timing_comm.hpp).
   const comm_link tpl = collective_link(run, tp, 1);
   // The engine's kernel for the weight format (kernels.hpp): W8A8 runs the block matmuls at
@@ -91,7 +91,7 @@ inline decode_shape decode_shape_of(const architecture& a, const scenario& run, 
   decode_shape s;
   const double B = static_cast<double>(run.inference.batch);
   const double h = static_cast<double>(a.hidden), V = static_cast<double>(a.vocab);
-  const int tp = run.parallel.tp, pp = run.parallel.pp;
+  const int tp = run.parallel.tp_size(), pp = run.parallel.pp;
   s.context = static_cast<double>(run.inference.prompt_len) + kMeanGeneratedShare * static_cast<double>(run.inference.gen_len);
   const quantization q = base_quantization(run);
   const double block_params = static_cast<double>(P.attention + P.mlp);
@@ -103,7 +103,7 @@ inline decode_shape decode_shape_of(const architecture& a, const scenario& run, 
     active_block = static_cast<double>(P.attention) + per_expert * (hit + static_cast<double>(a.shared_experts));
   }
   const engine_profile& eng = profile_of(run.inference.eng);
-  double wbits = (q.weights == dtype::bf16 && (run.prec == precision::fp32 || run.prec == precision::tf32))
+  double wbits = (q.weights == dtype::bf16 && (precision_of(run) == precision::fp32 || precision_of(run) == precision::tf32))
                      ? kFp32Bits : bits_per_element(q, h);
   // transformers' int4 GPTQ/AWQ kernels dequantise every weight to 16-bit before the matmul:
   // the pass costs what fp16 weights cost (Qwen2.5 speed benchmark: int4 no faster than bf16).
@@ -132,7 +132,7 @@ inline decode_shape decode_shape_of(const architecture& a, const scenario& run, 
 // stages run in turn.
 inline double decode_step_seconds(const architecture& a, const scenario& run, const device_rates& d,
                                   const decode_shape& s, double batch, const efficiency_params& e) {
-  const int tp = run.parallel.tp, pp = run.parallel.pp;
+  const int tp = run.parallel.tp_size(), pp = run.parallel.pp;
   const engine_profile& eng = profile_of(run.inference.eng);
   const double rate = d.peak.gemm * d.ceiling * e.matmul_scale;
   const inference_kernel k = kernel_for(run);
@@ -172,7 +172,7 @@ inline double decode_step_seconds(const architecture& a, const scenario& run, co
 inline std::int64_t decode_compute_bound_batch(const scenario& run, const device_rates& d, const decode_shape& s,
                                                const efficiency_params& e) {
   const double rate = d.peak.gemm * d.ceiling * e.matmul_scale;
-  const double per_seq_cmp = kFlopsPerWeight * s.active_matmul / (run.parallel.tp * run.parallel.pp) / rate;
+  const double per_seq_cmp = kFlopsPerWeight * s.active_matmul / (run.parallel.tp_size() * run.parallel.pp) / rate;
   return static_cast<std::int64_t>(std::ceil(s.weight_bytes / d.bwe / per_seq_cmp));
 }
 

@@ -1,6 +1,7 @@
 // io/scenario_json.hpp — the scenario file: JSON <-> (architecture, scenario).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -20,8 +21,20 @@ struct resolved_run {
   [[nodiscard]] const scenario& settings() const noexcept { return run.settings(); }
 };
 
-// Parses and validates (unknown keys, enums, ranges, divisibility). Errors
-// name the path: "scenario.parallel.tp: must divide num_attention_heads=40 (got 3)".
+// The file's fields as written, nothing defaulted: keys the file leaves out stay unset in
+// `settings` (precision, tp, sp, checkpointing, QLoRA's quantization), and run.hpp
+// resolve_defaults fills them, the same for this reader, the CLI, Python and C++ callers.
+// Only the file format's own defaults apply here: the GPU (a100-80gb) and global_batch,
+// which becomes grad_accum.
+struct scenario_input {
+  std::shared_ptr<const architecture> model;
+  scenario settings;
+  std::string model_spec;
+};
+scenario_input parse_scenario(const nlohmann::json& j);
+
+// parse_scenario, then run (validates and resolves). Errors name the path:
+// "scenario.parallel.tp: must divide num_attention_heads=40 (got 3)".
 resolved_run read_scenario(const nlohmann::json& j);
 resolved_run read_scenario_text(const std::string& text);
 resolved_run read_scenario_file(const std::string& file);

@@ -157,7 +157,7 @@ inline void max_sequence(const run& r, const fit_options& o, fit_report& out) {
     return;
   }
   std::int64_t step = 1;
-  if (!infer && s.parallel.sp) step = std::lcm(step, std::int64_t{s.parallel.tp});
+  if (!infer && s.parallel.sp_enabled()) step = std::lcm(step, std::int64_t{s.parallel.tp_size()});
   if (!infer && s.parallel.cp > 1) step = std::lcm(step, std::int64_t{2} * s.parallel.cp);
   std::int64_t limit = kMaxSeq;
   const bool hard = m.positions == position_kind::learned;

@@ -46,10 +46,10 @@ inline void apply_layout(scenario& s, const layout& l) noexcept {
 inline layout layout_of(const scenario& s) {
   layout l;
   l.gpus = s.num_gpus;
-  l.tp = s.parallel.tp;
+  l.tp = s.parallel.tp_size();
   l.pp = s.parallel.pp;
   l.virtual_stages = s.parallel.virtual_stages;
-  l.sp = s.parallel.sp;
+  l.sp = s.parallel.sp_enabled();
   l.ckpt = s.ckpt.value_or(checkpointing::none);
   l.zero = s.parallel.zero;
   l.offload_optimizer = s.parallel.offload_optimizer;

@@ -118,7 +118,7 @@ class margin_table {
     const band_metric m = r.training() ? band_metric::memory_train : band_metric::memory_infer;
     const int peft = s.meth == method::full ? 0 : 1;
     const bool family_ok = contains(kValidatedFamilies, r.model().family) &&
-                           contains(kValidatedPrecisions, to_string(s.prec));
+                           contains(kValidatedPrecisions, to_string(precision_of(s)));
     auto band = [&](int multi, bool validated) {
       const bool covered = covered_combo(kValidatedCombos, to_string(s.fw), peft, gpu_class(s.gpu), multi);
       return plan_factor(with_coverage(select_band(kBandRows, m, peft, multi, validated), covered), g.confidence);

@@ -118,7 +118,7 @@ inline void add_pipeline_groups(search_plan& p, const architecture& m, const sce
     if (v > kSearchMaxVirtualStages) continue;
     for (const bool sp : {false, true}) {
       if (sp && (tp == 1 || t.seq_len % tp != 0)) continue;
-      if (!o.vary_sp && sp != (t.parallel.sp && tp > 1)) continue;
+      if (!o.vary_sp && sp != (t.parallel.sp_enabled() && tp > 1)) continue;
       if (!group_allowed(profile_of(t.fw), static_cast<int>(n), static_cast<int>(tp), static_cast<int>(pp),
                          static_cast<int>(v), sp))
         continue;  // a layout the framework cannot launch (framework.hpp)

@@ -230,7 +230,7 @@ inline bool apply_training_change(change_kind k, scenario& s, std::string& text)
       if (s.meth == method::qlora) return false;
       s.meth = method::qlora;
       s.quant.reset();  // QLoRA's default: NF4 with double quantization
-      if (s.prec == precision::fp32 || s.prec == precision::tf32) s.prec = precision::bf16_mixed;
+      if (precision_of(s) == precision::fp32 || precision_of(s) == precision::tf32) s.prec = precision::bf16_mixed;
       text = "QLoRA r=" + n2s(s.lora.rank) + " on " + lora_targets_text(s.lora.targets) + " (NF4 base, double quantization)";
       return true;
     case change_kind::cpu_offload:
@@ -313,7 +313,7 @@ inline bool shrink_micro_batch(run& probe, scenario& s, std::string& text, const
 inline bool shorten_sequence(run& probe, scenario& s, std::string& text, const plan_margin& g) {
   if (s.work == workload::infer || probe.model().is_vit()) return false;
   std::int64_t step = 1;
-  if (s.parallel.sp) step = std::lcm(step, std::int64_t{s.parallel.tp});
+  if (s.parallel.sp_enabled()) step = std::lcm(step, std::int64_t{s.parallel.tp_size()});
   if (s.parallel.cp > 1) step = std::lcm(step, std::int64_t{2} * s.parallel.cp);
   const std::int64_t seq0 = s.seq_len;
   const auto k = largest_true((seq0 - 1) / step, [&](std::int64_t kk) {

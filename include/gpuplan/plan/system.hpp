@@ -183,11 +183,11 @@ inline std::vector<std::string> system_notes(const scenario& s, const system_siz
   const gpu_spec& g = s.gpu;
   std::vector<std::string> notes;
   if (z.nvlink_needed && !z.nvlink_present)
-    notes.emplace_back(s.parallel.tp > 1 ? "no NVLink: tensor-parallel all-reduces run over PCIe every layer"
+    notes.emplace_back(s.parallel.tp_size() > 1 ? "no NVLink: tensor-parallel all-reduces run over PCIe every layer"
                                          : "no NVLink: gradient all-reduce over PCIe is a large part of the step");
   if (!g.p2p && s.num_gpus > 1 && !(g.has_nvlink() && s.num_gpus <= g.link_group))
     notes.emplace_back("no PCIe peer-to-peer on this card (driver): collectives go through host memory");
-  if (z.nvlink_present && g.link_group < s.num_gpus && (s.parallel.tp > g.link_group))
+  if (z.nvlink_present && g.link_group < s.num_gpus && (s.parallel.tp_size() > g.link_group))
     notes.push_back("tp exceeds the NVLink group of " + std::to_string(g.link_group) + " GPUs (" + g.link + ")");
   if (g.ecc == "no" && (s.num_gpus > 1 || in_hours(t.total) > kLongRunHours))
     notes.emplace_back("no ECC: a memory bit-flip goes undetected on a long multi-GPU run; checkpoint often");
@@ -243,7 +243,7 @@ inline system_sizing size_system(const scenario& s, const memory_breakdown& mem,
   z.nvlink_present = g.has_nvlink();
   const double step = in_seconds(t.step);
   const double comm_fraction = step > 0 ? in_seconds(t.breakdown.communication) / step : 0.0;
-  z.nvlink_needed = s.parallel.tp > 1 || (s.dp() > 1 && comm_fraction > kCommFractionNeedsNvlink);
+  z.nvlink_needed = s.parallel.tp_size() > 1 || (s.dp() > 1 && comm_fraction > kCommFractionNeedsNvlink);
   z.ecc = g.ecc;
   z.notes = detail::system_notes(s, z, mem, t);
   return z;
