@@ -101,20 +101,21 @@ void read_lora(const json& l, scenario& s) {
 void read_peft(const json& p, scenario& s) {
   require_object(p, "scenario.peft");
   check_keys(p, "scenario.peft", {"virtual_tokens", "vera_rank", "ia3_targets"});
-  const std::string got = " (got method " + std::string(to_string(s.meth)) + ")";
-  if (p.contains("virtual_tokens")) {
-    if (s.meth != method::prompt_tuning && s.meth != method::prefix_tuning)
-      fail("scenario.peft.virtual_tokens", "only applies to method prompt-tuning or prefix-tuning" + got);
+  // Each key applies to the methods whose traits list it (scenario.hpp kMethodTraits).
+  const auto applies = [&](std::uint8_t key, const char* name) {
+    if (!p.contains(name)) return false;
+    if ((traits_of(s.meth).peft_keys & key) != 0) return true;
+    std::string methods;
+    for (const method_traits& t : kMethodTraits)
+      if ((t.peft_keys & key) != 0) methods += (methods.empty() ? "" : " or ") + std::string(to_string(t.id));
+    fail("scenario.peft." + std::string(name),
+         "only applies to method " + methods + " (got method " + std::string(to_string(s.meth)) + ")");
+  };
+  if (applies(peft_key_virtual_tokens, "virtual_tokens"))
     s.peft.virtual_tokens = get_int(p["virtual_tokens"], "scenario.peft.virtual_tokens");
-  }
-  if (p.contains("vera_rank")) {
-    if (s.meth != method::vera) fail("scenario.peft.vera_rank", "only applies to method vera" + got);
-    s.peft.vera_rank = get_int(p["vera_rank"], "scenario.peft.vera_rank");
-  }
-  if (p.contains("ia3_targets")) {
-    if (s.meth != method::ia3) fail("scenario.peft.ia3_targets", "only applies to method ia3" + got);
+  if (applies(peft_key_vera_rank, "vera_rank")) s.peft.vera_rank = get_int(p["vera_rank"], "scenario.peft.vera_rank");
+  if (applies(peft_key_ia3_targets, "ia3_targets"))
     s.peft.ia3_targets = read_targets(p["ia3_targets"], "scenario.peft.ia3_targets");
-  }
 }
 
 // scenario.freeze: the top layers that train.
@@ -310,13 +311,14 @@ void write_method_keys(json& j, const scenario& s) {
       j["lora"]["modules_to_save"] = modules;
     }
   }
-  if (s.meth == method::prompt_tuning || s.meth == method::prefix_tuning) j["peft"] = {{"virtual_tokens", s.peft.virtual_tokens}};
-  if (s.meth == method::vera) j["peft"] = {{"vera_rank", s.peft.vera_rank}};
-  if (s.meth == method::ia3) {
+  const std::uint8_t keys = traits_of(s.meth).peft_keys;
+  if (keys & peft_key_virtual_tokens) j["peft"]["virtual_tokens"] = s.peft.virtual_tokens;
+  if (keys & peft_key_vera_rank) j["peft"]["vera_rank"] = s.peft.vera_rank;
+  if (keys & peft_key_ia3_targets) {
     json targets = json::array();
     for (const auto& t : kLoraSingleTargetNames)
       if (s.peft.ia3_targets & t.value) targets.push_back(t.name);
-    j["peft"] = {{"ia3_targets", targets}};
+    j["peft"]["ia3_targets"] = targets;
   }
   if (s.meth == method::freeze) j["freeze"] = {{"trainable_layers", s.freeze.trainable_layers}};
   if (s.quant)

@@ -185,19 +185,24 @@ struct method_traits {
   // The frameworks' PEFT recipe defaults (framework.hpp peft_checkpointing) apply: the
   // PEFT/TRL LoRA and QLoRA examples; other methods take the full-training default.
   bool peft_recipe;
+  // The scenario.peft keys the method reads (peft_key_*): PEFT's config fields for it.
+  std::uint8_t peft_keys;
 };
+inline constexpr std::uint8_t peft_key_virtual_tokens = 1;  // PromptTuningConfig / PrefixTuningConfig num_virtual_tokens
+inline constexpr std::uint8_t peft_key_vera_rank = 2;       // VeraConfig r
+inline constexpr std::uint8_t peft_key_ia3_targets = 4;     // IA3Config target_modules
 inline constexpr std::array<method_traits, 10> kMethodTraits{{
-    // id                    peft   lora   low-rank quantized recipe
-    {method::full,           false, false, false,   false,    false},
-    {method::lora,           true,  true,  true,    false,    true},
-    {method::qlora,          true,  true,  true,    true,     true},
-    {method::freeze,         false, false, false,   false,    false},
-    {method::dora,           true,  true,  true,    false,    false},
-    {method::ia3,            true,  false, false,   false,    false},
-    {method::prompt_tuning,  true,  false, false,   false,    false},
-    {method::prefix_tuning,  true,  false, false,   false,    false},
-    {method::vera,           true,  false, true,    false,    false},
-    {method::ln_tuning,      true,  false, false,   false,    false},
+    // id                    peft   lora   low-rank quantized recipe  scenario.peft keys
+    {method::full,           false, false, false,   false,    false,  0},
+    {method::lora,           true,  true,  true,    false,    true,   0},
+    {method::qlora,          true,  true,  true,    true,     true,   0},
+    {method::freeze,         false, false, false,   false,    false,  0},
+    {method::dora,           true,  true,  true,    false,    false,  0},
+    {method::ia3,            true,  false, false,   false,    false,  peft_key_ia3_targets},
+    {method::prompt_tuning,  true,  false, false,   false,    false,  peft_key_virtual_tokens},
+    {method::prefix_tuning,  true,  false, false,   false,    false,  peft_key_virtual_tokens},
+    {method::vera,           true,  false, true,    false,    false,  peft_key_vera_rank},
+    {method::ln_tuning,      true,  false, false,   false,    false,  0},
 }};
 constexpr bool method_traits_in_enum_order() {
   for (std::size_t i = 0; i < kMethodTraits.size(); ++i)

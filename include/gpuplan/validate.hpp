@@ -197,15 +197,16 @@ inline void validate_method(const architecture& m, const scenario& s) {
       fail("scenario.lora.modules_to_save", "model has no token embedding to train (got embed)");
   }
   // PEFT methods beyond LoRA (peft.hpp).
-  if (s.meth == method::vera) require_range(s.peft.vera_rank, 1, kMaxModelDim, "scenario.peft.vera_rank");
-  if (s.meth == method::ia3) {
+  const std::uint8_t peft_keys = traits_of(s.meth).peft_keys;
+  if (peft_keys & peft_key_vera_rank) require_range(s.peft.vera_rank, 1, kMaxModelDim, "scenario.peft.vera_rank");
+  if (peft_keys & peft_key_ia3_targets) {
     if (s.peft.ia3_targets == 0 || (s.peft.ia3_targets & ~lora_all_linear) != 0)
       fail("scenario.peft.ia3_targets", "must name at least one of q, k, v, o, gate, up, down");
     for (int i = 0; i < kLinearKinds; ++i)
       if ((s.peft.ia3_targets & (1u << i)) != 0 && linear_of(m, static_cast<linear_id>(i)).count == 0)
         fail("scenario.peft.ia3_targets", "model has no '" + std::string(kLoraTargetNames[static_cast<std::size_t>(i)].name) + "' projection (plain MLP)");
   }
-  if (s.meth == method::prompt_tuning || s.meth == method::prefix_tuning) {
+  if (peft_keys & peft_key_virtual_tokens) {
     require_range(s.peft.virtual_tokens, 1, kMaxModelDim, "scenario.peft.virtual_tokens");
     if (m.is_vit()) fail("scenario.method", std::string(to_string(s.meth)) + " needs a text model (got a ViT)");
   }

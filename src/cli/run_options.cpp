@@ -285,7 +285,7 @@ io::resolved_run build_run(run_args& a, const std::string* method_override) {
     auto lora_like = [](std::optional<method> m) { return m && gpuplan::has_low_rank_path(*m); };
     if (!lora_like(self) && std::ranges::any_of(all, [&](method m) { return lora_like(m); })) j.erase("lora");
     auto peft_like = [](std::optional<method> m) {
-      return m == method::ia3 || m == method::vera || m == method::prompt_tuning || m == method::prefix_tuning;
+      return m && gpuplan::traits_of(*m).peft_keys != 0;
     };
     if (!peft_like(self) && std::ranges::any_of(all, [&](method m) { return peft_like(m); })) j.erase("peft");
     if (self != method::freeze && all.contains(method::freeze)) j.erase("freeze");
