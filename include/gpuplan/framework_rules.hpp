@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuplan/detail/memory_precision.hpp"
@@ -33,19 +34,29 @@ inline std::string fmt_factor(double v) {  // 1.15 -> "1.15"
 }
 }  // namespace detail
 
-// The rules that apply to training or serving `r` of model `a`, in the order of the
-// estimate's terms (weights, gradients, optimizer, activations, transients, reserved, time).
-inline std::vector<framework_rule> framework_rules(const architecture& a, const scenario& r) {
-  const framework_profile& p = profile_of(r.fw);
-  const std::string fw(to_string(r.fw));
-  const bool train = r.work == workload::train;
-  const quantization q = base_quantization(r);
-  const bool master = precision_of(r) == precision::fp16_mixed || precision_of(r) == precision::bf16_mixed || precision_of(r) == precision::fp8_mixed;
+namespace detail {
+// What every group of rules reads, computed once, and the list they append to.
+struct rule_facts {
+  const framework_profile& p;
+  std::string fw;
+  bool train;
+  quantization q;
+  bool master;  // mixed precision keeps fp32 master weights
+};
+struct rule_list {
+  rule_facts facts;
   std::vector<framework_rule> out;
-  auto add = [&](std::string terms, std::string rule, std::string effect, std::string source) {
+  void add(std::string terms, std::string rule, std::string effect, std::string source) {
     out.push_back({std::move(terms), std::move(rule), std::move(effect), std::move(source)});
-  };
+  }
+};
 
+// Weights, gradients and optimizer state, on the GPU or the host.
+inline void model_state_rules([[maybe_unused]] const architecture& a, const scenario& r, rule_list& rules) {
+  const auto& [p, fw, train, q, master] = rules.facts;
+  auto add = [&](std::string terms, std::string rule, std::string effect, std::string source) {
+    rules.add(std::move(terms), std::move(rule), std::move(effect), std::move(source));
+  };
   // ---- weights (memory_states.hpp kbit_prepared, sharded_master_is_weight, zero3_states_hold_gathered)
   if (train && is_bitsandbytes(q.weights) && p.kbit_non_quantized_fp32)
     add("weights_bytes", fw + ".kbit_non_quantized_fp32",
@@ -83,6 +94,14 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
         "paged optimizer state in CUDA managed memory, outside the caching allocator: resident in what the rest "
         "leaves free, evicted to host RAM under pressure (never makes the run not fit)",
         "bitsandbytes paged optimizers (cudaMallocManaged; bitsandbytes/optim/optimizer.py is_paged)");
+}
+
+// Saved activations.
+inline void activation_rules([[maybe_unused]] const architecture& a, const scenario& r, rule_list& rules) {
+  const auto& [p, fw, train, q, master] = rules.facts;
+  auto add = [&](std::string terms, std::string rule, std::string effect, std::string source) {
+    rules.add(std::move(terms), std::move(rule), std::move(effect), std::move(source));
+  };
   // ---- activations (memory_activations.hpp stage_activations: on_host)
   if (train && r.ckpt == checkpointing::full && p.checkpoints_on_host)
     add("activations_bytes, host_bytes", fw + ".checkpoints_on_host",
@@ -92,6 +111,14 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
   else if (train && r.activation_offload)
     add("activations_bytes, host_bytes", "all frameworks: activation_offload",
         "saved activations offloaded to host memory", "torchtune training/_activation_offloading.py OffloadActivations");
+}
+
+// Transient buffers: gathers, dequantized weights, the loss.
+inline void transient_rules([[maybe_unused]] const architecture& a, const scenario& r, rule_list& rules) {
+  const auto& [p, fw, train, q, master] = rules.facts;
+  auto add = [&](std::string terms, std::string rule, std::string effect, std::string source) {
+    rules.add(std::move(terms), std::move(rule), std::move(effect), std::move(source));
+  };
   // ---- transients (memory_transients.hpp step_transients, zero3_gather_bytes, loss_bytes)
   if (train && r.parallel.zero >= 3)
     add("transient_bytes", "all frameworks: ZeRO-3 / FSDP all-gather buffers",
@@ -126,6 +153,14 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
         "fp32 logits copy: the loss holds the 16-bit logits, their fp32 copy and log_softmax's fp32 output "
         "(e + 8 B per logit) on the last pipeline stage",
         "transformers LlamaForCausalLM (logits.float()); torch.nn.functional.cross_entropy");
+}
+
+// The allocator's reserve and the pipeline stages.
+inline void allocator_and_pipeline_rules([[maybe_unused]] const architecture& a, const scenario& r, rule_list& rules) {
+  const auto& [p, fw, train, q, master] = rules.facts;
+  auto add = [&](std::string terms, std::string rule, std::string effect, std::string source) {
+    rules.add(std::move(terms), std::move(rule), std::move(effect), std::move(source));
+  };
   // ---- allocator (run.hpp memory_constants; memory_allocator.hpp)
   const bool pools = sharded_stream_pools(r);
   add("peak_reserved_bytes, device_bytes", pools ? std::string("all frameworks: ZeRO-3 / FSDP stream pools") : fw + ".reserved_factor",
@@ -147,6 +182,14 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
         "megatron/core/models/gpt/gpt_model.py pre_process/post_process; megatron/core/transformer/"
         "transformer_block.py get_num_layers_to_build");
   }
+}
+
+// Step time: communication, dequantisation, casts, the optimizer kernel and fused kernels.
+inline void time_rules([[maybe_unused]] const architecture& a, const scenario& r, rule_list& rules) {
+  const auto& [p, fw, train, q, master] = rules.facts;
+  auto add = [&](std::string terms, std::string rule, std::string effect, std::string source) {
+    rules.add(std::move(terms), std::move(rule), std::move(effect), std::move(source));
+  };
   // ---- time (timing_comm.hpp zero3_per_microbatch; timing_compute.hpp block_linears, head_seconds)
   if (train && r.parallel.zero == 3 && r.dp() > 1)
     add("communication_seconds", "all frameworks: ZeRO-3 / FSDP per micro-batch",
@@ -179,7 +222,23 @@ inline std::vector<framework_rule> framework_rules(const architecture& a, const 
     add("compute_seconds", fw + ".fused_kernels", "element-wise ops in fused kernels: one pass per chain instead of the eager op-by-op count",
         fw == "unsloth" ? "unsloth/kernels (Triton RMSNorm, RoPE, SwiGLU, cross-entropy)"
                         : "Megatron-LM fused kernels (megatron/core/fusions)");
-  return out;
+}
+
+}  // namespace detail
+
+// The rules that apply to training or serving `r` of model `a`, in the order of the
+// estimate's terms (weights, gradients, optimizer, activations, transients, reserved, time).
+inline std::vector<framework_rule> framework_rules(const architecture& a, const scenario& r) {
+  const precision pr = precision_of(r);
+  detail::rule_list rules{{profile_of(r.fw), std::string(to_string(r.fw)), r.work == workload::train, base_quantization(r),
+                           pr == precision::fp16_mixed || pr == precision::bf16_mixed || pr == precision::fp8_mixed},
+                          {}};
+  detail::model_state_rules(a, r, rules);
+  detail::activation_rules(a, r, rules);
+  detail::transient_rules(a, r, rules);
+  detail::allocator_and_pipeline_rules(a, r, rules);
+  detail::time_rules(a, r, rules);
+  return std::move(rules.out);
 }
 
 }  // namespace gpuplan

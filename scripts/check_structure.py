@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""code_size.py — files over 600 lines and functions over 80 lines in include/, src/ and python/.
+"""check_structure.py — the shape rules of the sources: no file over 600 lines and no function
+over 80 lines in include/, src/ and python/, and no import cycle among the modules of the
+Python package (python/gpuplan), counting imports inside functions.
 
 C++ functions are found by brace matching (strings, characters and comments skipped): a
 body opened after ')' (and qualifiers), outside any other function, is one function; its
 lambdas count as part of it. Python functions by indentation (ast end_lineno).
-Usage: code_size.py [ROOT]   exit 1 and one line per offender when a limit is passed.
+Usage: check_structure.py [ROOT]   exit 1 and one line per offender when a rule is broken.
 """
 import ast
 import pathlib
@@ -81,6 +83,51 @@ def py_functions(text):
     return out
 
 
+def import_cycles(package):
+    """Cycles among the package's modules (relative imports anywhere in a module, except
+    under `if TYPE_CHECKING:`), each as a sorted list of module names."""
+    mods = {p.stem for p in package.glob("*.py")}
+    edges = {}
+    for p in sorted(package.glob("*.py")):
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        typing_only = {id(n) for blk in tree.body if isinstance(blk, ast.If) and "TYPE_CHECKING" in ast.unparse(blk.test)
+                       for n in ast.walk(blk)}
+        out = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and id(node) not in typing_only:
+                if node.level == 1:
+                    names = [node.module] if node.module else [a.name for a in node.names]
+                elif node.module and node.module.startswith("gpuplan."):
+                    names = [node.module[len("gpuplan."):]]
+                else:
+                    continue
+                out |= {n.split(".")[0] for n in names if n.split(".")[0] in mods and n.split(".")[0] != p.stem}
+        edges[p.stem] = out
+    index, low, stack, on, cycles = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v); on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w); low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop(); on.discard(w); comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return cycles
+
+
 def offenders(root):
     root = pathlib.Path(root)
     for top in ("include", "src", "python"):
@@ -98,9 +145,11 @@ def offenders(root):
             for name, line, count in fns:
                 if count > MAX_FUNCTION_LINES:
                     yield f"{rel}:{line}: function {name} is {count} lines (limit {MAX_FUNCTION_LINES})"
+    for cycle in import_cycles(root / "python" / "gpuplan"):
+        yield "python/gpuplan: import cycle " + " <-> ".join(cycle)
 
 
 if __name__ == "__main__":
     bad = list(offenders(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[1]))
-    print("\n".join(bad) if bad else "code size: every file and function within the limits")
+    print("\n".join(bad) if bad else "structure: every file and function within the limits, no import cycle")
     sys.exit(1 if bad else 0)
