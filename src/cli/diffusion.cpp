@@ -46,7 +46,21 @@ CLI::App* add_diffusion_command(CLI::App& app, io::diffusion_query& q, bool& no_
   return sub;
 }
 
-int run_diffusion(io::diffusion_query q, bool no_guidance, const io::style& st) {
+// Flags of the other mode would change nothing: --rank is LoRA fine-tuning's (diffusion_report.cpp
+// refuses the other fine-tuning flags without --train), --steps and --no-guidance text-to-image's.
+void refuse_other_mode_flags(const CLI::App& sub, const io::diffusion_query& q) {
+  const bool rank = sub.get_option("--rank")->count() > 0;
+  if (!q.train) {
+    if (rank) gpuplan::detail::fail("--rank", "applies to LoRA fine-tuning only; add --train lora (got inference)");
+    return;
+  }
+  if (*q.train != "full" && *q.train != "lora") return;  // diffusion_report.cpp names --train
+  if (rank && *q.train == "full") gpuplan::detail::fail("--rank", "applies to LoRA fine-tuning only (got --train full)");
+  for (const char* name : {"--steps", "--no-guidance"})
+    if (sub.get_option(name)->count() > 0) gpuplan::detail::fail(name, "applies to inference only (got --train " + *q.train + ")");
+}
+
+int run_diffusion(const CLI::App& sub, io::diffusion_query q, bool no_guidance, const io::style& st) {
   q.flag_prefix = "--";
   q.guidance = !no_guidance;
   if (q.model.empty() && !q.config_dir)
@@ -57,6 +71,7 @@ int run_diffusion(io::diffusion_query q, bool no_guidance, const io::style& st) 
     }() + ") or --config DIR (got neither)");
   if (!q.model.empty() && q.config_dir)
     gpuplan::detail::fail("--config", "give a pipeline name or --config, not both (got '" + q.model + "' and --config)");
+  refuse_other_mode_flags(sub, q);
   const io::diffusion_report r = io::diffusion_report_of(q);
   if (st.format == io::report_format::json) std::printf("%s\n", r.json.dump(2).c_str());
   else std::fputs(io::render(r.summary, st).c_str(), stdout);
@@ -74,7 +89,7 @@ command register_diffusion(CLI::App& app, context&) {
   auto s = std::make_shared<state>();
   auto* sub = add_diffusion_command(app, s->q, s->no_guidance);
   add_output_options(sub, s->out);
-  return {sub, [s] { return run_diffusion(s->q, s->no_guidance, make_style(s->out)); }};
+  return {sub, [s, sub] { return run_diffusion(*sub, s->q, s->no_guidance, make_style(s->out)); }};
 }
 
 }  // namespace gpuplan::cli

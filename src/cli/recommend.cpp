@@ -17,6 +17,7 @@ using nlohmann::json;
 namespace {
 
 struct recommend_state {
+  CLI::App* sub = nullptr;
   recommend_request req;
   run_args args;
   margin_request margin;
@@ -105,6 +106,15 @@ void add_serve_options(CLI::App* sub, recommend_state& s) {
       ->group("Serve");
 }
 
+// recommend --serve plans a serving workload: the training plan's own flags (the tokens
+// to train, the deadline and budget of the run, its global batch, the electricity of
+// rent vs buy, the ranking of training rows) would change nothing. The run's training
+// flags are refused as for --infer (run_options.cpp).
+void refuse_training_options(const CLI::App& sub) {
+  for (const char* name : {"--epochs", "--dataset-tokens", "--deadline", "--budget", "--global-batch", "--kwh-price", "--rank"})
+    if (sub.get_option(name)->count() > 0) throw config_error(name, "only applies to workload train (got workload infer)");
+}
+
 int cmd_recommend(recommend_state& s, const output_args& out) {
   load_extra_gpus(s.args);
   s.req.margin = parse_margin(s.margin);
@@ -121,6 +131,7 @@ int cmd_recommend(recommend_state& s, const output_args& out) {
     s.req.gpus_list = s.args.gpu;
   }
   if (s.req.serve) {  // workload infer, engine vllm unless --engine (later overrides win)
+    refuse_training_options(*s.sub);
     s.args.overrides.insert(s.args.overrides.begin(), {{"workload", json("infer")}, {"engine", json("vllm")}});
   }
   return run_recommend(build_run(s.args, nullptr), s.req, make_style(out));
@@ -131,6 +142,7 @@ int cmd_recommend(recommend_state& s, const output_args& out) {
 command register_recommend(CLI::App& app, context& ctx) {
   auto s = std::make_shared<recommend_state>();
   auto* sub = app.add_subcommand("recommend", "Rank GPU types × counts for a workload, a deadline and a budget");
+  s->sub = sub;
   add_run_options(sub, s->args, true, false, {"--price", "--gpus", "--global-batch"});
   add_recommend_options(sub, *s);
   add_margin_options(sub, s->margin);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
 
@@ -156,6 +157,38 @@ void group_run_options(CLI::App* sub, const std::set<std::string>& skip) {
       if (!skip.contains(name)) sub->get_option(name)->group(group);
 }
 
+// Scenario keys a serving run (workload infer) never reads: its batch and lengths are
+// inference.* (--infer-batch, --prompt-len, --gen-len), its kernels the engine's
+// (--engine), and it has no optimizer, gradients, ZeRO states, pipeline schedule,
+// trainable layers or tokens to train (cost needs those tokens). The serving model
+// (detail/memory_serving.hpp, detail/timing_serving.hpp) reads model, gpu, num_gpus,
+// gpus_per_node, tp, pp, ep, precision, attention, method with lora/peft and
+// quantization, and inference.*. A flag that sets a key listed here with --infer (or in
+// serve, recommend --serve) is refused as a serving flag without --infer is.
+constexpr std::string_view kTrainingOnlyKeys[] = {
+    "seq_len", "micro_batch", "grad_accum", "global_batch", "optimizer", "framework", "checkpointing",
+    "parallel.virtual_stages", "parallel.sp", "parallel.cp", "parallel.zero", "parallel.offload_optimizer",
+    "parallel.offload_params", "parallel.account_for_embedding_in_pipeline_split",
+    "parallel.account_for_loss_in_pipeline_split", "parallel.first_stage_layers", "parallel.last_stage_layers",
+    "freeze.trainable_layers", "chunked_loss", "compile", "fused_kernels", "activation_offload",
+    "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "tokens", "price_per_gpu_hour"};
+
+// A training-only flag given for a serving run: one line naming the flag.
+void refuse_training_flags(const json& j, const run_args& a) {
+  const auto w = j.find("workload");
+  if (w == j.end() || *w != json(gpuplan::to_string(gpuplan::workload::infer))) return;
+  for (const auto& o : a.overrides) {
+    if (std::ranges::find(kTrainingOnlyKeys, std::string_view(o.first)) == std::end(kTrainingOnlyKeys)) continue;
+    const auto it = a.flag_of.find(o.first);
+    const std::string flag = it == a.flag_of.end() ? o.first : it->second.substr(0, it->second.find(','));
+    // The serving flag a user reaching for --seq or --batch means.
+    const std::string_view key = o.first;
+    const char* instead = key == "seq_len" ? "; serving lengths are --prompt-len and --gen-len"
+                          : key == "micro_batch" ? "; the serving batch is --infer-batch" : "";
+    throw config_error(flag, std::string("only applies to workload train (got workload infer)") + instead);
+  }
+}
+
 // Regular files of at most 16 MiB (io/file_text.hpp), bounded nesting and escaped bytes
 // (the readers' shared parser, src/json_text.hpp).
 json read_json_file(const std::string& file, const std::string& path) {
@@ -290,6 +323,7 @@ io::resolved_run build_run(run_args& a, const std::string* method_override) {
     if (!peft_like(self) && std::ranges::any_of(all, [&](method m) { return peft_like(m); })) j.erase("peft");
     if (self != method::freeze && all.contains(method::freeze)) j.erase("freeze");
   }
+  refuse_training_flags(j, a);
   io::resolved_run r = [&] {
     try {
       return io::read_scenario(j);

@@ -3,6 +3,8 @@
 // (hooks.hpp run_search).
 #include "command.hpp"
 
+#include "gpuplan/error.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -52,7 +54,11 @@ command add_search_command(CLI::App& app, context& ctx, const char* name) {
             load_extra_gpus(s->args);
             s->req.global_batch = s->global_batch;
             s->req.margin = parse_margin(s->margin);
-            return run_search(build_run(s->args, nullptr), s->req, make_style(ctx.out));
+            const io::resolved_run r = build_run(s->args, nullptr);
+            // search's own --global-batch, like the run's training flags (run_options.cpp).
+            if (s->global_batch && !r.run.training())
+              throw config_error("--global-batch", "only applies to workload train (got workload infer)");
+            return run_search(r, s->req, make_style(ctx.out));
           }};
 }
 

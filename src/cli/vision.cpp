@@ -7,6 +7,7 @@
 #include <string>
 
 #include "command.hpp"
+#include "gpuplan/error.hpp"
 #include "gpuplan/io/graph_json.hpp"
 #include "gpuplan/io/vision_report.hpp"
 #include "gpuplan/vision.hpp"
@@ -43,8 +44,17 @@ CLI::App* add_vision_command(CLI::App& app, io::vision_query& q) {
   return sub;
 }
 
-int run_vision(io::vision_query q, const io::style& st) {
+// With --infer the training flags would change nothing: the optimizer holds no state, and
+// --images/--epochs print a time to train (vision_report.cpp refuses --checkpointing and --zero).
+void refuse_training_flags(const CLI::App& sub, const io::vision_query& q) {
+  if (!q.infer) return;
+  for (const char* name : {"--optimizer", "--images", "--epochs"})
+    if (sub.get_option(name)->count() > 0) gpuplan::detail::fail(name, "applies to training only (got inference)");
+}
+
+int run_vision(const CLI::App& sub, io::vision_query q, const io::style& st) {
   q.flag_prefix = "--";
+  refuse_training_flags(sub, q);
   if (!q.export_graph.empty()) {
     const layers::graph g = io::vision_graph_of(q);
     if (q.export_graph == "-") {
@@ -72,7 +82,7 @@ command register_vision(CLI::App& app, context&) {
   auto s = std::make_shared<state>();
   auto* sub = add_vision_command(app, s->q);
   add_output_options(sub, s->out);
-  return {sub, [s] { return run_vision(s->q, make_style(s->out)); }};
+  return {sub, [s, sub] { return run_vision(*sub, s->q, make_style(s->out)); }};
 }
 
 }  // namespace gpuplan::cli

@@ -1264,6 +1264,73 @@ def case_recommend_serve():
     expect(got == {"a100-80gb-mig-1g.10gb": False, "a100-80gb-mig-3g.40gb": True}, "MIG fit", rc, out, err)
 
 
+# A training-only flag with a serving run is refused as a serving flag without --infer is.
+TRAINING_ONLY = "only applies to workload train (got workload infer)"
+
+
+def case_infer_refuses_training_flags():
+    """--infer: every flag only a training run reads is an error naming it (run_options.cpp)."""
+    m = "llama-3.1-8b"
+    for args, flag in ((["fit", m, "--infer", "--optimizer", "adamw"], "--optimizer"),
+                       (["estimate", m, "--infer", "--batch", "4"], "--batch"),
+                       (["time", m, "--infer", "--seq", "4096"], "--seq"),
+                       (["time", m, "--infer", "--tokens", "1B"], "--tokens"),
+                       (["explain", m, "--infer", "--gpus", "2", "--zero", "3"], "--zero"),
+                       (["fit", m, "--infer", "--method", "full,lora", "--grad-accum", "4"], "--grad-accum"),
+                       (["search", m, "--infer", "--gpus", "2", "--compile"], "--compile"),
+                       (["recommend", m, "--infer", "--checkpointing", "full"], "--checkpointing"),
+                       # search's own --global-batch with a serving run (plan --export vllm exports it).
+                       (["plan", "llama-2-13b", "--gpu", "l40s", "--gpus", "2", "--tp", "2", "--infer", "--export", "vllm",
+                         "--global-batch", "8"], "--global-batch")):
+        expect_error(args, flag + ":", TRAINING_ONLY)
+    # workload infer from the scenario file: the flag is refused the same way.
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "infer.json")
+        with open(path, "w") as f:
+            json.dump({"model": m, "workload": "infer"}, f)
+        expect_error(["estimate", "--scenario", path, "--chunked-loss"], "--chunked-loss:", TRAINING_ONLY)
+
+
+def case_serve_refuses_training_flags():
+    """serve and recommend --serve are serving runs: training-only flags are errors naming them."""
+    expect_error([*SERVE_8B, "--optimizer", "sgd"], "--optimizer:", TRAINING_ONLY)
+    expect_error([*SERVE_8B, "-b", "8"], "--batch:", TRAINING_ONLY)
+    expect_error([*SERVE_8B, "--gpus", "2", "--offload-params", "cpu"], "--offload-params:", TRAINING_ONLY)
+    expect_error(recommend_serve("5", "--tokens", "1B"), "--tokens:", TRAINING_ONLY)
+    expect_error(recommend_serve("5", "--deadline", "2h"), "--deadline:", TRAINING_ONLY)
+    expect_error(recommend_serve("5", "--epochs", "3"), "--epochs:", TRAINING_ONLY)
+
+
+def case_diffusion_rank_needs_train():
+    """diffusion --rank is LoRA fine-tuning's, --steps text-to-image's; vision --infer has no optimizer."""
+    expect_error(["diffusion", "sd-1.5", "--rank", "8"], "--rank:", "add --train lora (got inference)")
+    expect_error(["diffusion", "sd-1.5", "--train", "full", "--rank", "8"], "--rank:", "(got --train full)")
+    expect_error(["diffusion", "sd-1.5", "--train", "lora", "--steps", "10"], "--steps:", "inference only")
+    expect_error(["vision", "vit-b-16", "--infer", "--optimizer", "adamw"], "--optimizer:", "training only (got inference)")
+    expect_error(["vision", "vit-b-16", "--infer", "--images", "1M"], "--images:", "training only (got inference)")
+    rc, out, err = run("diffusion", "sd-1.5", "--gpu", "a100-80gb", "--train", "lora", "--rank", "8", "--json")
+    expect(rc == 0 and json.loads(out)["lora_rank"] == 8, "--train lora --rank 8", rc, out, err)
+
+
+def case_infer_keeps_serving_flags():
+    """Control: the flags the serving model reads stay accepted with --infer and in serve."""
+    rc, out, err = run("estimate", "llama-3.1-8b", "--infer", "--gpu", "h100-sxm", "--gpus", "2", "--tp", "2",
+                       "--gpus-per-node", "8", "--precision", "bf16-pure", "--attention", "eager", "--method", "qlora",
+                       "--lora-rank", "16", "--quant", "nf4", "--engine", "vllm", "--kv-dtype", "fp8",
+                       "--infer-batch", "4", "--prompt-len", "256", "--gen-len", "64", "--json")
+    expect(rc == 0, "serving flags accepted", rc, out, err)
+    s = json.loads(out)["scenario"]
+    expect(s["lora"]["rank"] == 16 and s["parallel"]["tp"] == 2 and s["inference"]["batch"] == 4
+           and s["engine"] == "vllm", "the flags reach the run", rc, out, err)
+    rc, out, err = run(*SERVE_8B, "--gpu", "a100-80gb", "--method", "lora", "--lora-rank", "64", "--precision", "bf16-pure",
+                       "--json")
+    expect(rc == 0 and "pool_bytes" in json.loads(out), "serve --lora-rank", rc, out, err)
+    # The same training flags are accepted for training.
+    rc, out, err = run("estimate", "llama-3.1-8b", "--optimizer", "sgd", "--seq", "1024", "--batch", "2", "--compile",
+                       "--tokens", "1B", "--price", "2", "--json")
+    expect(rc == 0 and json.loads(out)["scenario"]["optimizer"] == "sgd", "training keeps them", rc, out, err)
+
+
 if __name__ == "__main__":
     globals()["case_" + CASE]()
     print(f"ok: {CASE}")
