@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check_structure.py — the shape rules of the sources: no file over 600 lines and no function
 over 80 lines in include/, src/ and python/, and no import cycle among the modules of the
-Python package (python/gpuplan), counting imports inside functions.
+Python package (python/gpuplan), counting imports inside functions; and docs/architecture.md
+names every header under include/gpuplan.
 
 C++ functions are found by brace matching (strings, characters and comments skipped): a
 body opened after ')' (and qualifiers), outside any other function, is one function; its
@@ -145,6 +146,12 @@ def offenders(root):
             for name, line, count in fns:
                 if count > MAX_FUNCTION_LINES:
                     yield f"{rel}:{line}: function {name} is {count} lines (limit {MAX_FUNCTION_LINES})"
+    arch = root / "docs" / "architecture.md"
+    named = arch.read_text(encoding="utf-8") if arch.exists() else ""
+    for h in sorted((root / "include" / "gpuplan").rglob("*.hpp")):
+        rel = h.relative_to(root / "include" / "gpuplan").as_posix()
+        if f"`{rel}`" not in named and f"`{h.name}`" not in named and f"{rel}" not in named:
+            yield f"docs/architecture.md: does not name include/gpuplan/{rel}"
     for cycle in import_cycles(root / "python" / "gpuplan"):
         yield "python/gpuplan: import cycle " + " <-> ".join(cycle)
 
