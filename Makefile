@@ -16,6 +16,14 @@ demo: deps
 
 test: deps test-cpp test-asan test-python test-fuzz
 
+# Each test runs once in `make test`: the unit and CLI tests in the sanitizer build (with the
+# fuzzers), so the plain build only makes what the rest needs (the Python module, the
+# accuracy report, the packaging, header and example checks) and the Python tests call the
+# sanitized CLI. `make test-cpp` alone still builds and runs everything in the plain build.
+test: DEV_TARGETS := -DGPUPLAN_BUILD_UNIT_TESTS=OFF -DGPUPLAN_BUILD_CLI=OFF
+test: export GPUPLAN_CLI := $(CURDIR)/build/asan/bin/gpuplan
+DEV_TARGETS := -DGPUPLAN_BUILD_UNIT_TESTS=ON -DGPUPLAN_BUILD_CLI=ON
+
 deps:
 	@bash scripts/install-deps.sh
 
@@ -28,7 +36,7 @@ build-release:
 DEV_DEBUG_FLAGS := $(if $(CI),-g1,-g)
 
 build-dev:
-	cmake --preset dev -DCMAKE_CXX_FLAGS_DEBUG="$(DEV_DEBUG_FLAGS)" >/dev/null
+	cmake --preset dev -DCMAKE_CXX_FLAGS_DEBUG="$(DEV_DEBUG_FLAGS)" $(DEV_TARGETS) >/dev/null
 	cmake --build --preset dev
 
 test-cpp: build-dev

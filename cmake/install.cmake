@@ -1,11 +1,11 @@
-# Installs headers, gpuplan::gpuplan / gpuplan::io, a package config with a
+# Installs headers, gpuplan::gpuplan / gpuplan::calibrate / gpuplan::io, a package config with a
 # version file, and a pkg-config file. Consumers do not inherit warning flags.
 include(CMakePackageConfigHelpers)
 set(GPUPLAN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gpuplan)
 
 install(DIRECTORY include/gpuplan DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/include/gpuplan/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpuplan)
-install(TARGETS gpuplan gpuplan_io EXPORT gpuplanTargets
+install(TARGETS gpuplan gpuplan_calibrate gpuplan_io EXPORT gpuplanTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -7,6 +7,7 @@
 
 #include "common.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/io/report.hpp"
 #include "gpuplan/warnings.hpp"
 
 namespace gpuplan::python {
@@ -123,8 +124,10 @@ void register_errors(py::module_& m) {
       py::handle cls = exc;  // does_not_fit: the base class
       for (const auto& [k, c] : kinds)
         if (k == kind) cls = c;
-      py::object inst = py::reinterpret_borrow<py::object>(cls)(what);
-      inst.attr("path") = path;
+      // As the CLI prints them: names quoted from the user's files lose their control
+      // characters, so a message shown in a terminal or notebook cannot move the cursor.
+      py::object inst = py::reinterpret_borrow<py::object>(cls)(io::printable(what));
+      inst.attr("path") = io::printable(path);
       inst.attr("kind") = std::string(to_string(kind));
       PyErr_SetObject(cls.ptr(), inst.ptr());
     };

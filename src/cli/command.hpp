@@ -33,6 +33,7 @@ using registrar = command (*)(CLI::App& app, context& ctx);
 command register_describe(CLI::App& app, context& ctx);
 command register_models(CLI::App& app, context& ctx);
 command register_gpus(CLI::App& app, context& ctx);
+command register_frameworks(CLI::App& app, context& ctx);
 command register_fit(CLI::App& app, context& ctx);
 command register_time(CLI::App& app, context& ctx);
 command register_estimate(CLI::App& app, context& ctx);

@@ -30,6 +30,7 @@ constexpr gpuplan::cli::registrar kCommands[] = {
     gpuplan::cli::register_describe,
     gpuplan::cli::register_models,
     gpuplan::cli::register_gpus,
+    gpuplan::cli::register_frameworks,
     gpuplan::cli::register_fit,
     gpuplan::cli::register_time,
     gpuplan::cli::register_estimate,

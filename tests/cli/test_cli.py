@@ -315,7 +315,7 @@ def case_version():
 def case_help_everywhere():
     rc, out, err = run("--help")
     expect(rc == 0 and "Exit codes" in out and "Examples" in out, "top-level help", rc, out, err)
-    for sub in ("describe", "models", "gpus", "fit", "time", "estimate", "explain", "plan", "search", "recommend",
+    for sub in ("describe", "models", "gpus", "frameworks", "fit", "time", "estimate", "explain", "plan", "search", "recommend",
                 "completion"):
         rc, out, err = run(sub, "--help")
         expect(rc == 0, f"{sub} --help exits 0", rc, out, err)
@@ -566,6 +566,19 @@ def case_markdown_and_no_color():
     expect("\033[" not in on_tty({"NO_COLOR": "1"}), "NO_COLOR disables colour", out=on_tty({"NO_COLOR": "1"}))
     rc, out, err = run("fit", "llama-2-13b", "--gpu", "rtx-4090", "--format", "json")
     expect(json.loads(out)["results"][0]["method"] == "full", "--format json", rc, out, err)
+
+
+def case_frameworks_listed():
+    # One row per framework profile (include/gpuplan/framework.hpp), read from the profiles.
+    rc, out, err = run("frameworks", "--json")
+    expect(rc == 0, "exit 0", rc, out, err)
+    fw = {f["name"]: f for f in json.loads(out)}
+    expect(set(fw) == {"hf", "deepspeed", "fsdp", "torchtune", "megatron", "unsloth"}, "every profile", rc, out, err)
+    expect(fw["hf"]["peft_checkpointing"] == "full", "PEFT/TRL recipes checkpoint LoRA", rc, out, err)
+    expect(fw["megatron"]["sequence_parallel_with_tp"] and fw["megatron"]["tensor_parallel"], "Megatron TP+SP", rc, out, err)
+    expect(fw["unsloth"]["max_gpus"] == 1 and not fw["torchtune"]["tensor_parallel"], "launchable layouts", rc, out, err)
+    rc, out, err = run("frameworks")
+    expect(rc == 0 and "megatron" in out and "yes (+SP)" in out, "table", rc, out, err)
 
 
 def case_models_and_gpus():

@@ -95,3 +95,13 @@ def test_names_print_without_control_characters(gp):
     assert e.to_dict()["scenario"]["gpu"]["id"] == "evil\x1b[2J"  # data keeps the name as given
     served = repr(gp.serve("llama-2-7b", gpu=gpu))
     assert "\x1b" not in served and "Evil[2J" in served
+
+
+def test_error_messages_print_without_control_characters(gp):
+    # A name from the user's GPU JSON quoted in an error (fp8 on a GPU without FP8) comes back
+    # to Python as the CLI prints it: no escape sequence reaches the terminal or notebook.
+    gpu = {"base": "a100-80gb", "id": "evil\x1b[2J", "name": "Evil\x1b[2J"}
+    with pytest.raises(gp.ConfigError) as e:
+        gp.estimate("gpt2", gpu=gpu, seq_len=1024, precision="fp8-mixed")
+    assert "\x1b" not in str(e.value) and "evil[2J" in str(e.value)
+    assert e.value.path == "scenario.precision"
