@@ -201,7 +201,7 @@ std::int64_t times(std::int64_t k, std::int64_t v) {
 }
 
 void llama_like(architecture& a, const fields& f, const std::string& family) {
-  // configuration_{llama,mistral,mixtral,qwen2,gemma,phi3}.py; modeling: RMSNorm
+  // configuration_{llama,mistral,mixtral,qwen2,qwen3,gemma,phi3}.py; modeling: RMSNorm
   // (weight only), rotary, SwiGLU/GeGLU MLP (gate/up/down), untied by default
   // except Gemma.
   a.kind = model_kind::decoder;
@@ -223,7 +223,10 @@ void llama_like(architecture& a, const fields& f, const std::string& family) {
   a.activation = activation_of(f.str_or({act_key}, family == "gemma" ? "gelu_pytorch_tanh" : "silu"), f.at(act_key));
   if (family == "qwen2") {
     a.q_bias = true;  // Qwen2Attention: q/k/v with bias, o_proj without
-  } else if (family == "llama") {
+  } else if (family == "llama" || family == "qwen3") {
+    // Qwen3Attention: attention_bias (default false) and RMSNorms of q and k over head_dim
+    // (configuration_qwen3.py, modeling_qwen3.py); the q/k norms' 2 x head_dim weights per
+    // layer are not counted (under 1e-5 of the parameters).
     a.q_bias = a.out_bias = f.bool_or({"attention_bias"}, false);
     a.mlp_bias = f.bool_or({"mlp_bias"}, false);
   } else if (family == "gemma") {
@@ -510,7 +513,7 @@ void chatglm(architecture& a, const fields& f) {
 
 constexpr std::string_view kSupported =
     "bert, bloom, chatglm, falcon, gemma, gpt2, gpt_neox, gptj, llama, mistral, mixtral, mpt, mt5, opt, phi, phi3, qwen2, "
-    "t5, vit";
+    "qwen3, t5, vit";
 
 }  // namespace
 
@@ -529,7 +532,8 @@ architecture read_hf_config(const nlohmann::json& config, const std::string& pat
 
   architecture a;
   a.family = type;
-  if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "gemma" || type == "phi3")
+  if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "qwen3" || type == "gemma" ||
+      type == "phi3")
     llama_like(a, f, type);
   else if (type == "gpt2") gpt2(a, f);
   else if (type == "gpt_neox") gpt_neox(a, f);

@@ -155,6 +155,7 @@ void read_training(const json& j, const architecture& model, scenario& s) {
   if (j.contains("compile")) s.compile = get_bool(j["compile"], "scenario.compile");
   if (j.contains("fused_kernels")) s.fused_kernels = get_bool(j["fused_kernels"], "scenario.fused_kernels");
   if (j.contains("chunked_loss")) s.chunked_loss = get_bool(j["chunked_loss"], "scenario.chunked_loss");
+  if (j.contains("loss_tokens")) s.loss_tokens = get_int(j["loss_tokens"], "scenario.loss_tokens");
   if (j.contains("activation_offload")) s.activation_offload = get_bool(j["activation_offload"], "scenario.activation_offload");
   if (j.contains("optimizer_in_backward"))
     s.optimizer_in_backward = get_bool(j["optimizer_in_backward"], "scenario.optimizer_in_backward");
@@ -200,7 +201,7 @@ void read_hardware(const json& j, scenario& s) {
 void read_inference(const json& in, scenario& s) {
   require_object(in, "scenario.inference");
   if (s.work != workload::infer) fail("scenario.inference", "only applies to workload infer (got workload train)");
-  check_keys(in, "scenario.inference", {"batch", "prompt_len", "gen_len", "kv_cache_dtype", "max_batched_tokens", "gguf", "gpu_layers", "cuda_graphs"});
+  check_keys(in, "scenario.inference", {"batch", "prompt_len", "gen_len", "kv_cache_dtype", "max_batched_tokens", "gguf", "gpu_layers", "cuda_graphs", "memory_fraction"});
   if (in.contains("batch")) s.inference.batch = get_int(in["batch"], "scenario.inference.batch");
   if (in.contains("prompt_len")) s.inference.prompt_len = get_int(in["prompt_len"], "scenario.inference.prompt_len");
   if (in.contains("gen_len")) s.inference.gen_len = get_int(in["gen_len"], "scenario.inference.gen_len");
@@ -213,6 +214,7 @@ void read_inference(const json& in, scenario& s) {
     s.inference.gpu_layers = static_cast<int>(ngl);
   }
   if (in.contains("cuda_graphs")) s.inference.cuda_graphs = get_bool(in["cuda_graphs"], "scenario.inference.cuda_graphs");
+  if (in.contains("memory_fraction")) s.inference.memory_fraction = get_number(in["memory_fraction"], "scenario.inference.memory_fraction");
 }
 
 // Serving engine, tokens to train and the price per GPU-hour.
@@ -258,7 +260,7 @@ scenario_input parse_scenario(const json& j) {
   check_keys(j, "scenario", {
     "model", "workload", "method", "lora", "peft", "freeze", "quantization", "precision", "optimizer", "micro_batch",
     "seq_len", "grad_accum", "global_batch", "framework", "checkpointing", "attention", "compile", "fused_kernels",
-    "chunked_loss", "activation_offload", "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
+    "chunked_loss", "loss_tokens", "activation_offload", "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
     "inference", "tokens", "price_per_gpu_hour", "engine"});
   scenario s;
   if (!j.contains("model")) fail("scenario.model", "is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)");
@@ -364,6 +366,7 @@ void write_inference_keys(json& j, const scenario& s) {
     if (s.inference.gguf) j["inference"]["gguf"] = to_string(*s.inference.gguf);
     if (s.inference.gpu_layers) j["inference"]["gpu_layers"] = *s.inference.gpu_layers;
     if (s.inference.cuda_graphs) j["inference"]["cuda_graphs"] = *s.inference.cuda_graphs;
+    if (s.inference.memory_fraction) j["inference"]["memory_fraction"] = *s.inference.memory_fraction;
   }
 }
 
@@ -388,6 +391,7 @@ json write_scenario(const resolved_run& r) {
   j["compile"] = s.compile;
   j["fused_kernels"] = s.fused_kernels;
   j["chunked_loss"] = s.chunked_loss;
+  if (s.loss_tokens) j["loss_tokens"] = *s.loss_tokens;
   j["activation_offload"] = s.activation_offload;
   j["optimizer_in_backward"] = s.optimizer_in_backward;
   if (s.opt_kernel) j["optimizer_kernel"] = to_string(*s.opt_kernel);

@@ -231,6 +231,13 @@ constexpr double memory_fraction_of(const engine_profile& p, double capacity_gib
   return p.memory_fraction;
 }
 
+// The scenario's engine budget: its memory_fraction where set (vLLM --gpu-memory-utilization,
+// SGLang --mem-fraction-static), else the engine's default for the GPU and replica.
+constexpr double memory_fraction_of(const scenario& s, double capacity_gib) {
+  if (s.inference.memory_fraction) return *s.inference.memory_fraction;
+  return memory_fraction_of(profile_of(s.inference.eng), capacity_gib, s.parallel.tp_size() * s.parallel.pp);
+}
+
 // Tokens of one engine step (the start-up profile's activation peak and the prefill chunk).
 constexpr std::int64_t step_tokens_of(const engine_profile& p, double capacity_gib) {
   for (const auto& r : p.reserve_rules)

@@ -116,6 +116,9 @@ struct inference_config {
   std::optional<gguf_type> gguf{};      // llama.cpp: the GGUF weight type (unset: the scenario's quantization)
   std::optional<int> gpu_layers{};      // llama.cpp -ngl: layers on the GPU (unset: all)
   std::optional<bool> cuda_graphs{};    // decode replayed as CUDA graphs (unset: the engine's default, engine.hpp)
+  // The engine's memory budget as a share of the GPU (vLLM --gpu-memory-utilization, SGLang
+  // --mem-fraction-static); unset: the engine's default (engine.hpp memory_fraction_of).
+  std::optional<double> memory_fraction{};
 
   friend bool operator==(const inference_config&, const inference_config&) = default;
 };
@@ -143,6 +146,9 @@ struct scenario {
   // MLP ops, Transformer Engine layers. Time only (timing_compute.hpp fused()).
   bool fused_kernels = false;
   bool chunked_loss = false;
+  // Positions per sequence whose logits the LM head and the loss compute (transformers
+  // logits_to_keep; TRL's GRPO and PPO score the completion only). Unset: every position.
+  std::optional<std::int64_t> loss_tokens{};
   bool activation_offload = false;
   bool optimizer_in_backward = false;
   std::optional<optimizer_kernel> opt_kernel{};  // unset: the framework's default (framework.hpp)

@@ -124,7 +124,7 @@ inline serve_result serve(const run& r, std::optional<Seconds> itl_target = {}, 
   out.paged = ep.paged_pool;
   out.memory = estimate_memory(r);
   out.step_tokens = detail::step_tokens_for(s);
-  out.memory_fraction = memory_fraction_of(ep, in_gib(s.gpu.usable_memory), s.parallel.tp_size() * s.parallel.pp);
+  out.memory_fraction = memory_fraction_of(s, in_gib(s.gpu.usable_memory));
   out.max_concurrency = out.memory.max_concurrent_sequences;
   const std::int64_t positions = a.max_positions > 0 ? a.max_positions : kMaxSeq;
   if (ep.paged_pool) {

@@ -49,6 +49,7 @@ inline void validate_sizes(const scenario& s) {
   require_range(s.micro_batch, 1, kMaxBatch, "scenario.micro_batch");
   require_range(s.seq_len, 1, kMaxSeq, "scenario.seq_len");
   require_range(s.grad_accum, 1, kMaxBatch, "scenario.grad_accum");
+  if (s.loss_tokens) require_range(*s.loss_tokens, 1, s.seq_len, "scenario.loss_tokens");
   require_range(s.num_gpus, 1, kMaxGpus, "scenario.num_gpus");
   require_range(s.cluster.gpus_per_node, 1, 1024, "scenario.gpus_per_node");
   if (p.tp) require_range(*p.tp, 1, kMaxGpus, "scenario.parallel.tp");
@@ -63,6 +64,12 @@ inline void validate_sizes(const scenario& s) {
     require_range(s.inference.gen_len, 0, kMaxSeq, "scenario.inference.gen_len");
     require_range(s.inference.max_batched_tokens, 0, kMaxSeq, "scenario.inference.max_batched_tokens");
     if (s.inference.gpu_layers) require_range(*s.inference.gpu_layers, 0, kMaxSeq, "scenario.inference.gpu_layers");
+    if (s.inference.memory_fraction) {
+      require_finite(*s.inference.memory_fraction, 0.01, 1.0, "scenario.inference.memory_fraction");
+      if (!profile_of(s.inference.eng).paged_pool)
+        fail("scenario.inference.memory_fraction", "only applies to an engine with a KV pool (vllm, sglang, tgi; got engine " +
+                                                       std::string(to_string(s.inference.eng)) + ")");
+    }
     if (s.inference.eng != engine::llama_cpp && (s.inference.gguf || s.inference.gpu_layers))
       fail(s.inference.gguf ? "scenario.inference.gguf" : "scenario.inference.gpu_layers",
            "only applies to engine llama.cpp (got engine " + std::string(to_string(s.inference.eng)) + ")");

@@ -27,7 +27,8 @@ from ._results import PlanRow, _TableResult
 __all__ = ["ServePoint", "ServeResult", "serve", "ServeOption", "ServeRecommendation", "recommend_serving"]
 
 #: Keywords of gp.serve that are keys of the scenario's "inference" object (output_len is gen_len).
-_INFERENCE_KEYS = ("prompt_len", "gen_len", "kv_cache_dtype", "max_batched_tokens", "gguf", "gpu_layers", "cuda_graphs")
+_INFERENCE_KEYS = ("prompt_len", "gen_len", "kv_cache_dtype", "max_batched_tokens", "gguf", "gpu_layers", "cuda_graphs",
+                   "memory_fraction")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,8 +128,9 @@ def serve(model: Optional[Union[ModelLike, Scenario]] = None, /, *, gpu: Any = N
     point at that many requests (``.at``); `latency_target` (seconds, or "50ms", "0.05s")
     asks for the most requests whose inter-token latency meets it. Other keywords are
     scenario keys as for :func:`gpuplan.estimate`; the serving keys ``gguf``,
-    ``gpu_layers``, ``max_batched_tokens``, ``kv_cache_dtype`` and ``cuda_graphs`` (False:
-    vLLM's ``--enforce-eager``) may be given flat.
+    ``gpu_layers``, ``max_batched_tokens``, ``kv_cache_dtype``, ``memory_fraction`` (vLLM's
+    ``--gpu-memory-utilization``) and ``cuda_graphs`` (False: vLLM's ``--enforce-eager``) may
+    be given flat.
     `model` may be a :class:`Scenario` (its keys, then these overrides).
     """
     s = _serving_scenario(model, gpu, engine, prompt_len, output_len, kwargs)

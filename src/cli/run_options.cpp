@@ -110,6 +110,7 @@ void add_adapter_keys(CLI::App* sub, run_args& a) {
 void add_kernel_keys(CLI::App* sub, run_args& a) {
   using gpuplan::name_list;
   add_bool_key(sub, a, "--chunked-loss", "chunked_loss", "Chunked cross-entropy (no full logits)");
+  add_key<std::int64_t>(sub, a, "--loss-tokens", "loss_tokens", "Positions per sequence the loss computes logits for (logits_to_keep; default all)");
   add_bool_key(sub, a, "--compile", "compile", "torch.compile");
   add_bool_key(sub, a, "--fused-kernels", "fused_kernels", "Fused norm/rotary/MLP kernels without torch.compile (Liger, Apex, Transformer Engine)");
   add_bool_key(sub, a, "--activation-offload", "activation_offload", "Offload saved activations to the CPU");
@@ -133,6 +134,8 @@ void add_serving_keys(CLI::App* sub, run_args& a) {
   add_key<std::int64_t>(sub, a, "--max-batched-tokens", "inference.max_batched_tokens", "Serving: tokens per engine step (default: the engine's)");
   add_key<std::string>(sub, a, "--gguf", "inference.gguf", "llama.cpp GGUF weight type: " + join_names(gpuplan::kGgufTypeNames));
   add_key<std::int64_t>(sub, a, "--gpu-layers,--ngl", "inference.gpu_layers", "llama.cpp: layers on the GPU (default all)");
+  add_key<double>(sub, a, "--gpu-memory-utilization,--mem-fraction", "inference.memory_fraction",
+                  "Serving: the engine's share of GPU memory (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static)");
   add_bool_key(sub, a, "--enforce-eager", "inference.cuda_graphs",
                "Serving: decode without CUDA graphs (vLLM --enforce-eager; default: the engine's)", false);
 }
@@ -141,7 +144,7 @@ void group_run_options(CLI::App* sub, const std::set<std::string>& skip) {
   // Help groups, in the order a reader looks for them.
   const std::pair<const char*, std::vector<const char*>> groups[] = {
       {"Run", {"--scenario", "--gpu", "--gpu-file", "--method", "--seq", "--batch", "--grad-accum", "--global-batch",
-               "--framework", "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--compile", "--fused-kernels",
+               "--framework", "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--loss-tokens", "--compile", "--fused-kernels",
                "--activation-offload", "--optimizer-in-backward", "--optimizer-kernel", "--keep-gradients"}},
       {"Parallelism", {"--gpus", "--gpus-per-node", "--tp", "--pp", "--virtual-stages", "--sp", "--cp", "--ep",
                        "--zero", "--offload-optimizer", "--offload-params", "--account-for-embedding-in-pipeline-split",
@@ -149,7 +152,7 @@ void group_run_options(CLI::App* sub, const std::set<std::string>& skip) {
       {"LoRA, QLoRA, freeze", {"--lora-rank", "--lora-alpha", "--lora-targets", "--freeze-layers", "--quant",
                                "--double-quant", "--group-size"}},
       {"Serving", {"--infer", "--infer-batch", "--prompt-len", "--gen-len", "--kv-dtype", "--engine", "--max-batched-tokens",
-                   "--gguf", "--gpu-layers", "--enforce-eager"}},
+                   "--gguf", "--gpu-layers", "--gpu-memory-utilization", "--enforce-eager"}},
       {"Time and cost", {"--tokens", "--price"}},
   };
   for (const auto& [group, names] : groups)
@@ -170,7 +173,7 @@ constexpr std::string_view kTrainingOnlyKeys[] = {
     "parallel.virtual_stages", "parallel.sp", "parallel.cp", "parallel.zero", "parallel.offload_optimizer",
     "parallel.offload_params", "parallel.account_for_embedding_in_pipeline_split",
     "parallel.account_for_loss_in_pipeline_split", "parallel.first_stage_layers", "parallel.last_stage_layers",
-    "freeze.trainable_layers", "chunked_loss", "compile", "fused_kernels", "activation_offload",
+    "freeze.trainable_layers", "chunked_loss", "loss_tokens", "compile", "fused_kernels", "activation_offload",
     "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "tokens", "price_per_gpu_hour"};
 
 // A training-only flag given for a serving run: one line naming the flag.

@@ -293,11 +293,11 @@ TEST_CASE("hf_config: chatglm fields") {
 TEST_CASE("hf_config: error paths name the field and the value") {
   CHECK_THROWS_WITH_AS(read(R"({"model_type": "xyz"})"),
                        "model.model_type: unsupported model_type 'xyz' (supported: bert, bloom, chatglm, falcon, gemma, gpt2, "
-                       "gpt_neox, gptj, llama, mistral, mixtral, mpt, mt5, opt, phi, phi3, qwen2, t5, vit)",
+                       "gpt_neox, gptj, llama, mistral, mixtral, mpt, mt5, opt, phi, phi3, qwen2, qwen3, t5, vit)",
                        config_error);
   CHECK_THROWS_WITH_AS(read(R"({"hidden_size": 4})"),
                        "model.model_type: missing required field (one of: bert, bloom, chatglm, falcon, gemma, gpt2, gpt_neox, "
-                       "gptj, llama, mistral, mixtral, mpt, mt5, opt, phi, phi3, qwen2, t5, vit)",
+                       "gptj, llama, mistral, mixtral, mpt, mt5, opt, phi, phi3, qwen2, qwen3, t5, vit)",
                        config_error);
   CHECK_THROWS_WITH_AS(read(R"({"model_type": 7})"), "model.model_type: must be a string (got 7)", config_error);
   CHECK_THROWS_WITH_AS(read("[1]"), "model: a config.json must be a JSON object (got [1])", config_error);

@@ -193,7 +193,7 @@ TEST_CASE("hostile: config.json wrong types and shapes, each with its exact mess
   CHECK(hf(json::array({1, 2})) == "error: model: a config.json must be a JSON object (got [1,2])");
   CHECK(hf(json{{"hidden_size", 64}}) ==
         "error: model.model_type: missing required field (one of: bert, bloom, chatglm, falcon, gemma, gpt2, gpt_neox, "
-        "gptj, llama, mistral, mixtral, mpt, mt5, opt, phi, phi3, qwen2, t5, vit)");
+        "gptj, llama, mistral, mixtral, mpt, mt5, opt, phi, phi3, qwen2, qwen3, t5, vit)");
   CHECK(hf(llama({{"model_type", 7}})) == "error: model.model_type: must be a string (got 7)");
   CHECK(hf(llama({{"hidden_size", "64"}})) == "error: model.hidden_size: must be an integer (got \"64\")");
   CHECK(hf(llama({{"hidden_size", true}})) == "error: model.hidden_size: must be an integer (got true)");

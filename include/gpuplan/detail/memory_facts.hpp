@@ -83,6 +83,7 @@ struct facts {
   int tp = 1, pp = 1, cp = 1;
   double shard = 1;      // ZeRO / FSDP sharding degree (data-parallel ranks)
   double T = 0;          // tokens per micro-batch per GPU (after cp)
+  double T_loss = 0;     // of those, the tokens whose logits the loss computes (scenario.loss_tokens)
   double s = 0;          // sequence length (keys per query) for eager scores
   double seq_div = 1;    // division of non-tp activation terms (sp)
   bool quantized = false;
@@ -103,6 +104,9 @@ inline facts facts_of(const architecture& a, const scenario& r, const parameter_
   f.shard = r.parallel.zero > 0 ? std::max(1.0, static_cast<double>(r.num_gpus) / (f.tp * f.pp)) : 1.0;
   f.s = d(a.is_vit() ? a.vit_tokens() : r.seq_len + prompt_tokens(r));  // prompt tuning: S+P positions (peft.hpp)
   f.T = d(r.micro_batch) * f.s / f.cp;
+  // transformers logits_to_keep (TRL GRPO/PPO: the completion's tokens only): the LM head and
+  // the loss see that many positions per sequence (modeling_llama.py LlamaForCausalLM.forward).
+  f.T_loss = r.loss_tokens ? std::min(f.T, d(r.micro_batch) * d(*r.loss_tokens) / f.cp) : f.T;
   f.s += d(prefix_tokens(r));  // prefix tuning: P more keys per query, no more tokens
   f.seq_div = r.parallel.sp_enabled() ? f.tp : 1;
   f.q = base_quantization(r);

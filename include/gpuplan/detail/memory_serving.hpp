@@ -102,7 +102,7 @@ inline kv_pool kv_pool_of(const architecture& a, const scenario& r, const facts&
   const double cap = in_bytes(r.gpu.usable_memory);
   const double cap_gib = cap / kGiB;
   p.step_tokens = r.inference.max_batched_tokens > 0 ? r.inference.max_batched_tokens : step_tokens_of(e, cap_gib);
-  p.budget = memory_fraction_of(e, cap_gib, r.parallel.tp_size() * r.parallel.pp) * cap;
+  p.budget = memory_fraction_of(r, cap_gib) * cap;
   p.weights = serving_weights(a, r, f, sp);
   p.activations = profiled_activation_peak(a, r, f, sp, p.step_tokens, e.max_seqs);
   p.non_torch = e.non_torch_bytes;

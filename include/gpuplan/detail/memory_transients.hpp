@@ -37,11 +37,11 @@ inline loss_working_set loss_bytes(const architecture& a, const scenario& r, con
   }
   const double e = f.pb.act;
   if (profile_of(r.fw).fused_linear_loss) {  // framework.hpp fused_linear_loss: no logits tensor
-    const double per_token = f.T * (e * d(a.hidden) + kFp32Bytes);
+    const double per_token = f.T_loss * (e * d(a.hidden) + kFp32Bytes);
     return {per_token, per_token};
   }
   // Vocab-parallel cross-entropy splits the vocabulary over tp (Megatron-LM).
-  const double VT = d(a.vocab) / f.tp * f.T;
+  const double VT = d(a.vocab) / f.tp * f.T_loss;
   // Eager cross-entropy (F.cross_entropy on logits.float()): forward holds the
   // e-logits, their fp32 copy and log_softmax's fp32 output; backward holds the
   // saved log-probs, nll_loss's dense fp32 grad and log_softmax's fp32 grad.
@@ -104,7 +104,7 @@ inline transients step_transients(const architecture& a, const scenario& r, cons
     const loss_working_set loss = loss_bytes(a, r, f);
     // lm_head's backward reads the e-gradient of the logits (none when head and loss are fused).
     const bool logits = a.head == head_kind::lm && !profile_of(r.fw).fused_linear_loss;
-    const double dlogits = logits ? pb.act * d(a.vocab) / f.tp * f.T : 0;
+    const double dlogits = logits ? pb.act * d(a.vocab) / f.tp * f.T_loss : 0;
     x.loss_forward = loss.forward;
     x.loss_backward = std::max(loss.backward, dlogits);
   }

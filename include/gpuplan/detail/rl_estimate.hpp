@@ -1,0 +1,284 @@
+// detail/rl_estimate.hpp — estimate_rl (rl.hpp): the phases of an RL step on a training GPU
+// and its time. Each model's figures come from the training or serving estimator; the
+// placement and the phase sums are here. docs/rl.md § Memory and § Time.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+#include "gpuplan/memory.hpp"
+#include "gpuplan/rl.hpp"
+#include "gpuplan/serve.hpp"
+#include "gpuplan/timing.hpp"
+
+namespace gpuplan {
+namespace detail::rl {
+
+using mem::bytes_of;
+using mem::kFp32Bytes;
+using mem::precision_bytes;
+
+// Parameters kept between steps: weights, fp32 master copy, optimizer state (gradients are
+// freed by zero_grad(set_to_none=True), the default since PyTorch 2.0, unless kept).
+inline double resident_states(const memory_breakdown& m, const scenario& s) {
+  return in_bytes(m.weights) + in_bytes(m.master_weights) + in_bytes(m.optimizer) - in_bytes(m.paged) +
+         (s.keep_gradients ? in_bytes(m.gradients) : 0.0);
+}
+
+// A frozen copy of the model (reference, reward model) on one GPU: the policy's parameters
+// split over tp x pp, and over the data-parallel GPUs under ZeRO-3 / FSDP full shard
+// (DeepSpeed prepare_deepspeed keeps stage 3 for the reference, trl/models/utils.py).
+inline double frozen_copy_bytes(const run& actor, double bytes_per_param) {
+  const scenario& s = actor.settings();
+  const double shard = s.parallel.zero >= 3 ? std::max(1, s.dp()) : 1;
+  return static_cast<double>(actor.parameters().total) * bytes_per_param / (s.model_parallel() * shard);
+}
+
+// The reference's bytes on the GPU: none with PEFT (the adapter is disabled for the reference
+// pass, trl GRPOTrainer/DPOTrainer `use_peft`), none when it waits on the CPU (verl's FSDP
+// reference), else the policy's parameters in the dtype the framework loads them in.
+inline double reference_bytes(const run& actor, const resolved& r) {
+  const scenario& s = actor.settings();
+  if (!r.ref || traits_of(s.meth).peft || r.p->reference_offloaded || !r.p->models_colocated) return 0;
+  const precision_bytes pb = bytes_of(precision_of(s));
+  const double per_param = r.p->reference_in_param_dtype ? std::max(pb.weight, pb.master) : pb.act;
+  return frozen_copy_bytes(actor, per_param);
+}
+
+// No-grad log-prob forward of one micro-batch: the e-logits of the completion, their fp32
+// copy and log_softmax's fp32 output (trl selective_log_softmax after accelerate's fp32
+// conversion; OpenRLHF models/actor.py logits.float()).
+inline double logprob_working_set(const architecture& a, const run& actor, std::int64_t completion) {
+  if (a.head != head_kind::lm) return 0;
+  const scenario& s = actor.settings();
+  const double e = bytes_of(precision_of(s)).act;
+  const double tokens = static_cast<double>(s.micro_batch) * static_cast<double>(completion);
+  return tokens * static_cast<double>(a.vocab) / s.parallel.tp_size() * (e + 2 * kFp32Bytes);
+}
+
+// The rollout engine's scenario: the model served at prompt + completion tokens. A paged
+// engine serves merged 16-bit weights at the RL budget; transformers generate runs the
+// trainer's own model (its method and quantization).
+inline scenario engine_scenario(const scenario& actor, const resolved& r, std::int64_t batch) {
+  scenario e = actor;
+  e.work = workload::infer;
+  e.inference.eng = r.eng;
+  e.inference.batch = std::max<std::int64_t>(1, batch);
+  e.inference.prompt_len = r.P;
+  e.inference.gen_len = r.C;
+  e.num_gpus = r.c.rollout_tp;
+  e.parallel = {};
+  e.loss_tokens.reset();
+  e.ckpt.reset();
+  if (r.eng != engine::hf) {
+    e.meth = method::full;
+    e.quant.reset();
+    e.inference.memory_fraction = r.fraction;
+  }
+  return e;
+}
+
+struct phase_parts {
+  double states = 0;    // actor, critic, reference and reward model bytes alive in every phase
+  double overhead = 0;  // CUDA context and workspaces (the training estimate's device - reserved)
+  double factor = 1;    // the trainer's reserved / allocated
+  double engine_on = 0, engine_off = 0;
+};
+
+inline void add_phase(rl_estimate& out, std::string_view name, double allocated, double engine, const phase_parts& p) {
+  rl_phase& ph = out.phases[static_cast<std::size_t>(out.phase_count++)];
+  ph.name = name;
+  ph.allocated = bytes(allocated);
+  ph.reserved = bytes(p.factor * allocated);
+  ph.engine = bytes(engine);
+  ph.device = bytes(p.overhead + p.factor * allocated + engine);
+}
+
+// Memory of every phase on an actor GPU, and the peak.
+inline void estimate_phases(rl_estimate& out, const architecture& a, const run& actor, const resolved& r) {
+  const scenario& s = actor.settings();
+  const memory_breakdown& m = out.policy;
+  phase_parts p;
+  p.overhead = in_bytes(m.device) - in_bytes(m.peak_reserved);
+  p.factor = in_bytes(m.peak_allocated) > 0 ? in_bytes(m.peak_reserved) / in_bytes(m.peak_allocated) : 1.0;
+  const double actor_states = resident_states(m, s);
+  double critic_peak = 0, critic_states = 0;
+  if (r.critic && r.p->models_colocated) {
+    const run critic(std::make_shared<const architecture>(value_model(a)), [&] {
+      scenario c = s;
+      c.loss_tokens.reset();
+      return c;
+    }());
+    const memory_breakdown cm = estimate_memory(critic);
+    critic_peak = in_bytes(cm.peak_allocated);
+    critic_states = resident_states(cm, critic.settings());
+  }
+  out.critic_bytes = bytes(critic_states);
+  out.reference_bytes = bytes(reference_bytes(actor, r));
+  out.reward_bytes = bytes(r.reward && r.p->models_colocated ? frozen_copy_bytes(actor, bytes_of(precision_of(s)).act) : 0.0);
+  const double others = in_bytes(out.reference_bytes) + in_bytes(out.reward_bytes);
+  p.states = actor_states + critic_states + others;
+  if (r.place == rollout_placement::colocated && r.eng != engine::hf) {
+    const engine_profile& ep = profile_of(r.eng);
+    p.engine_on = r.fraction * in_bytes(s.gpu.usable_memory) + ep.cuda_graph_bytes;
+    p.engine_off = r.sleep == 0 ? p.engine_on : ep.cuda_graph_bytes;  // vLLM sleep keeps the CUDA graph pool
+  }
+  out.engine_budget = bytes(p.engine_on);
+  if (r.c.algo != rl_algorithm::dpo) {
+    double generation = 0;
+    if (r.eng == engine::hf) {  // transformers generate in the trainer: its KV cache and working set
+      const std::int64_t batch = s.micro_batch * s.grad_accum;
+      const memory_breakdown g = estimate_memory(run(a, engine_scenario(s, r, batch)));
+      generation = in_bytes(g.kv_cache) + in_bytes(g.activations) + in_bytes(g.transient);
+    }
+    const double trainer = r.p->trainer_offloaded_in_rollout ? 0.0 : actor_states + critic_states;
+    add_phase(out, "rollout", trainer + others + generation, p.engine_on, p);
+    add_phase(out, "scoring", p.states + logprob_working_set(a, actor, r.C), p.engine_off, p);
+  }
+  add_phase(out, "actor update", in_bytes(m.peak_allocated) + critic_states + others, p.engine_off, p);
+  if (critic_peak > 0) add_phase(out, "critic update", actor_states + critic_peak + others, p.engine_off, p);
+  for (int i = 0; i < out.phase_count; ++i)
+    if (in_bytes(out.phases[static_cast<std::size_t>(i)].device) > in_bytes(out.phases[static_cast<std::size_t>(out.peak_phase)].device))
+      out.peak_phase = i;
+  out.device = out.phases[static_cast<std::size_t>(out.peak_phase)].device;
+  for (int i = 0; i < out.phase_count; ++i)
+    out.peak_reserved = bytes(std::max(in_bytes(out.peak_reserved), in_bytes(out.phases[static_cast<std::size_t>(i)].reserved)));
+  out.capacity = s.gpu.usable_memory;
+  out.headroom = bytes(in_bytes(out.capacity) - in_bytes(out.device));
+  out.fits = in_bytes(out.headroom) >= 0;
+}
+
+// Seconds of one no-grad forward over the step's sequences: the training step's time scaled by
+// forward model FLOPs (1/3 of forward + backward, Kaplan et al. 2020) over the hardware FLOPs
+// it ran (which include the recompute).
+inline double forward_seconds(const time_estimate& t) {
+  const double hw = in_flops(t.hardware_flops_per_step);
+  return hw > 0 ? in_seconds(t.step) * in_flops(t.model_flops_per_step) / 3.0 / hw : 0.0;
+}
+
+// Sequences a vLLM-style engine schedules per step (max_num_seqs): 256, 1024 on GPUs of 70 GiB
+// or more other than the A100 (vllm/engine/arg_utils.py get_batch_defaults, LLM class).
+inline std::int64_t max_num_seqs(const scenario& s, engine eng) {
+  const std::int64_t base = profile_of(eng).max_seqs;
+  const bool large = in_gib(s.gpu.usable_memory) >= 70 && s.gpu.id.find("a100") == std::string::npos;
+  return large ? 4 * base : base;
+}
+
+// Completion lengths: all at completion_len unless a smaller mean is given; then exponential
+// with that mean, capped at completion_len (the scale mu solves mu (1 - exp(-cap / mu)) = mean,
+// the capped distribution's mean). RL completions are right-skewed with a long tail (NeMo RL's
+// performance summary: mean 1,019 of 4,096 allowed), so a batch decodes ever fewer sequences.
+inline double length_scale(double mean, double cap) {
+  double mu = mean;
+  for (int i = 0; i < 60 && mean < cap; ++i) mu = mean / (1.0 - std::exp(-cap / mu));
+  return mu;
+}
+
+// Seconds for one engine to decode `n` sequences started together: the prompts' time to first
+// token, then decode steps whose batch is the sequences still running, n exp(-t / mu), until the
+// last one ends (about mu (ln n + 0.577), the expected maximum of n exponentials, or the cap).
+inline double wave_seconds(const run& engine_run, std::int64_t n, double mean, double cap) {
+  const efficiency_params& e = engine_run.efficiency();
+  const serve_point full = serve_at(engine_run, n, e);
+  if (mean >= cap) return in_seconds(full.time_to_first_token) + cap * in_seconds(full.inter_token_latency);
+  const double mu = length_scale(mean, cap), N = static_cast<double>(n);
+  const double end = std::min(cap, mu * (std::log(N) + 0.5772));
+  constexpr int kSlices = 24;
+  double t = in_seconds(full.time_to_first_token);
+  for (int k = 0; k < kSlices; ++k) {
+    const double mid = end * (k + 0.5) / kSlices;
+    const auto active = static_cast<std::int64_t>(std::max(1.0, std::round(N * std::exp(-mid / mu))));
+    t += end / kSlices * in_seconds(serve_at(engine_run, active, e).inter_token_latency);
+  }
+  return t;
+}
+
+// Rollout seconds: each engine decodes its share of the step's sequences, as many at once as its
+// KV pool holds (transformers generate: the trainer's generation batch). Beyond one batch the
+// pool stays full (continuous batching refills it) for the sequences before the last batch.
+inline double rollout_seconds(rl_estimate& out, const architecture& a, const scenario& s, const resolved& r) {
+  const int engine_gpus = r.place == rollout_placement::separate && r.c.rollout_gpus > 0 ? r.c.rollout_gpus : s.num_gpus;
+  const std::int64_t replicas = std::max(1, engine_gpus / r.c.rollout_tp);
+  const std::int64_t share = (out.sequences_per_step + replicas - 1) / replicas;
+  std::int64_t batch = r.eng == engine::hf ? std::min(share, s.micro_batch * s.grad_accum) : share;
+  const run engine_run(a, engine_scenario(s, r, batch));
+  if (r.eng != engine::hf) {
+    const serve_result sr = serve(engine_run);
+    if (r.place == rollout_placement::separate) out.rollout_device = sr.memory.device;
+    if (sr.max_concurrency <= 0) return std::numeric_limits<double>::infinity();
+    // The pool admits sequences while blocks are free: prompt + the mean completion each.
+    const auto by_pool = static_cast<std::int64_t>(sr.pool_tokens / std::max<std::int64_t>(1, r.P + r.C_mean));
+    batch = std::min({share, std::max(sr.max_concurrency, by_pool), max_num_seqs(s, r.eng)});
+  }
+  out.rollout_concurrency = batch;
+  const double mean = static_cast<double>(r.C_mean), cap = static_cast<double>(r.C);
+  const double before_last = std::ceil(static_cast<double>(share) / static_cast<double>(batch)) - 1;
+  const serve_point steady = serve_at(engine_run, batch, engine_run.efficiency());
+  const double refill = r.eng == engine::hf ? wave_seconds(engine_run, batch, mean, cap)
+                                            : in_seconds(steady.time_to_first_token) + mean * in_seconds(steady.inter_token_latency);
+  return before_last * refill + wave_seconds(engine_run, batch, mean, cap);
+}
+
+inline void estimate_step_time(rl_estimate& out, const architecture& a, const scenario& policy, const resolved& r) {
+  scenario ts = actor_scenario(policy, r, r.C_mean);
+  const std::int64_t per_pass = ts.micro_batch * std::max(1, ts.dp());
+  const std::int64_t seqs = out.sequences_per_step;
+  ts.grad_accum = std::max<std::int64_t>(1, (seqs + per_pass - 1) / per_pass);
+  const run tr(a, ts);
+  out.policy_time = estimate_time(tr);
+  const double fwd = forward_seconds(out.policy_time);
+  double train = in_seconds(out.policy_time.step), passes = r.ref ? 1 : 0;
+  if (r.c.algo != rl_algorithm::dpo && r.p->old_logprobs) passes += 1;
+  if (r.critic) {
+    scenario cs = ts;
+    cs.loss_tokens.reset();
+    const time_estimate ct = estimate_time(run(std::make_shared<const architecture>(value_model(a)), cs));
+    train += in_seconds(ct.step);
+    passes += 1 + (r.reward ? 1 : 0);  // values, rewards
+  }
+  out.training_time = seconds(train);
+  out.scoring_time = seconds(passes * fwd);
+  out.rollout_time = seconds(r.c.algo == rl_algorithm::dpo ? 0.0 : rollout_seconds(out, a, policy, r));
+  out.step = seconds(in_seconds(out.rollout_time) + in_seconds(out.scoring_time) + train);
+  const int gpus = policy.num_gpus + (r.place == rollout_placement::separate ? r.c.rollout_gpus : 0);
+  const double tokens = static_cast<double>(seqs) * static_cast<double>(r.P + r.C_mean);
+  out.tokens_per_second_per_gpu = tokens / in_seconds(out.step) / gpus;
+}
+
+}  // namespace detail::rl
+
+inline rl_estimate estimate_rl(const architecture& model, const scenario& policy, const rl_config& cfg) {
+  using namespace detail::rl;
+  const resolved r = resolve(cfg);
+  check(policy, r);
+  const run actor(model, actor_scenario(policy, r, r.C));
+  const scenario& s = actor.settings();
+  rl_estimate out;
+  out.algo = cfg.algo;
+  out.fw = cfg.fw;
+  out.placement = r.place;
+  out.rollout = r.eng;
+  out.rollout_fraction = r.eng == engine::hf ? 0.0 : r.fraction;
+  out.reference = r.ref;
+  out.critic = r.critic;
+  out.reward_model = r.reward;
+  out.generations = r.G;
+  out.prompt_len = r.P;
+  out.completion_len = r.C;
+  out.mean_completion_len = r.C_mean;
+  // TRL: the generation batch is per_device_train_batch_size x steps_per_generation x processes,
+  // G completions of each prompt (grpo_trainer.py _generate_and_score_completions).
+  // DPO: two sequences (chosen, rejected) per pair.
+  const std::int64_t per_prompt = cfg.algo == rl_algorithm::dpo ? 2 : r.G;
+  const std::int64_t prompts = cfg.prompts_per_step.value_or(r.p->prompts_per_step);
+  out.sequences_per_step = prompts > 0 ? prompts * per_prompt : s.global_batch();
+  out.policy = estimate_memory(actor);
+  estimate_phases(out, model, actor, r);
+  estimate_step_time(out, model, s, r);
+  return out;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,208 @@
+// RL post-training (rl.hpp): each model placed on the training GPUs adds exactly its bytes to
+// the phases it lives in, the engine's budget follows its fraction and sleep level, and the
+// step is the sum of its parts. The published rows are scored in docs/accuracy.md.
+#include <cmath>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "gpuplan/io/catalog.hpp"
+#include "gpuplan/memory.hpp"
+#include "gpuplan/rl.hpp"
+#include "gpuplan/serve.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+scenario rl_policy(const char* gpu, int gpus) {
+  scenario s;
+  s.gpu = io::find_gpu(gpu);
+  s.num_gpus = gpus;
+  return s;
+}
+
+double rl_phase_alloc(const rl_estimate& e, std::string_view name) {
+  for (int i = 0; i < e.phase_count; ++i)
+    if (e.phases[static_cast<std::size_t>(i)].name == name) return in_bytes(e.phases[static_cast<std::size_t>(i)].allocated);
+  FAIL("no phase " << name);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("rl: a reference of a fully trained policy adds its parameters in the policy's load dtype to every phase") {
+  const architecture& m = io::find_model("llama-3.2-1b");
+  rl_config c;  // TRL GRPO: fp32 parameters under bf16 autocast, transformers generate
+  c.reference = false;
+  const rl_estimate without = estimate_rl(m, rl_policy("a100-80gb", 1), c);
+  c.reference = true;
+  const rl_estimate with = estimate_rl(m, rl_policy("a100-80gb", 1), c);
+  // 4 bytes per parameter (trl/trainer/utils.py create_model_from_path: no dtype -> fp32).
+  const double expected = static_cast<double>(count_parameters(m).total) * 4;
+  CHECK(in_bytes(with.reference_bytes) == doctest::Approx(expected).epsilon(1e-12));
+  for (const char* phase : {"rollout", "scoring", "actor update"})
+    CHECK(rl_phase_alloc(with, phase) - rl_phase_alloc(without, phase) == doctest::Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("rl: with LoRA the reference is the base with the adapter disabled: no copy") {
+  const architecture& m = io::find_model("llama-3.2-1b");
+  scenario s = rl_policy("a100-80gb", 1);
+  s.meth = method::lora;
+  rl_config c;
+  c.reference = true;
+  CHECK(in_bytes(estimate_rl(m, s, c).reference_bytes) == 0);
+}
+
+TEST_CASE("rl: a co-located vLLM holds its fraction of the GPU while it generates, and only its CUDA graphs asleep") {
+  const architecture& m = io::find_model("qwen2.5-7b");
+  rl_config c;
+  c.fw = rl_framework::verl;  // vLLM at 0.5, sleep level 2
+  const scenario s = rl_policy("h100-sxm", 8);
+  const rl_estimate e = estimate_rl(m, s, c);
+  const double graphs = profile_of(engine::vllm).cuda_graph_bytes;
+  CHECK(in_bytes(e.phases[0].engine) == doctest::Approx(0.5 * in_bytes(s.gpu.usable_memory) + graphs).epsilon(1e-12));
+  CHECK(in_bytes(e.phases[2].engine) == doctest::Approx(graphs).epsilon(1e-12));
+  c.sleep_level = 0;  // no sleep: the pool stays through training
+  const rl_estimate awake = estimate_rl(m, s, c);
+  CHECK(in_bytes(awake.phases[2].engine) == doctest::Approx(in_bytes(awake.phases[0].engine)).epsilon(1e-12));
+  // Device = the training estimate's overhead + reserved pool + the engine, phase by phase.
+  for (int i = 0; i < e.phase_count; ++i) {
+    const rl_phase& p = e.phases[static_cast<std::size_t>(i)];
+    CHECK(in_bytes(p.device) == doctest::Approx(in_bytes(e.policy.device) - in_bytes(e.policy.peak_reserved) +
+                                                in_bytes(p.reserved) + in_bytes(p.engine)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("rl: NeMo RL moves the policy to the CPU while vLLM generates") {
+  const architecture& m = io::find_model("llama-3.1-8b");
+  scenario s = rl_policy("h100-sxm", 16);
+  s.parallel.pp = 2;
+  rl_config c;
+  c.fw = rl_framework::nemo_rl;
+  const rl_estimate e = estimate_rl(m, s, c);
+  // Only the reference (bf16, split over pp = 2) stays: 2 bytes x parameters / 2.
+  CHECK(rl_phase_alloc(e, "rollout") == doctest::Approx(static_cast<double>(count_parameters(m).total)).epsilon(1e-9));
+}
+
+TEST_CASE("rl: DPO trains chosen and rejected side by side at the maximum length, with its reference") {
+  const architecture& m = io::find_model("llama-3.2-1b");
+  rl_config c;
+  c.algo = rl_algorithm::dpo;
+  c.micro_batch = 2;
+  c.prompt_len = 1024;
+  const rl_estimate e = estimate_rl(m, rl_policy("a100-80gb", 1), c);
+  scenario same = rl_policy("a100-80gb", 1);
+  same.micro_batch = 4;  // 2 pairs
+  same.seq_len = 1024;
+  same.ckpt = checkpointing::full;  // TRL's gradient_checkpointing default
+  const memory_breakdown direct = estimate_memory(m, same);
+  CHECK(in_bytes(e.policy.peak_allocated) == doctest::Approx(in_bytes(direct.peak_allocated)).epsilon(1e-12));
+  CHECK(e.phase_count == 1);
+  CHECK(e.reference);
+  CHECK(in_seconds(e.rollout_time) == 0);
+}
+
+TEST_CASE("rl: the loss's logits cover the completion only (logits_to_keep)") {
+  const architecture& m = io::find_model("llama-3.2-1b");
+  scenario s = rl_policy("a100-80gb", 1);
+  s.micro_batch = 4;
+  s.seq_len = 2048;
+  const run all(m, s);
+  s.loss_tokens = 512;
+  const run kept(m, s);
+  const auto f_all = detail::mem::facts_of(m, all.settings(), all.parameters());
+  const auto f_kept = detail::mem::facts_of(m, kept.settings(), kept.parameters());
+  const auto l_all = detail::mem::loss_bytes(m, all.settings(), f_all);
+  const auto l_kept = detail::mem::loss_bytes(m, kept.settings(), f_kept);
+  CHECK(l_kept.forward == doctest::Approx(l_all.forward / 4).epsilon(1e-12));
+  CHECK(l_kept.backward == doctest::Approx(l_all.backward / 4).epsilon(1e-12));
+}
+
+TEST_CASE("rl: the step is rollout + scoring + training; a shorter mean completion shortens the rollout") {
+  const architecture& m = io::find_model("llama-3.1-8b");
+  rl_config c;
+  c.fw = rl_framework::verl;
+  c.completion_len = 4096;
+  const scenario s = rl_policy("h100-sxm", 8);
+  const rl_estimate full = estimate_rl(m, s, c);
+  CHECK(in_seconds(full.step) == doctest::Approx(in_seconds(full.rollout_time) + in_seconds(full.scoring_time) +
+                                                 in_seconds(full.training_time)).epsilon(1e-12));
+  c.mean_completion_len = 1024;
+  const rl_estimate skewed = estimate_rl(m, s, c);
+  CHECK(in_seconds(skewed.rollout_time) < in_seconds(full.rollout_time));
+  // Memory is set by the cap, not the mean.
+  CHECK(in_bytes(skewed.device) == doctest::Approx(in_bytes(full.device)).epsilon(1e-12));
+  // Scoring: reference + old log-probs, two forward passes of a third of the model FLOPs each.
+  CHECK(in_seconds(full.scoring_time) > 0);
+}
+
+TEST_CASE("rl: the capped exponential's scale reproduces the requested mean") {
+  for (const double mean : {100.0, 1019.0, 3000.0}) {
+    const double cap = 4096, mu = detail::rl::length_scale(mean, cap);
+    CHECK(mu * (1 - std::exp(-cap / mu)) == doctest::Approx(mean).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("rl: PPO keeps critic, reward model and reference on TRL's GPUs and trains the critic in a phase of its own") {
+  const architecture& m = io::find_model("llama-3.2-1b");
+  rl_config c;
+  c.algo = rl_algorithm::ppo;
+  const rl_estimate e = estimate_rl(m, rl_policy("a100-80gb", 1), c);
+  CHECK(e.critic);
+  CHECK(e.reward_model);
+  CHECK(e.phase_count == 4);
+  CHECK(in_bytes(e.reward_bytes) == doctest::Approx(2.0 * static_cast<double>(count_parameters(m).total)).epsilon(1e-12));
+  CHECK(in_bytes(e.critic_bytes) > 0);
+  c.fw = rl_framework::openrlhf;  // critic, reward and reference on GPUs of their own
+  const rl_estimate apart = estimate_rl(m, rl_policy("a100-80gb", 1), c);
+  CHECK(in_bytes(apart.critic_bytes) == 0);
+  CHECK(in_bytes(apart.reward_bytes) == 0);
+  CHECK(in_bytes(apart.reference_bytes) == 0);
+}
+
+TEST_CASE("rl: bad settings are one-line errors naming the field") {
+  const architecture& m = io::find_model("llama-3.2-1b");
+  const scenario s = rl_policy("a100-80gb", 1);
+  auto message = [&](rl_config c) {
+    try {
+      (void)estimate_rl(m, s, c);
+    } catch (const config_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  rl_config c;
+  c.rollout_fraction = std::nan("");
+  CHECK(message(c) == "rl.rollout_fraction: must be a finite number (got nan)");
+  c = {};
+  c.algo = rl_algorithm::dpo;
+  c.generations = 4;
+  CHECK(message(c) == "rl.algorithm: dpo trains on given pairs: generations, completion_len, rollout and placement do not apply (got dpo)");
+  c = {};
+  c.completion_len = 0;
+  CHECK(message(c) == "rl.completion_len: must be at least 1 (got 0)");
+  c = {};
+  c.mean_completion_len = 600;  // above TRL's 256 cap
+  CHECK(message(c) == "rl.mean_completion_len: must be at most 256 (got 600)");
+  c = {};
+  c.rollout = engine::llama_cpp;
+  CHECK(message(c) == "rl.rollout: must be hf, vllm or sglang (got llama.cpp)");
+}
+
+TEST_CASE("serving: the scenario's memory fraction replaces the engine's budget") {
+  const architecture& m = io::find_model("llama-3.1-8b");
+  scenario s = rl_policy("h100-sxm", 1);
+  s.work = workload::infer;
+  s.inference.eng = engine::vllm;
+  s.inference.memory_fraction = 0.3;
+  const serve_result r = serve(m, s);
+  CHECK(r.memory_fraction == doctest::Approx(0.3));
+  s.inference.memory_fraction = 0.6;
+  const serve_result more = serve(m, s);
+  // 0.3 more of the GPU goes to the pool, in whole blocks.
+  const double block = in_bytes(kv_cache_bytes_per_token(run(m, s))) * 16;
+  CHECK(in_bytes(more.pool) - in_bytes(r.pool) == doctest::Approx(0.3 * in_bytes(s.gpu.usable_memory)).epsilon(block / in_bytes(r.pool)));
+  s.inference.eng = engine::hf;
+  CHECK_THROWS_WITH(serve(m, s), "scenario.inference.memory_fraction: only applies to an engine with a KV pool (vllm, sglang, tgi; got engine hf)");
+}
