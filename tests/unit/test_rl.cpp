@@ -8,6 +8,7 @@
 
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/memory.hpp"
+#include "gpuplan/plan/rl_recommend.hpp"
 #include "gpuplan/rl.hpp"
 #include "gpuplan/serve.hpp"
 
@@ -205,4 +206,29 @@ TEST_CASE("serving: the scenario's memory fraction replaces the engine's budget"
   CHECK(in_bytes(more.pool) - in_bytes(r.pool) == doctest::Approx(0.3 * in_bytes(s.gpu.usable_memory)).epsilon(block / in_bytes(r.pool)));
   s.inference.eng = engine::hf;
   CHECK_THROWS_WITH(serve(m, s), "scenario.inference.memory_fraction: only applies to an engine with a KV pool (vllm, sglang, tgi; got engine hf)");
+}
+
+TEST_CASE("rl: the recommendation is each GPU's smallest count that fits with the headroom") {
+  const architecture& m = io::find_model("qwen2.5-7b");
+  rl_config c;
+  c.fw = rl_framework::verl;
+  c.generations = 8;
+  rl_recommend_request req;
+  req.gpus = {io::find_gpu("h100-sxm"), io::find_gpu("a100-40gb"), io::find_gpu("rtx-4090")};
+  req.prices = {{"h100-sxm", 3.0}};
+  const std::vector<rl_option> rows = recommend_rl(m, scenario{}, c, req);
+  REQUIRE(!rows.empty());
+  CHECK(rows.front().gpu.id == "h100-sxm");  // the only priced row comes first
+  for (const rl_option& o : rows) {
+    CAPTURE(o.gpu.id);
+    CHECK(in_bytes(o.estimate.headroom) >= 0.05 * in_bytes(o.estimate.capacity));
+    if (o.gpus > 1) {  // half as many GPUs does not fit with the headroom
+      scenario fewer;
+      fewer.gpu = o.gpu;
+      fewer.num_gpus = o.gpus / 2;
+      const rl_estimate e = estimate_rl(m, fewer, c);
+      CHECK(in_bytes(e.headroom) < 0.05 * in_bytes(e.capacity));
+    }
+  }
+  CHECK(*rows.front().cost_per_step == doctest::Approx(3.0 * rows.front().gpus * in_seconds(rows.front().estimate.step) / 3600));
 }
