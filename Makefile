@@ -1,7 +1,7 @@
 # The two set-up commands of the README. Both install missing Debian packages
 # first (scripts/install-deps.sh, idempotent) and build with CMake presets.
 PY := /usr/bin/python3
-.PHONY: demo test deps build-release build-dev build-asan test-cpp test-asan test-python test-fuzz bench accuracy clean
+.PHONY: demo test deps build-release build-dev build-asan test-cpp test-asan test-python test-fuzz bench accuracy clean web deps-web test-web
 
 # The 13B-on-24GB question: full fine-tuning, LoRA and QLoRA side by side (the hf
 # framework's defaults: PEFT/TRL checkpoint LoRA and QLoRA), then the default run
@@ -14,7 +14,7 @@ demo: deps
 	  rc=$$?; [ $$rc -ne 2 ]
 	./build/release/bin/gpuplan fit llama-2-13b --gpu rtx-4090 --seq 2048; rc=$$?; [ $$rc -ne 2 ]
 
-test: deps test-cpp test-asan test-python test-fuzz
+test: deps test-cpp test-asan test-python test-fuzz test-web
 
 # Each test runs once in `make test`: the unit and CLI tests in the sanitizer build (with the
 # fuzzers), so the plain build only makes what the rest needs (the Python module, the
@@ -26,6 +26,9 @@ DEV_TARGETS := -DGPUPLAN_BUILD_UNIT_TESTS=ON -DGPUPLAN_BUILD_CLI=ON
 
 deps:
 	@bash scripts/install-deps.sh
+
+deps-web:
+	@bash scripts/install-deps.sh --web
 
 build-release:
 	cmake --preset release >/dev/null
@@ -72,5 +75,22 @@ accuracy: build-dev
 	cmake --build --preset dev --target gpuplan_accuracy
 	./build/dev/bin/gpuplan-accuracy > docs/accuracy.md
 
+# The calculator in the browser: the core and the readers compiled to WebAssembly with
+# Debian's emscripten (src/web/), assembled with the page's sources into web/ (open
+# web/index.html from disk: the module carries its .wasm).
+web: deps-web
+	emcmake cmake -S src/web -B build/web >/dev/null
+	cmake --build build/web
+
+# The page in headless chromium (puppeteer-core, installed by npm into tests/web/node_modules
+# from its lock file), each answer compared with the CLI's: GPUPLAN_CLI, else the release CLI.
+test-web: web tests/web/node_modules/.package-lock.json
+	@if [ -z "$$GPUPLAN_CLI" ]; then cmake --preset release >/dev/null && \
+	  cmake --build --preset release --target gpuplan_cli; fi
+	node tests/web/test_web.mjs
+
+tests/web/node_modules/.package-lock.json: tests/web/package.json tests/web/package-lock.json
+	cd tests/web && npm ci --no-audit --no-fund
+
 clean:
-	rm -rf build
+	rm -rf build web

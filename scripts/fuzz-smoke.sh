@@ -47,6 +47,7 @@ seeds_of() {
     fuzz_profile) echo tests/fuzz/corpus/profile ;;
     fuzz_diffusers_config) echo tests/fuzz/corpus/diffusers_config ;;
     fuzz_graph_json) echo tests/fuzz/corpus/graph ;;
+    fuzz_rl) echo tests/fuzz/corpus/rl ;;
   esac
 }
 

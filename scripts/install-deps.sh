@@ -11,6 +11,12 @@ packages=(
   python3-torch python3-torchvision
   clang libclang-rt-14-dev
 )
+# --web (make web, make test-web): the WebAssembly compiler and the browser the page is
+# tested in; npm only when no npm is installed (a Node.js from elsewhere brings its own).
+if [[ "${1:-}" == "--web" ]]; then
+  packages+=(emscripten chromium)
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

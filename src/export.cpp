@@ -451,7 +451,8 @@ launch_config vllm_command(const resolved_run& run, const checker& c) {
   t += " --max-model-len " + num(inf.prompt_len + inf.gen_len);
   // The budget the plan's KV pool was computed from (engine.hpp vLLM profile), written
   // out: vLLM's own default has changed between releases (0.9, then 0.92).
-  const double fraction = memory_fraction_of(s, in_gib(s.gpu.usable_memory));
+  const double fraction = s.inference.memory_fraction.value_or(
+      memory_fraction_of(profile_of(engine::vllm), in_gib(s.gpu.usable_memory), s.parallel.tp_size() * s.parallel.pp));
   t += " --gpu-memory-utilization " + num(std::round(fraction * 100) / 100);
   t += " --max-num-seqs " + num(inf.batch);
   if (inf.max_batched_tokens > 0) t += " --max-num-batched-tokens " + num(inf.max_batched_tokens);

@@ -115,6 +115,16 @@ std::string format_params(std::int64_t n) {
   return std::to_string(n);
 }
 
+std::string format_tokens(std::int64_t n) {
+  // K = 1,024 tokens, M = 1,024 K: context lengths are quoted in powers of two ("32K" = 32,768).
+  const double v = static_cast<double>(n);
+  std::string unit;
+  if (n >= 1024 * 1024) unit = printf_string("%.1f", v / (1024.0 * 1024.0)) + "M";
+  else if (n >= 1024) unit = printf_string("%.1f", v / 1024.0) + "K";
+  if (const auto dot = unit.find(".0"); dot != std::string::npos && dot + 3 == unit.size()) unit.erase(dot, 2);
+  return format_count(n) + (n == 1 ? " token" : " tokens") + (unit.empty() ? "" : " (" + unit + ")");
+}
+
 std::string format_number(double v, int significant) {
   if (std::isnan(v)) return "n/a";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";

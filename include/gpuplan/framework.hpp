@@ -79,6 +79,9 @@ struct framework_profile {
   bool offload_everything = true;      // parameters and optimizer on the CPU (ZeRO-3 offload_param; FSDP CPUOffload)
   bool tensor_parallel = false;        // tp > 1 and sequence parallelism
   bool pipeline_parallel = false;      // pp > 1 and interleaved (virtual) stages
+  // cp > 1: the sequence split over GPUs, every activation at s/cp tokens per GPU (ring attention,
+  // Ulysses all-to-all; docs/long-context.md). plan/max_context.hpp's ladder uses it; search does not.
+  bool context_parallel = false;
   // Pipeline stages, every framework: the embedding on the first stage, the final norm, the
   // head and the loss (logits) on the last (Megatron-LM megatron/core/models/gpt/gpt_model.py
   // pre_process / post_process; DeepSpeed PipelineModule's first and last LayerSpecs), blocks
@@ -135,6 +138,9 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .optimizer_step = optimizer_kernel::fused,
      // accelerate launches DDP, DeepSpeed ZeRO-1..3 (with offload) or FSDP; no TP/PP
      // (accelerate docs, "DeepSpeed" and "Fully Sharded Data Parallel").
+     // No context parallelism of its own: accelerate's ParallelismConfig(cp_size=...) runs only
+     // with FSDP2 (accelerate docs, concept_guides/context_parallelism), the fsdp profile, and
+     // Ulysses/ALST with DeepSpeed, the deepspeed profile.
      .zero_stages = 0b1111},
     // DeepSpeed ZeRO (with the HF Trainer or its own engine).
     {.id = framework::deepspeed,
@@ -148,7 +154,11 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      // A config's "Adam"/"AdamW" runs FusedAdam unless "torch_adam": true
      // (deepspeed/runtime/engine.py _configure_basic_optimizer).
      .optimizer_step = optimizer_kernel::fused,
-     .zero_stages = 0b1111},
+     .zero_stages = 0b1111,
+     // DeepSpeed-Ulysses sequence parallelism (deepspeed/sequence/layer.py DistributedAttention) and
+     // ALST (deepspeed/runtime/sequence_parallel/ulysses_sp.py; ArcticTraining sequence_parallel_size);
+     // ring attention beside ZeRO-3 (360-LLaMA-Factory's ring-flash-attn).
+     .context_parallel = true},
     // PyTorch FSDP / FSDP2 (accelerate FSDP, torchtitan-style without Megatron kernels).
     {.id = framework::fsdp,
      .summary = "PyTorch FSDP / FSDP2",
@@ -162,7 +172,10 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      // optimizer-only sharding); CPUOffload(offload_params=True) moves parameters, gradients
      // and the optimizer step to the CPU together.
      .zero_stages = 0b1101,
-     .offload_optimizer_only = false},
+     .offload_optimizer_only = false,
+     // torchtitan --parallelism.context_parallel_degree: torch.distributed.tensor.experimental
+     // context_parallel, FSDP over the flattened dp_shard x cp mesh (parallelisms/parallel_dims.py).
+     .context_parallel = true},
     // torchtune recipes: bf16, FSDP2, activation checkpointing on in most configs
     // (recipes/configs/*: enable_activation_checkpointing: True).
     {.id = framework::torchtune,
@@ -176,6 +189,8 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      // fsdp_cpu_offload: True offloads parameters, gradients and optimizer together.
      .zero_stages = 0b1001,
      .offload_optimizer_only = false,
+     // recipes/full_finetune_distributed.py context_parallel_dim (torch context_parallel).
+     .context_parallel = true,
      .selective_checkpointing = true},
     // Megatron-LM / NeMo / torchtitan-style fused stacks.
     {.id = framework::megatron,
@@ -197,6 +212,8 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .offload_everything = false,
      .tensor_parallel = true,
      .pipeline_parallel = true,
+     // --context-parallel-size (megatron/core/parallel_state.py; Megatron Core "context parallel" guide).
+     .context_parallel = true,
      .account_in_pipeline_split = true,
      .selective_checkpointing = true},
     // Unsloth: fused Triton kernels, its own offloaded gradient checkpointing.

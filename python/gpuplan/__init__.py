@@ -35,6 +35,7 @@ from ._calibrate import Profile, calibrate, load_profile, measure
 from ._catalog import GPU, Model, gpu, gpus, model, models
 from ._diffusion import DiffusionResult, diffusion
 from ._graph import Graph
+from ._long_context import ContextRung, MaxContextResult, max_context
 from ._plan import (
     FitReport,
     FitResult,
@@ -57,6 +58,7 @@ from ._plan import (
     suggest,
 )
 from ._quantity import GB, TB, Bytes, GiB, KiB, MiB, Seconds
+from ._rl import RlPhase, RlResult, RlSuggestion, rl, rl_scenario
 from ._serve import ServeOption, ServePoint, ServeRecommendation, ServeResult, recommend_serving, serve
 from ._sweep import sweep
 from ._trace import trace
@@ -96,12 +98,20 @@ __all__ = [
     "measure",
     "sweep",
     "fit",
+    "max_context",
+    "MaxContextResult",
+    "ContextRung",
     "suggest",
     "search",
     "export",
     "export_launch",
     "recommend",
     "serve",
+    "rl",
+    "rl_scenario",
+    "RlResult",
+    "RlPhase",
+    "RlSuggestion",
     "vision",
     "VisionResult",
     "diffusion",

@@ -130,6 +130,11 @@ class _Result:
         return head + _html_table(self._r["table"])
 
 
+def _datum(key: str, doc: str) -> property:
+    """A read-only attribute of a result: ``self._data()[key]``, a key of the CLI's ``--json``."""
+    return property(lambda self: self._data()[key], doc=doc)
+
+
 class _TableResult(_Result):
     """A result with rows of ``_ROW``: ``to_frame()`` is a pandas DataFrame of them, with
     ``_frame_attrs()`` as its attrs. With ``_FRAME_FIELDS`` its columns are the row's

@@ -17,7 +17,9 @@ PYBIND11_MODULE(_core, m) {
   register_report(m);
   register_sweep(m);
   register_plan(m);
+  register_long_context(m);
   register_serve(m);
+  register_rl(m);
   register_calibrate(m);
   register_vision(m);
   register_diffusion(m);

@@ -44,6 +44,7 @@ command register_recommend(CLI::App& app, context& ctx);
 command register_vision(CLI::App& app, context& ctx);
 command register_diffusion(CLI::App& app, context& ctx);
 command register_serve(CLI::App& app, context& ctx);
+command register_rl(CLI::App& app, context& ctx);
 command register_calibrate(CLI::App& app, context& ctx);
 command register_completion(CLI::App& app, context& ctx);
 

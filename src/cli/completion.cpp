@@ -10,6 +10,7 @@
 #include "gpuplan/io/export.hpp"
 #include "gpuplan/names.hpp"
 #include "gpuplan/plan_names.hpp"
+#include "gpuplan/rl.hpp"
 #include "gpuplan/version.hpp"
 
 namespace gpuplan::cli {
@@ -57,7 +58,12 @@ std::string bash_completion(CLI::App& app) {
   s += "    --precision) COMPREPLY=( " + words(name_list<gpuplan::precision>(" ")) + " ); return 0 ;;\n";
   s += "    --optimizer) COMPREPLY=( " + words(name_list<gpuplan::optimizer>(" ")) + " ); return 0 ;;\n";
   s += "    --checkpointing) COMPREPLY=( " + words(name_list<gpuplan::checkpointing>(" ")) + " ); return 0 ;;\n";
-  s += "    --framework) COMPREPLY=( " + words(name_list<gpuplan::framework>(" ")) + " ); return 0 ;;\n";
+  // In `gpuplan rl`, --framework is the RL framework (rl.hpp).
+  s += "    --framework) if [[ \"${COMP_WORDS[1]}\" == rl ]]; then COMPREPLY=( " + words(name_list<gpuplan::rl_framework>(" ")) +
+       " ); else COMPREPLY=( " + words(name_list<gpuplan::framework>(" ")) + " ); fi; return 0 ;;\n";
+  s += "    --algorithm) COMPREPLY=( " + words(name_list<gpuplan::rl_algorithm>(" ")) + " ); return 0 ;;\n";
+  s += "    --placement) COMPREPLY=( " + words(name_list<gpuplan::rollout_placement>(" ")) + " ); return 0 ;;\n";
+  s += "    --rollout) COMPREPLY=( " + words("hf vllm sglang") + " ); return 0 ;;\n";
   s += "    --attention) COMPREPLY=( " + words(name_list<gpuplan::attention>(" ")) + " ); return 0 ;;\n";
   s += "    --offload-optimizer|--offload-params) COMPREPLY=( " + words(name_list<gpuplan::offload>(" ")) + " ); return 0 ;;\n";
   s += "    --lora-targets) COMPREPLY=( " + words(join_names(gpuplan::kLoraTargetNames, " ")) + " ); return 0 ;;\n";
@@ -76,7 +82,7 @@ std::string bash_completion(CLI::App& app) {
   s += "    COMPREPLY=( $(compgen -W \"$opts\" -- \"$cur\") )\n";
   s += "  else\n";
   s += "    case \"$cmd\" in\n";
-  s += "      describe|fit|time|estimate|explain|search|plan|recommend) COMPREPLY=( $(compgen -W \"$models\" -- \"$cur\") $(compgen -f -- \"$cur\") ) ;;\n";
+  s += "      describe|fit|time|estimate|explain|search|plan|recommend|rl) COMPREPLY=( $(compgen -W \"$models\" -- \"$cur\") $(compgen -f -- \"$cur\") ) ;;\n";
   s += "      completion) COMPREPLY=( $(compgen -W \"bash\" -- \"$cur\") ) ;;\n";
   s += "    esac\n";
   s += "  fi\n";

@@ -26,7 +26,7 @@ int cmd_frameworks(const output_args& out) {
   const io::style st = make_style(out);
   json arr = json::array();
   io::table t;
-  t.header = {"Framework", "Checkpointing (LoRA / full)", "ZeRO", "Offload", "TP", "PP", "GPUs", "Reserved / allocated"};
+  t.header = {"Framework", "Checkpointing (LoRA / full)", "ZeRO", "Offload", "TP", "PP", "CP", "GPUs", "Reserved / allocated"};
   for (const framework_profile& p : kFrameworkProfiles) {
     const std::string name(to_string(p.id));
     const std::string peft_ckpt(to_string(p.peft_checkpointing)), full_ckpt(to_string(p.full_checkpointing));
@@ -39,11 +39,13 @@ int cmd_frameworks(const output_args& out) {
                    {"offload", offload_of(p)},
                    {"tensor_parallel", p.tensor_parallel},
                    {"pipeline_parallel", p.pipeline_parallel},
+                   {"context_parallel", p.context_parallel},
                    {"max_gpus", p.max_gpus},
                    {"reserved_factor", p.reserved_factor}});
     t.rows.push_back({name, peft_ckpt + " / " + full_ckpt, zero_stages_of(p), offload_of(p),
                       p.tensor_parallel ? (p.sequence_parallel_with_tp ? "yes (+SP)" : "yes") : "no",
-                      p.pipeline_parallel ? "yes" : "no", p.max_gpus > 0 ? std::to_string(p.max_gpus) : "any",
+                      p.pipeline_parallel ? "yes" : "no", p.context_parallel ? "yes" : "no",
+                      p.max_gpus > 0 ? std::to_string(p.max_gpus) : "any",
                       io::format_number(p.reserved_factor)});
   }
   if (st.format == io::report_format::json) {

@@ -41,6 +41,7 @@ constexpr gpuplan::cli::registrar kCommands[] = {
     gpuplan::cli::register_vision,
     gpuplan::cli::register_diffusion,
     gpuplan::cli::register_serve,
+    gpuplan::cli::register_rl,
     gpuplan::cli::register_calibrate,
     gpuplan::cli::register_completion,
 };

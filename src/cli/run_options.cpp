@@ -200,7 +200,7 @@ json read_json_file(const std::string& file, const std::string& path) {
 }
 
 // Rewrites a reader error's path ("scenario.parallel.tp") to the flag that set it ("--tp").
-[[noreturn]] void rethrow_with_flag(const config_error& e, const run_args& a) {
+[[noreturn]] void rethrow_naming_flag(const config_error& e, const run_args& a) {
   std::string path = e.path();
   const std::string what = e.what();
   const std::string reason = what.size() > path.size() + 2 ? what.substr(path.size() + 2) : what;
@@ -273,7 +273,9 @@ std::vector<std::string> split_methods(const std::string& s) {
   return out;
 }
 
-io::resolved_run build_run(run_args& a, const std::string* method_override) {
+void rethrow_with_flag(const config_error& e, const run_args& a) { rethrow_naming_flag(e, a); }
+
+json build_scenario_json(run_args& a, const std::string* method_override) {
   json j = json::object();
   if (!a.scenario_file.empty()) {
     j = read_json_file(a.scenario_file, "--scenario");
@@ -327,11 +329,16 @@ io::resolved_run build_run(run_args& a, const std::string* method_override) {
     if (self != method::freeze && all.contains(method::freeze)) j.erase("freeze");
   }
   refuse_training_flags(j, a);
+  return j;
+}
+
+io::resolved_run build_run(run_args& a, const std::string* method_override) {
+  const json j = build_scenario_json(a, method_override);
   io::resolved_run r = [&] {
     try {
       return io::read_scenario(j);
     } catch (const config_error& e) {
-      rethrow_with_flag(e, a);
+      rethrow_naming_flag(e, a);
     }
   }();
   if (!a.profile_file.empty()) {

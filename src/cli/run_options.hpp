@@ -44,6 +44,13 @@ void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit
 // The run the flags describe; `method_override`: one method of fit's list. A reader
 // error names the flag that set the key.
 io::resolved_run build_run(run_args& a, const std::string* method_override);
+// The scenario JSON object the flags describe (--scenario FILE, MODEL and the flags) before a
+// reader sees it: build_run reads it with io::read_scenario, `gpuplan rl` with its "rl" object
+// through io::read_rl_scenario.
+nlohmann::json build_scenario_json(run_args& a, const std::string* method_override);
+// A reader's error re-thrown naming the flag that set its key ("scenario.parallel.tp" -> "--tp"),
+// or as it is when no flag did.
+[[noreturn]] void rethrow_with_flag(const config_error& e, const run_args& a);
 // --gpu-file: its GPUs join the catalog.
 void load_extra_gpus(const run_args& a);
 // fit's --method list: "full,lora,qlora" -> its entries.

@@ -7,6 +7,7 @@ scenario/     every row of tests/data/bad_scenarios.jsonl plus a few accepted ru
 hf_config/    the catalog's config.json files (src/data/models/*.json)
 gpu/          user GPU objects (inline "gpu" / --gpu-file entries)
 safetensors/  small .safetensors files: valid, truncated, lying header length
+rl/           RL scenarios (a training scenario with an "rl" object): accepted and rejected
 The libFuzzer dictionary json.dict is hand-written and not generated here.
 """
 import hashlib
@@ -72,6 +73,31 @@ def gpus():
         put("gpu", json.dumps(g))
 
 
+def rl():
+    base = {"model": "llama-3.2-1b", "gpu": "h100-sxm", "num_gpus": 2}
+    for obj in [
+        {},
+        {"algorithm": "grpo", "framework": "trl", "rollout": "vllm", "placement": "colocated", "rollout_fraction": 0.3,
+         "sleep_level": 0, "reference": True, "generations": 8, "prompt_len": 512, "completion_len": 256,
+         "mean_completion_len": 200, "micro_batch": 4, "prompts_per_step": 64, "rollout_tp": 1},
+        {"algorithm": "grpo", "framework": "verl", "generations": 5, "sleep_level": 2},
+        {"algorithm": "grpo", "framework": "nemo-rl", "rollout": "sglang", "mean_completion_len": 100},
+        {"algorithm": "ppo", "framework": "openrlhf", "rollout_gpus": 2, "rollout_tp": 2, "reward_model": False},
+        {"algorithm": "ppo", "framework": "trl", "rollout": "vllm", "placement": "separate"},
+        {"algorithm": "dpo", "framework": "trl", "max_length": 1024, "micro_batch": 2, "reference": False},
+        {"algorithm": "dpo", "generations": 4},
+        {"algorithm": "grpo", "completion_len": 0},
+        {"algorithm": "grpo", "rollout": "vllm", "rollout_fraction": 1e-9},
+        {"algorithm": "grpo", "rollout": "llama.cpp"},
+        {"algorithm": "grpo", "prompts_per_step": 16777216, "generations": 1024},
+        {"temperature": 1.0},
+    ]:
+        put("rl", json.dumps(dict(base, rl=obj)))
+    put("rl", json.dumps({"model": "llama-3.2-1b", "method": "lora", "parallel": {"tp": 0}, "rl": {"algorithm": "grpo"}}))
+    put("rl", json.dumps({"model": "gpt2", "global_batch": 16, "num_gpus": 2, "rl": {"prompt_len": 900, "completion_len": 200}}))
+    put("rl", json.dumps({"model": "llama-3.2-1b", "seq_len": 4096, "rl": {}}))
+
+
 def st(header, data=b"", length=None):
     h = json.dumps(header).encode()
     n = len(h) if length is None else length
@@ -96,3 +122,4 @@ if __name__ == "__main__":
     hf_configs()
     gpus()
     safetensors()
+    rl()

@@ -1,8 +1,8 @@
-// Every published case in tests/data/validation/cases.jsonl, cases-2.jsonl, cases-3.jsonl and cases-4.jsonl,
+// Every published case in tests/data/validation/cases.jsonl and cases-2.jsonl to cases-5.jsonl,
 // run through the JSON output (the same path as `gpuplan estimate --json`).
 // In sample (cases.jsonl): memory median |error| <= 10% with every fit/OOM
 // verdict right; time median |error| <= 15%; one set of defaults for all.
-// Out of sample (cases-2.jsonl, cases-3.jsonl and cases-4.jsonl held out; leave one source out over all): the
+// Out of sample (cases-2.jsonl to cases-5.jsonl held out; leave one source out over all): the
 // figures docs/accuracy.md reports may not get worse than recorded below.
 #include <doctest/doctest.h>
 
@@ -48,15 +48,16 @@ double ceiling_for(const case_result& r, double normal) {
 }
 }  // namespace
 
-TEST_CASE("validation: all 61 + 63 + 9 + 49 cases load; every expressible one estimates") {
-  REQUIRE(results().size() == 61 + 63 + 9 + 49);
+TEST_CASE("validation: all 61 + 63 + 9 + 49 + 20 cases load; every expressible one estimates") {
+  REQUIRE(results().size() == 61 + 63 + 9 + 49 + 20);
   int unexpressible = 0;
   for (const auto& r : results()) {
     CAPTURE(r.id);
     if (r.unexpressible) { ++unexpressible; continue; }
     CHECK(r.failure == "");
   }
-  CHECK(unexpressible == 17);  // BOFT, OSF, CNN, diffusion (three sources), encoder-only inference
+  // BOFT, OSF, CNN, diffusion (three sources), encoder-only inference; April 2024's Unsloth (cases-5.jsonl LU1-LU8)
+  CHECK(unexpressible == 25);
 }
 
 // Published fit/OOM verdicts the model gets wrong, each with its reason (docs/accuracy.md).
@@ -64,6 +65,9 @@ constexpr known_miss kKnownVerdictMisses[] = {
     {"UC8", 0, "Unsloth README 70B table, 48 GB row: a maximum context the table interpolates between measured "
                "cards (cases-4-notes.md); the estimate needs 53.6 GB of the card's 50.5 GB, 40.6 GB of it the NF4 "
                "weights with the bf16 embeddings and head"},
+    {"AT2", 0, "ArcticTraining's one-GPU ZeRO-3 offload baseline at 36,000 tokens, 'close to oom': the run set "
+               "expandable_segments, whose pool keeps less slack than the 1.35 factor of sharded runs (AT1 at "
+               "32,000 tokens is +9.7%); the estimate's largest context is about 31,400 tokens (docs/long-context.md)"},
 };
 TEST_CASE("validation: every fit/OOM verdict is right but the known misses") {
   int verdicts = 0, misses = 0;
@@ -76,7 +80,7 @@ TEST_CASE("validation: every fit/OOM verdict is right but the known misses") {
     misses += known ? 1 : 0;
     ++verdicts;
   }
-  CHECK(verdicts == 13);  // P2f, P3f, AQ18, UC1-UC11 (no UC3)
+  CHECK(verdicts == 18);  // P2f, P3f, AQ18, UC1-UC11 (no UC3), LF7, AT2, SL1-SL3
   CHECK(misses == static_cast<int>(std::size(kKnownVerdictMisses)));
 }
 
@@ -151,10 +155,13 @@ struct recorded { const char* what; bool held_out; bool memory; bool loso; doubl
 // added 38 memory rows of runs no file had (FSDP+QLoRA on consumer cards, torchtune tutorials,
 // torchtitan float8 and compile, PEFT's FSDP/DeepSpeed pages): 12.0% / 32% on those rows alone, then
 // 8.4% / 26.7% once the mechanisms they pointed at were counted from the frameworks' code (docs/accuracy.md).
+// LOSO memory P90 was 20.2% (n = 90) until cases-5.jsonl added 7 long-context memory rows, new measurements
+// rather than a change of the model: the LLaMA-Factory wiki's QLoRA rows at 1K-2K tokens (LF1 +22.8%, LF2
+// +15.9%: whole-GB figures of 6 and 7 GB) and ArcticTraining's expandable-segments baseline (AT1 +9.7%).
 constexpr recorded kRecorded[] = {
-    {"held-out memory", true, true, false, 0.067, 0.235},
+    {"held-out memory", true, true, false, 0.067, 0.228},
     {"held-out time", true, false, false, 0.075, 0.463},
-    {"LOSO memory", false, true, true, 0.050, 0.202},
+    {"LOSO memory", false, true, true, 0.050, 0.222},
     {"LOSO time", false, false, true, 0.090, 0.426},
 };
 }  // namespace

@@ -11,19 +11,19 @@
 namespace gpuplan::detail {
 
 inline constexpr std::array<band_row, 27> kBandRows{{
-    {band_metric::memory_train, -1, -1, 84, {0.7340, 0.9860, 1.1357}},
-    {band_metric::memory_train, -1, 0, 47, {0.8685, 0.9884, 1.1147}},
-    {band_metric::memory_train, -1, 1, 37, {0.7022, 0.9598, 1.1985}},
-    {band_metric::memory_train, 0, -1, 27, {0.7275, 0.9997, 1.1767}},
-    {band_metric::memory_train, 0, 0, 15, {0.9208, 1.0290, 1.1843}},
-    {band_metric::memory_train, 0, 1, 12, {0.7280, 0.8985, 1.1451}},
-    {band_metric::memory_train, 1, -1, 57, {0.7436, 0.9833, 1.1319}},
-    {band_metric::memory_train, 1, 0, 32, {0.8422, 0.9779, 1.0689}},
-    {band_metric::memory_train, 1, 1, 25, {0.7046, 1.0118, 1.1689}},
-    {band_metric::memory_infer, -1, -1, 6, {0.9984, 1.0172, 1.0405}},
-    {band_metric::memory_infer, -1, 0, 6, {0.9984, 1.0172, 1.0405}},
-    {band_metric::memory_infer, 0, -1, 6, {0.9984, 1.0172, 1.0405}},
-    {band_metric::memory_infer, 0, 0, 6, {0.9984, 1.0172, 1.0405}},
+    {band_metric::memory_train, -1, -1, 91, {0.7469, 0.9833, 1.1185}},
+    {band_metric::memory_train, -1, 0, 54, {0.8489, 0.9860, 1.1024}},
+    {band_metric::memory_train, -1, 1, 37, {0.7149, 0.9598, 1.1834}},
+    {band_metric::memory_train, 0, -1, 28, {0.7426, 0.9966, 1.1532}},
+    {band_metric::memory_train, 0, 0, 16, {0.9029, 1.0282, 1.1604}},
+    {band_metric::memory_train, 0, 1, 12, {0.7368, 0.8985, 1.1293}},
+    {band_metric::memory_train, 1, -1, 63, {0.7518, 0.9780, 1.1162}},
+    {band_metric::memory_train, 1, 0, 38, {0.7860, 0.9681, 1.0762}},
+    {band_metric::memory_train, 1, 1, 25, {0.7193, 1.0118, 1.1593}},
+    {band_metric::memory_infer, -1, -1, 6, {0.9995, 1.0172, 1.0391}},
+    {band_metric::memory_infer, -1, 0, 6, {0.9995, 1.0172, 1.0391}},
+    {band_metric::memory_infer, 0, -1, 6, {0.9995, 1.0172, 1.0391}},
+    {band_metric::memory_infer, 0, 0, 6, {0.9995, 1.0172, 1.0391}},
     {band_metric::time_train, -1, -1, 44, {0.6099, 1.0170, 1.3428}},
     {band_metric::time_train, -1, 0, 28, {0.8023, 1.0338, 1.3067}},
     {band_metric::time_train, -1, 1, 16, {0.5780, 0.9183, 1.9806}},
@@ -43,8 +43,9 @@ inline constexpr std::array<std::string_view, 9> kValidatedFamilies{{"bert", "bl
 inline constexpr std::array<std::string_view, 6> kValidatedPrecisions{{"bf16-mixed", "bf16-pure", "fp16-mixed", "fp32", "fp8-mixed", "tf32"}};
 inline constexpr int kValidatedMaxGpus = 256;
 // framework × method class (1 PEFT) × GPU class × scale (1 several GPUs) of every band case.
-inline constexpr std::array<validated_combo, 23> kValidatedCombos{{
+inline constexpr std::array<validated_combo, 24> kValidatedCombos{{
     {"deepspeed", 0, "datacenter-ampere", 1},
+    {"deepspeed", 0, "datacenter-hopper", 0},
     {"deepspeed", 1, "datacenter-ampere", 0},
     {"deepspeed", 1, "datacenter-ampere", 1},
     {"deepspeed", 1, "datacenter-hopper", 1},

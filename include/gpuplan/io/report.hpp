@@ -70,6 +70,7 @@ std::string format_bytes(Bytes b);          // "26.03 GB (24.24 GiB)"; negative 
 std::string format_bytes_short(Bytes b);    // "26.03 GB"
 std::string format_count(std::int64_t n);   // "13,015,864,320"
 std::string format_params(std::int64_t n);  // "13.02 B"
+std::string format_tokens(std::int64_t n);  // "32,768 tokens (32K)", "210,000 tokens (205.1K)": K = 1,024 tokens
 std::string format_seconds(Seconds s);      // "412 ms", "3.21 s", "5.4 h", "12.3 days"
 std::string format_number(double v, int significant = 3);  // "1.23e+15" style only when huge
 std::string format_rate(double per_second, std::string_view unit);  // "12.3 k tokens/s"
@@ -163,6 +164,16 @@ std::string explain_report(const resolved_run& r, const style& s);
 nlohmann::json fit_limits_json(const fit_report& f);
 // Rows: largest micro-batch, longest sequence, min GPUs with ZeRO-0..3.
 table fit_limits_table(const fit_report& f, const scenario& run);
+// The largest trainable context (plan/max_context.hpp): {"tokens", "tokens_text", "planned_tokens",
+// "micro_batch", "step", "limit", "max_positions", "beyond_max_positions", "context_parallel",
+// "memory": memory_json at that length, "p50_device_bytes", "ladder": [{"num_gpus", "cp", "dp", "tokens",
+// "tokens_text", "step", "device_bytes", "p50_device_bytes", "capacity_bytes"}...]}; null tokens = not even one step fits.
+nlohmann::json max_context_json(const max_context_report& r);
+// The answer in words, one line each: the largest context, the one under the margin (with
+// planned_tokens), and a note when it passes max_position_embeddings.
+std::string max_context_summary(const max_context_report& r, const plan_margin& g = {});
+// Columns GPUs, cp, dp, largest context, device memory at P50 and as estimated, capacity; one row per rung.
+table context_ladder_table(const max_context_report& r);
 // One object per suggestion: {"rank", "changes", "description", "fits", "scope", "effect",
 // "device_bytes", "device_quantile_bytes", "capacity_bytes", "headroom_bytes", "headroom_kept_bytes",
 // "step_seconds", "time_cost", "time_change", "price_per_gpu_hour", "run_cost", "num_gpus", "gpu", "scenario"}.

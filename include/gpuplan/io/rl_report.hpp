@@ -1,0 +1,58 @@
+// io/rl_report.hpp — the formatter of an RL step's estimate (rl.hpp): `gpuplan rl` (text,
+// markdown and --json) and Python's gp.rl print through these functions, so both read the same.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "gpuplan/io/report.hpp"
+#include "gpuplan/io/rl_json.hpp"
+#include "gpuplan/rl.hpp"
+
+namespace gpuplan::io {
+
+// One change that lowers the step's peak, estimated: `change` in scenario keys
+// ("rl.sleep_level = 1"), why it lowers the peak, and the changed run with its estimate.
+struct rl_suggestion {
+  std::string change;
+  std::string description;
+  rl_input input;
+  rl_estimate estimate;
+};
+
+// What `gpuplan rl` prints: the run, its estimate and, when it does not fit, the changes
+// tried on it (the engine's share, sleep mode, LoRA, ZeRO-3, more GPUs, no reference, a
+// smaller micro-batch, a separate rollout placement), those that fit first.
+struct rl_answer {
+  rl_input input;
+  rl_estimate estimate;
+  std::vector<rl_suggestion> suggestions;
+};
+rl_answer answer_rl(const rl_input& in);
+
+// `gpuplan rl --json`: {"scenario" (io/rl_json.hpp write_rl_scenario), "model", "algorithm",
+// "framework", "trainer", "rollout", "placement", "rollout_fraction", "reference", "critic",
+// "reward_model", "generations", "prompt_len", "completion_len", "mean_completion_len",
+// "sequences_per_step", "phases": [{"name", "allocated_bytes", "reserved_bytes", "engine_bytes",
+// "device_bytes", "peak"}...], "peak_phase", "fits", "device_bytes", "capacity_bytes",
+// "headroom_bytes", "peak_reserved_bytes", "reference_bytes", "critic_bytes", "reward_bytes",
+// "engine_budget_bytes", "rollout_device_bytes", "rollout_concurrency", "rollout_seconds",
+// "scoring_seconds", "training_seconds", "step_seconds", "tokens_per_second_per_gpu",
+// "policy": {"scenario" (the actor's training run), "memory" (memory_json), "time" (time_json)},
+// "warnings", "suggestions": [{"change", "description", "fits", "peak_phase", "device_bytes",
+// "headroom_bytes", "step_seconds", "scenario"}...]}. A rollout whose engine holds no whole
+// sequence has null rollout_seconds and step_seconds.
+nlohmann::json rl_json(const rl_answer& a);
+// The phases on a training GPU in GiB (allocated, reserved, engine, device), the peak marked.
+table rl_phase_table(const rl_estimate& e);
+// The lines above the table: model, algorithm and framework, the actor's run, the rollout.
+std::string rl_summary(const rl_answer& a);
+// The lines under it: the verdict with its headroom, what each model holds, the step time
+// split into rollout, scoring and training, tokens/s per GPU, warnings, and what lowers the peak.
+std::string rl_details(const rl_answer& a, const style& s);
+// rl_summary, the table and rl_details: the whole text or markdown report.
+std::string rl_report(const rl_answer& a, const style& s);
+
+}  // namespace gpuplan::io

@@ -1,0 +1,44 @@
+// register_rl.cpp — RL post-training (rl.hpp): the core of gp.rl. `rl` reads a scenario dict
+// with an "rl" object (io/rl_json.hpp), `rl_text` the same as JSON text; both return
+// result_dict (common.hpp): {"data": <`gpuplan rl --json`>, "table": <the phase table>,
+// "summary": <the lines above it>, "details": <the lines under it>, "text", "markdown"}, text
+// and markdown being `gpuplan rl`'s whole report (io/rl_report.hpp). Python's RlResult
+// (_rl.py) reads "data".
+#include <string>
+
+#include "common.hpp"
+#include "gpuplan/io/rl_json.hpp"
+#include "gpuplan/io/rl_report.hpp"
+
+namespace gpuplan::python {
+
+namespace {
+
+py::dict rl_result(const io::rl_input& in) {
+  io::rl_answer a;
+  {
+    py::gil_scoped_release unlocked;
+    a = io::answer_rl(in);
+  }
+  const io::style text{.format = io::report_format::text, .color = false};
+  const io::style markdown{.format = io::report_format::markdown, .color = false};
+  py::dict d = result_dict(io::rl_json(a), io::rl_phase_table(a.estimate), io::rl_summary(a));
+  d["details"] = io::rl_details(a, text);
+  d["text"] = io::rl_report(a, text);
+  d["markdown"] = io::rl_report(a, markdown);
+  return d;
+}
+
+}  // namespace
+
+void register_rl(py::module_& m) {
+  m.def(
+      "rl", [](py::handle obj) { return rl_result(io::read_rl_scenario(to_json(obj, "scenario"))); }, py::arg("scenario"),
+      "rl.hpp: an RL step (DPO, GRPO, PPO) from a scenario dict with an \"rl\" object: memory of a training GPU per\n"
+      "phase, the models it holds, the step time and, when it does not fit, the changes that lower the peak.");
+  m.def(
+      "rl_text", [](const std::string& text) { return rl_result(io::read_rl_scenario_text(text)); }, py::arg("text"),
+      "rl from scenario JSON text (a file's content), read exactly as `gpuplan rl --scenario FILE`.");
+}
+
+}  // namespace gpuplan::python

@@ -1,0 +1,131 @@
+// rl.cpp — `gpuplan rl`: RL post-training (DPO, GRPO, PPO) under TRL, verl, OpenRLHF or NeMo RL
+// (rl.hpp): the memory of a training GPU in each phase of a step, the models it holds, the
+// step time and, when it does not fit, what lowers the peak; printed through io/rl_report.hpp
+// (the formatter Python's gp.rl shares). Here --framework is the RL framework; the policy's
+// run flags are the shared ones (run_options.hpp). Exit 0 every phase fits, 1 one does not.
+#include <cmath>
+#include <memory>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "gpuplan/io/rl_json.hpp"
+#include "gpuplan/io/rl_report.hpp"
+#include "gpuplan/names.hpp"
+#include "gpuplan/rl.hpp"
+
+namespace gpuplan::cli {
+using nlohmann::json;
+
+namespace {
+
+// Run flags an RL step sets itself (micro-batch, sequence, logits), reads as RL flags (the
+// framework, the rollout engine and its memory share) or does not read (serving, tokens, price).
+const std::set<std::string> kSkippedRunFlags = {
+    "--framework", "--seq", "--batch", "--loss-tokens", "--tokens", "--price", "--infer", "--infer-batch",
+    "--prompt-len", "--gen-len", "--kv-dtype", "--engine", "--max-batched-tokens", "--gguf", "--gpu-layers",
+    "--gpu-memory-utilization", "--enforce-eager"};
+
+// A flag writing the rl object's `key` ("rl.<key>" of the scenario JSON).
+template <class T>
+void add_rl_key(CLI::App* sub, run_args& a, const std::string& flag, const std::string& key, const std::string& help) {
+  const std::string path = "rl." + key;
+  a.flag_of[path] = flag;
+  const std::string name = flag.substr(0, flag.find(','));
+  sub->add_option_function<T>(
+         flag,
+         [&a, path, name](const T& v) {
+           // JSON has no NaN or infinity: say what was typed instead of "got null".
+           if constexpr (std::is_floating_point_v<T>)
+             if (!std::isfinite(v)) throw config_error(name, "must be a finite number (got " + gpuplan::detail::num(v) + ")");
+           a.overrides.emplace_back(path, json(v));
+         },
+         help)
+      ->group("RL");
+}
+
+void add_rl_switch(CLI::App* sub, run_args& a, const std::string& flag, const std::string& key, bool value, const std::string& help) {
+  const std::string path = "rl." + key;
+  if (a.flag_of.count(path) == 0) a.flag_of[path] = flag;
+  sub->add_flag_function(flag, [&a, path, value](std::int64_t) { a.overrides.emplace_back(path, json(value)); }, help)->group("RL");
+}
+
+// Run flags a user may reach for that an RL step spells otherwise: one line saying which (hidden).
+void add_misspelt_flags(CLI::App* sub) {
+  const std::pair<const char*, const char*> flags[] = {
+      {"--seq", "an rl run's sequence is --prompt-len + --completion-len (dpo: --max-length)"},
+      {"--gen-len", "an rl run's completions are --completion-len (and --mean-completion-len)"},
+      {"--engine", "an rl run's rollout engine is --rollout"}};
+  for (const auto& [flag, reason] : flags)
+    sub->add_option_function<std::string>(
+           flag, [f = std::string(flag), r = std::string(reason)](const std::string& v) {
+             throw config_error(f, r + " (got " + f + " " + v + ")");
+           })
+        ->group("");
+}
+
+void add_rl_options(CLI::App* sub, run_args& a) {
+  using gpuplan::name_list;
+  add_rl_key<std::string>(sub, a, "--algorithm", "algorithm", "RL algorithm: " + name_list<gpuplan::rl_algorithm>() + " (default grpo)");
+  add_rl_key<std::string>(sub, a, "--framework", "framework",
+                          "RL framework (its trainer, engine and defaults): " + name_list<gpuplan::rl_framework>() + " (default trl)");
+  add_rl_key<std::string>(sub, a, "--rollout", "rollout", "Rollout engine: hf (transformers generate), vllm, sglang (default: the framework's)");
+  add_rl_key<std::string>(sub, a, "--placement", "placement",
+                          "Rollout engine on the training GPUs or its own: " + name_list<gpuplan::rollout_placement>());
+  add_rl_key<double>(sub, a, "--gpu-memory-utilization,--rollout-fraction", "rollout_fraction",
+                     "The co-located engine's share of GPU memory (vLLM gpu_memory_utilization)");
+  add_rl_key<std::int64_t>(sub, a, "--sleep-level", "sleep_level", "Engine while the trainer trains: 0 awake, 1 weights to CPU, 2 discarded");
+  add_rl_switch(sub, a, "--reference", "reference", true, "Keep a reference model (KL term)");
+  add_rl_switch(sub, a, "--no-reference", "reference", false, "No reference model (beta 0)");
+  add_rl_key<std::int64_t>(sub, a, "--generations", "generations", "GRPO: completions per prompt");
+  add_rl_key<std::int64_t>(sub, a, "--prompt-len", "prompt_len", "Prompt tokens (GRPO, PPO)");
+  add_rl_key<std::int64_t>(sub, a, "--max-length", "max_length", "DPO: tokens each of chosen and rejected is cut to");
+  add_rl_key<std::int64_t>(sub, a, "--completion-len", "completion_len", "Most completion tokens (max_completion_length)");
+  add_rl_key<std::int64_t>(sub, a, "--mean-completion-len", "mean_completion_len", "Mean completion tokens, for the rollout's time");
+  add_rl_key<std::int64_t>(sub, a, "--micro-batch,--batch,-b", "micro_batch", "Sequences (DPO: pairs) per GPU per forward/backward");
+  add_rl_key<std::int64_t>(sub, a, "--prompts-per-step", "prompts_per_step", "Prompts of one rollout batch (default: the framework's)");
+  add_rl_key<std::int64_t>(sub, a, "--rollout-gpus", "rollout_gpus", "Placement separate: GPUs running the engine (default as many as train)");
+  add_rl_key<std::int64_t>(sub, a, "--rollout-tp", "rollout_tp", "Tensor-parallel size of one rollout engine");
+  add_rl_switch(sub, a, "--no-reward-model", "reward_model", false, "PPO: rewards from a rule, no reward model");
+}
+
+int run_rl(run_args& a, const io::style& st) {
+  load_extra_gpus(a);
+  const json j = build_scenario_json(a, nullptr);
+  io::rl_answer answer = [&] {
+    try {
+      return io::answer_rl(io::read_rl_scenario(j));
+    } catch (const config_error& e) {
+      rethrow_with_flag(e, a);
+    }
+  }();
+  if (st.format == io::report_format::json) print_json(io::rl_json(answer));
+  else print(io::rl_report(answer, st));
+  return answer.estimate.fits ? kExitOk : kExitDoesNotFit;
+}
+
+}  // namespace
+
+command register_rl(CLI::App& app, context& ctx) {
+  auto args = std::make_shared<run_args>();
+  auto* sub = app.add_subcommand("rl", "RL post-training (DPO, GRPO, PPO): memory per phase, the models kept, step time");
+  add_run_options(sub, *args, true, false, kSkippedRunFlags);
+  sub->remove_option(sub->get_option("--profile"));  // a calibration applies to one run, not to the step's several
+  add_rl_options(sub, *args);
+  add_misspelt_flags(sub);
+  add_output_options(sub, ctx.out);
+  sub->footer(std::string("Examples:\n"
+                          "  gpuplan rl qwen2.5-7b --algorithm grpo --framework trl --gpu h100-sxm --gpus 8\n"
+                          "  gpuplan rl qwen2.5-7b --algorithm dpo --method lora --gpu rtx-4090 --max-length 1024\n"
+                          "  gpuplan rl llama-3.1-8b --algorithm grpo --framework verl --gpu h100-sxm --gpus 8 --generations 8\n"
+                          "  gpuplan rl --scenario grpo.json --json   # a scenario with an \"rl\" object (docs/scenario.md)\n"
+                          "rl exits 0 when every phase of the step fits, 1 when one does not.\n") +
+              kExitCodes);
+  return {sub, [args, &ctx] { return run_rl(*args, make_style(ctx.out)); }};
+}
+
+}  // namespace gpuplan::cli

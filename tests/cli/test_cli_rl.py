@@ -1,0 +1,199 @@
+#!/usr/bin/python3
+"""CLI tests of `gpuplan rl` (RL post-training, include/gpuplan/rl.hpp): figures recomputed
+from its --json, the text report, the scenario file's "rl" object, and hostile input (one
+stderr line naming the flag or key, exit 2).
+
+Usage: test_cli_rl.py BINARY VERSION CASE (registered one case per CTest test by
+tests/cli/CMakeLists.txt); the helpers are test_cli.py's.
+"""
+import json
+import math
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_cli import CASE, expect, expect_error, run  # noqa: E402
+
+GRPO_TRL = ("rl", "qwen2.5-7b", "--algorithm", "grpo", "--framework", "trl", "--gpu", "h100-sxm", "--gpus", "8")
+GRPO_VERL = ("rl", "qwen2.5-7b", "--algorithm", "grpo", "--framework", "verl", "--gpu", "h100-sxm", "--gpus", "8")
+
+
+def rl_json(*args):
+    rc, out, err = run(*args, "--json")
+    expect(rc in (0, 1), f"{args}: exit 0 or 1", rc, out, err)
+    j = json.loads(out)
+    expect(rc == (0 if j["fits"] else 1), f"{args}: exit code follows fits", rc, out, err)
+    return j
+
+
+def close(a, b, rel=1e-9):
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-6)
+
+
+def check_figures(j, what):
+    """Every figure the JSON derives, recomputed from the others."""
+    phases = j["phases"]
+    peak = max(phases, key=lambda p: p["device_bytes"])
+    expect(j["peak_phase"] == peak["name"] and [p["name"] for p in phases if p["peak"]] == [peak["name"]],
+           f"{what}: the peak is the phase with the most device memory", out=json.dumps(phases))
+    expect(close(j["device_bytes"], peak["device_bytes"]), f"{what}: device = the peak phase's", out=json.dumps(j)[:2000])
+    expect(close(j["headroom_bytes"], j["capacity_bytes"] - j["device_bytes"]), f"{what}: headroom = capacity - device")
+    expect(j["fits"] == (j["headroom_bytes"] >= 0), f"{what}: fits = headroom >= 0")
+    expect(close(j["peak_reserved_bytes"], max(p["reserved_bytes"] for p in phases)), f"{what}: peak reserved")
+    for p in phases:
+        # Device = CUDA context + the trainer's pool + the engine: never below pool + engine.
+        expect(p["device_bytes"] >= p["reserved_bytes"] + p["engine_bytes"] - 1 and p["reserved_bytes"] >= p["allocated_bytes"] - 1,
+               f"{what}: {p['name']}: device >= reserved + engine >= allocated + engine", out=json.dumps(p))
+    parts = j["rollout_seconds"] + j["scoring_seconds"] + j["training_seconds"]
+    expect(close(j["step_seconds"], parts), f"{what}: step = rollout + scoring + training", out=json.dumps(j)[:1500])
+    seqs, tokens = j["sequences_per_step"], j["prompt_len"] + j["mean_completion_len"]
+    gpus = j["scenario"]["num_gpus"] + (j["scenario"]["rl"].get("rollout_gpus", 0) if j["placement"] == "separate" else 0)
+    expect(close(j["tokens_per_second_per_gpu"], seqs * tokens / j["step_seconds"] / gpus, 1e-6),
+           f"{what}: tokens/s/GPU = sequences x (prompt + mean completion) / step / GPUs")
+
+
+def case_rl_figures():
+    j = rl_json(*GRPO_TRL)
+    check_figures(j, "grpo trl")
+    expect([p["name"] for p in j["phases"]] == ["rollout", "scoring", "actor update"], "GRPO's three phases")
+    # TRL's GRPO defaults: transformers generate, no reference (beta 0), 8 generations of 512 + 256 tokens,
+    # per-device batch 8: the step trains 8 x 8 GPUs = 64 sequences.
+    expect((j["rollout"], j["reference"], j["generations"], j["prompt_len"], j["completion_len"], j["sequences_per_step"]) ==
+           ("hf", False, 8, 512, 256, 64), "TRL's defaults", out=json.dumps(j)[:1500])
+    expect(j["trainer"] == "hf" and j["policy"]["scenario"]["seq_len"] == 768 and j["policy"]["scenario"]["loss_tokens"] == 256,
+           "the actor trains prompt + completion, logits for the completion", out=json.dumps(j["policy"]["scenario"]))
+    # Full fine-tuning of 7.6 B parameters under DDP: 16 B/param of states alone pass 80 GiB.
+    expect(not j["fits"] and j["policy"]["memory"]["optimizer_bytes"] > 50 * 2**30, "full 7B under DDP does not fit")
+    sug = j["suggestions"]
+    expect(sug and [s["fits"] for s in sug] == sorted((s["fits"] for s in sug), reverse=True), "suggestions: those that fit first")
+    expect(any(s["change"] == "method = lora" and s["fits"] for s in sug), "LoRA fits", out=json.dumps(sug)[:3000])
+    for s in sug:  # each suggestion's scenario, run again, gives its figures
+        with tempfile.TemporaryDirectory() as d:
+            f = os.path.join(d, "s.json")
+            with open(f, "w") as h:
+                json.dump(s["scenario"], h)
+            again = rl_json("rl", "--scenario", f)
+        expect(close(again["device_bytes"], s["device_bytes"]) and again["fits"] == s["fits"], f"{s['change']} re-runs the same")
+
+
+def case_rl_frameworks():
+    v = rl_json(*GRPO_VERL)
+    check_figures(v, "grpo verl")
+    # verl: FSDP full shard, vLLM at 0.5 asleep (level 2) while training, reference on the CPU, 1024 prompts x n 5.
+    expect((v["trainer"], v["rollout"], v["rollout_fraction"], v["sequences_per_step"], v["reference_bytes"]) ==
+           ("fsdp", "vllm", 0.5, 5120, 0.0) and v["scenario"]["parallel"]["zero"] == 3, "verl's defaults", out=json.dumps(v)[:2000])
+    on, off = v["phases"][0]["engine_bytes"], v["phases"][-1]["engine_bytes"]
+    expect(close(on, v["engine_budget_bytes"]) and off < on / 10, "the engine sleeps while the actor trains")
+    expect(close(on, 0.5 * v["capacity_bytes"] + off, 1e-6), "engine budget = fraction x usable + the CUDA graph pool")
+    p = rl_json("rl", "qwen2.5-7b", "--algorithm", "ppo", "--framework", "trl", "--method", "lora", "--gpu", "h100-sxm",
+                "--gpus", "8", "--rollout", "vllm")
+    check_figures(p, "ppo trl")
+    expect([x["name"] for x in p["phases"]] == ["rollout", "scoring", "actor update", "critic update"] and p["critic"] and
+           p["reward_model"] and p["critic_bytes"] > 0 and p["reward_bytes"] > 0, "PPO keeps a critic and a reward model")
+    expect(p["reference"] and p["reference_bytes"] == 0, "with LoRA the reference is the base, no copy")
+    o = rl_json("rl", "qwen2.5-7b", "--algorithm", "ppo", "--framework", "openrlhf", "--gpu", "h100-sxm", "--gpus", "8")
+    check_figures(o, "ppo openrlhf")
+    expect(o["placement"] == "separate" and o["rollout_device_bytes"] > 0 and o["critic_bytes"] == 0 and o["phases"][0]["engine_bytes"] == 0,
+           "OpenRLHF: engine, critic and reward model on GPUs of their own", out=json.dumps(o)[:2000])
+    d = rl_json("rl", "qwen2.5-7b", "--algorithm", "dpo", "--method", "lora", "--gpu", "h100-sxm", "--micro-batch", "2",
+                "--max-length", "1024")
+    check_figures(d, "dpo")
+    expect([x["name"] for x in d["phases"]] == ["actor update"] and d["rollout_seconds"] == 0 and d["sequences_per_step"] == 4 and
+           d["policy"]["scenario"]["micro_batch"] == 4, "DPO: one phase, chosen + rejected = 2 sequences a pair", out=json.dumps(d)[:1500])
+
+
+def case_rl_text():
+    rc, out, err = run(*GRPO_TRL)
+    expect(rc == 1 and "DOES NOT FIT: the actor update phase peaks at" in out and "actor update *" in out, "verdict, peak marked",
+           rc, out, err)
+    expect("What lowers the peak" in out and "method = lora" in out and "step " in out and "tokens/s per GPU" in out,
+           "hints and the step", rc, out, err)
+    rc, out, err = run(*GRPO_VERL)
+    expect(rc == 0 and "FITS: the rollout phase peaks at" in out and "headroom" in out and "What lowers" not in out, "verl fits",
+           rc, out, err)
+    expect("reference on the CPU between uses" in out and "while generating" in out and "trainer fsdp" in out, "what each model holds",
+           rc, out, err)
+    rc, out, err = run(*GRPO_VERL, "--format", "markdown")
+    expect(rc == 0 and "**FITS**" in out and "| Phase" in out, "markdown", rc, out, err)
+    rc, out, err = run("rl", "--help")
+    expect(rc == 0 and "Examples:" in out and "Exit codes: 0 ok" in out and "--framework" in out and "nemo-rl" in out,
+           "rl --help", rc, out, err)
+    rc, out, err = run("completion", "bash")
+    expect(rc == 0 and " rl" in out and "--algorithm)" in out, "completion lists rl", rc, out, err)
+
+
+def case_rl_scenario_file():
+    scen = {"model": "qwen2.5-7b", "gpu": "h100-sxm", "num_gpus": 8, "method": "lora",
+            "rl": {"algorithm": "grpo", "framework": "trl", "rollout": "vllm", "placement": "colocated", "rollout_fraction": 0.3,
+                   "sleep_level": 0, "reference": True, "generations": 8, "prompt_len": 512, "completion_len": 256,
+                   "mean_completion_len": 200, "micro_batch": 4, "prompts_per_step": 64, "rollout_tp": 1}}
+    flags = ("rl", "qwen2.5-7b", "--gpu", "h100-sxm", "--gpus", "8", "--method", "lora", "--rollout", "vllm",
+             "--gpu-memory-utilization", "0.3", "--sleep-level", "0", "--reference", "--generations", "8", "--prompt-len", "512",
+             "--completion-len", "256", "--mean-completion-len", "200", "--micro-batch", "4", "--prompts-per-step", "64")
+    with tempfile.TemporaryDirectory() as d:
+        f = os.path.join(d, "rl.json")
+        with open(f, "w") as h:
+            json.dump(scen, h)
+        a = rl_json("rl", "--scenario", f)
+        b = rl_json(*flags)
+        expect(a == b, "the file and the flags give the same answer", out=json.dumps(a)[:1500])
+        check_figures(a, "file")
+        expect(a["sequences_per_step"] == 64 * 8 and a["mean_completion_len"] == 200, "the file's figures")
+        c = rl_json("rl", "--scenario", f, "--generations", "4")
+        expect(c["generations"] == 4 and c["sequences_per_step"] == 256, "a flag overrides the file's rl key")
+        with open(f, "w") as h:
+            json.dump(a["scenario"], h)
+        expect(rl_json("rl", "--scenario", f) == a, "the written scenario reads back to the same answer")
+        # DPO's length is max_length.
+        with open(f, "w") as h:
+            json.dump({"model": "qwen2.5-7b", "gpu": "h100-sxm", "method": "lora", "rl": {"algorithm": "dpo", "max_length": 512}}, h)
+        dpo = rl_json("rl", "--scenario", f)
+        expect(dpo["prompt_len"] == 512 and dpo["scenario"]["rl"]["max_length"] == 512 and "prompt_len" not in dpo["scenario"]["rl"],
+               "dpo max_length", out=json.dumps(dpo["scenario"]))
+
+
+def case_rl_hostile():
+    m = ("rl", "qwen2.5-7b", "--gpu", "h100-sxm")
+    expect_error([*m, "--algorithm", "sft"], "--algorithm:", "dpo, grpo, ppo", "sft")
+    expect_error([*m, "--framework", "deepspeed"], "--framework:", "trl, verl, openrlhf, nemo-rl")
+    expect_error([*m, "--generations", "-2"], "--generations:", "-2")
+    expect_error([*m, "--rollout", "vllm", "--gpu-memory-utilization", "nan"], "--gpu-memory-utilization:", "finite", "nan")
+    expect_error([*m, "--rollout", "vllm", "--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization:", "1.5")
+    expect_error([*m, "--completion-len", "0"], "--completion-len:", "(got 0)")
+    expect_error([*m, "--algorithm", "dpo", "--generations", "4"], "--generations:", "dpo")
+    expect_error([*m, "--algorithm", "ppo", "--generations", "4"], "--generations:", "grpo")
+    expect_error([*m, "--gpu-memory-utilization", "0.5"], "--gpu-memory-utilization:", "rollout hf")
+    expect_error([*m, "--rollout-gpus", "4"], "--rollout-gpus:", "separate")
+    expect_error([*m, "--rollout", "llama.cpp"], "--rollout:", "llama.cpp")
+    expect_error([*m, "--placement", "separate"], "--placement:", "separate")
+    expect_error([*m, "--gpus", "8", "--rollout", "vllm", "--rollout-tp", "3"], "--rollout-tp:", "(8 GPUs, got 3)")
+    expect_error([*m, "--mean-completion-len", "999"], "--mean-completion-len:", "999")
+    expect_error([*m, "--max-length", "100"], "--max-length:", "dpo")
+    expect_error([*m, "--algorithm", "dpo", "--prompt-len", "100"], "--prompt-len:", "max_length")
+    expect_error([*m, "--seq", "100"], "--seq:", "--prompt-len")
+    expect_error([*m, "--tp", "0"], "--tp:", "(got 0)")
+    expect_error([*m, "--prompts-per-step", "20000000"], "--prompts-per-step:", "20000000")
+    expect_error([*m, "--no-reward-model"], "--no-reward-model:", "ppo")
+    expect_error(["rl", "gpt2", "--prompt-len", "1000", "--completion-len", "500"], "--completion-len:", "max_position_embeddings")
+    with tempfile.TemporaryDirectory() as d:
+        f = os.path.join(d, "bad.json")
+        for scen, prefix, needle in [
+            ({"model": "qwen2.5-7b", "rl": {"algorithm": "grpo", "temperature": 1.0}}, "scenario.rl.", "unknown key"),
+            ({"model": "qwen2.5-7b", "rl": ["grpo"]}, "scenario.rl:", "JSON object"),
+            ({"model": "qwen2.5-7b", "rl": {"generations": 2.5}}, "scenario.rl.generations:", "integer"),
+            ({"model": "qwen2.5-7b", "rl": {"reference": "yes"}}, "scenario.rl.reference:", "true or false"),
+            ({"model": "qwen2.5-7b", "rl": {"completion_len": 0}}, "scenario.rl.completion_len:", "(got 0)"),
+            ({"model": "qwen2.5-7b", "seq_len": 4096, "rl": {}}, "scenario.seq_len:", "rl.prompt_len"),
+            ({"model": "qwen2.5-7b", "micro_batch": 4}, "scenario.micro_batch:", "rl.micro_batch"),
+            ({"model": "qwen2.5-7b", "workload": "infer"}, "scenario.workload:", "train"),
+            ({"model": "qwen2.5-7b", "rl": {"algorithm": "dpo", "completion_len": 10}}, "scenario.rl.completion_len:", "dpo"),
+        ]:
+            with open(f, "w") as h:
+                json.dump(scen, h)
+            expect_error(["rl", "--scenario", f], prefix, needle)
+
+
+if __name__ == "__main__":
+    globals()["case_" + CASE]()
+    print(f"ok: {CASE}")
