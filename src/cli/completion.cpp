@@ -63,7 +63,10 @@ std::string bash_completion(CLI::App& app) {
        " ); else COMPREPLY=( " + words(name_list<gpuplan::framework>(" ")) + " ); fi; return 0 ;;\n";
   s += "    --algorithm) COMPREPLY=( " + words(name_list<gpuplan::rl_algorithm>(" ")) + " ); return 0 ;;\n";
   s += "    --placement) COMPREPLY=( " + words(name_list<gpuplan::rollout_placement>(" ")) + " ); return 0 ;;\n";
-  s += "    --rollout) COMPREPLY=( " + words("hf vllm sglang") + " ); return 0 ;;\n";
+  std::string rollouts;  // the engines an RL rollout runs (rl.hpp): transformers generate and the paged engines
+  for (const auto& e : gpuplan::kEngineNames)
+    if (e.value == gpuplan::engine::hf || gpuplan::profile_of(e.value).paged_pool) rollouts += (rollouts.empty() ? "" : " ") + std::string(e.name);
+  s += "    --rollout) COMPREPLY=( " + words(rollouts) + " ); return 0 ;;\n";
   s += "    --attention) COMPREPLY=( " + words(name_list<gpuplan::attention>(" ")) + " ); return 0 ;;\n";
   s += "    --offload-optimizer|--offload-params) COMPREPLY=( " + words(name_list<gpuplan::offload>(" ")) + " ); return 0 ;;\n";
   s += "    --lora-targets) COMPREPLY=( " + words(join_names(gpuplan::kLoraTargetNames, " ")) + " ); return 0 ;;\n";
