@@ -251,7 +251,8 @@ inline scenario actor_scenario(scenario s, const resolved& r, std::int64_t compl
   }
   // Sequences are padded to a multiple of tp x cp (Megatron's sequence parallelism splits them;
   // NeMo RL make_sequence_length_divisible_by = tp).
-  const std::int64_t mult = std::int64_t{s.parallel.tp.value_or(1)} * s.parallel.cp;
+  // (at least 1 each here: validation names a zero or negative degree when the run is made)
+  const std::int64_t mult = std::max<std::int64_t>(1, s.parallel.tp.value_or(1)) * std::max(1, s.parallel.cp);
   s.seq_len = (s.seq_len + mult - 1) / mult * mult;
   return s;
 }

@@ -267,3 +267,9 @@ TEST_CASE("rl: the published RL rows, out of sample") {
   }
   CHECK(rows == 12);
 }
+
+TEST_CASE("rl: a zero parallel degree is the run's one-line error, not a crash") {
+  scenario s = rl_policy("a100-80gb", 1);
+  s.parallel.cp = 0;
+  CHECK_THROWS_WITH(estimate_rl(io::find_model("llama-3.2-1b"), s, rl_config{}), "scenario.parallel.cp: must be at least 1 (got 0)");
+}
