@@ -33,19 +33,7 @@ const std::set<std::string> kSkippedRunFlags = {
 // A flag writing the rl object's `key` ("rl.<key>" of the scenario JSON).
 template <class T>
 void add_rl_key(CLI::App* sub, run_args& a, const std::string& flag, const std::string& key, const std::string& help) {
-  const std::string path = "rl." + key;
-  a.flag_of[path] = flag;
-  const std::string name = flag.substr(0, flag.find(','));
-  sub->add_option_function<T>(
-         flag,
-         [&a, path, name](const T& v) {
-           // JSON has no NaN or infinity: say what was typed instead of "got null".
-           if constexpr (std::is_floating_point_v<T>)
-             if (!std::isfinite(v)) throw config_error(name, "must be a finite number (got " + gpuplan::detail::num(v) + ")");
-           a.overrides.emplace_back(path, json(v));
-         },
-         help)
-      ->group("RL");
+  add_key_flag<T>(sub, a, flag, "rl." + key, help)->group("RL");
 }
 
 void add_rl_switch(CLI::App* sub, run_args& a, const std::string& flag, const std::string& key, bool value, const std::string& help) {

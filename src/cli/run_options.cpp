@@ -22,6 +22,24 @@
 namespace gpuplan::cli {
 using nlohmann::json;
 
+template <class T>
+CLI::Option* add_key_flag(CLI::App* sub, run_args& a, const std::string& flag, const std::string& path, const std::string& help) {
+  a.flag_of[path] = flag;
+  const std::string name = flag.substr(0, flag.find(','));
+  return sub->add_option_function<T>(
+      flag,
+      [&a, path, name](const T& v) {
+        // JSON has no NaN or infinity: say what was typed instead of "got null".
+        if constexpr (std::is_floating_point_v<T>)
+          if (!std::isfinite(v)) throw config_error(name, "must be a finite number (got " + gpuplan::detail::num(v) + ")");
+        a.overrides.emplace_back(path, json(v));
+      },
+      help);
+}
+template CLI::Option* add_key_flag<std::string>(CLI::App*, run_args&, const std::string&, const std::string&, const std::string&);
+template CLI::Option* add_key_flag<double>(CLI::App*, run_args&, const std::string&, const std::string&, const std::string&);
+template CLI::Option* add_key_flag<std::int64_t>(CLI::App*, run_args&, const std::string&, const std::string&, const std::string&);
+
 namespace {
 
 // Flags a subcommand defines itself (search's --global-batch, recommend's --price ...).
@@ -32,18 +50,7 @@ bool skipped(const std::string& flag) {
 
 template <class T>
 void add_key(CLI::App* sub, run_args& a, const std::string& flag, const std::string& path, const std::string& help) {
-  if (skipped(flag)) return;
-  a.flag_of[path] = flag;
-  const std::string name = flag.substr(0, flag.find(','));
-  sub->add_option_function<T>(
-      flag,
-      [&a, path, name](const T& v) {
-        // JSON has no NaN or infinity: say what was typed instead of "got null".
-        if constexpr (std::is_floating_point_v<T>)
-          if (!std::isfinite(v)) throw config_error(name, "must be a finite number (got " + gpuplan::detail::num(v) + ")");
-        a.overrides.emplace_back(path, json(v));
-      },
-      help);
+  if (!skipped(flag)) add_key_flag<T>(sub, a, flag, path, help);
 }
 
 void add_bool_key(CLI::App* sub, run_args& a, const std::string& flag, const std::string& path, const std::string& help,

@@ -41,6 +41,11 @@ struct run_args {
 // --global-batch, recommend's --price ...).
 void add_run_options(CLI::App* sub, run_args& a, bool model_positional, bool fit_methods,
                      const std::set<std::string>& skip = {});
+// A flag writing the scenario JSON key `path` ("inference.gen_len", "rl.generations"): the
+// value joins a.overrides, NaN and infinity are refused naming the flag. Instantiated for
+// std::string, double and std::int64_t.
+template <class T>
+CLI::Option* add_key_flag(CLI::App* sub, run_args& a, const std::string& flag, const std::string& path, const std::string& help);
 // The run the flags describe; `method_override`: one method of fit's list. A reader
 // error names the flag that set the key.
 io::resolved_run build_run(run_args& a, const std::string* method_override);
