@@ -8,8 +8,18 @@
 
 #include "gpuplan/model.hpp"
 #include "gpuplan/scenario.hpp"
+#include "gpuplan/units.hpp"
+
+namespace gpuplan::io {
+struct style;
+}
 
 namespace gpuplan::io::report_detail {
+
+// "FITS" / "DOES NOT FIT" in the style (bold in markdown, green / red on a colour terminal).
+std::string fits_word(bool fits, const style& s);
+// "headroom X" when it fits, "short by X" when it does not (X the absolute headroom).
+std::string room_text(bool fits, Bytes headroom);
 
 // "12.3 %" of a fraction; "n/a" when not finite.
 std::string pct(double fraction);

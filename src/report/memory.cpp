@@ -40,18 +40,8 @@ std::string binding_component(const memory_breakdown& m) {
 }
 
 std::string verdict_line(const memory_breakdown& m, const style& s) {
-  const bool md = s.format == report_format::markdown;
-  const char* on = "";
-  const char* off = "";
-  if (s.color && s.format == report_format::text) {
-    on = m.fits ? "\033[1;32m" : "\033[1;31m";
-    off = "\033[0m";
-  }
-  std::string v = md ? (m.fits ? "**FITS**" : "**DOES NOT FIT**") : (m.fits ? "FITS" : "DOES NOT FIT");
-  std::string line = std::string(on) + v + off + ": needs " + format_bytes(m.device) + " of " +
-                     format_bytes(m.capacity) + " usable; ";
-  if (m.fits) line += "headroom " + format_bytes(m.headroom);
-  else line += "short by " + format_bytes(bytes(-in_bytes(m.headroom)));
+  std::string line = report_detail::fits_word(m.fits, s) + ": needs " + format_bytes(m.device) + " of " +
+                     format_bytes(m.capacity) + " usable; " + report_detail::room_text(m.fits, m.headroom);
   const double dev = in_bytes(m.device);
   const memory_component bind = largest_component(m);
   line += "; largest term: " + std::string(name_of(kComponentLabels, bind));

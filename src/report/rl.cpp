@@ -262,18 +262,8 @@ std::string rollout_line(const rl_answer& a) {
 
 // The verdict: which phase peaks, against the usable memory, with the headroom or the shortfall.
 std::string verdict_text(const rl_estimate& e, const style& s) {
-  const bool md = s.format == report_format::markdown;
-  const char* on = "";
-  const char* off = "";
-  if (s.color && s.format == report_format::text) {
-    on = e.fits ? "\033[1;32m" : "\033[1;31m";
-    off = "\033[0m";
-  }
-  const std::string v = md ? (e.fits ? "**FITS**" : "**DOES NOT FIT**") : (e.fits ? "FITS" : "DOES NOT FIT");
-  std::string line = std::string(on) + v + off + ": the " + std::string(peak_of(e).name) + " phase peaks at " +
-                     format_bytes(e.device) + " of " + format_bytes(e.capacity) + " usable; ";
-  line += e.fits ? "headroom " + format_bytes(e.headroom) : "short by " + format_bytes(bytes(-in_bytes(e.headroom)));
-  return line + "\n";
+  return report_detail::fits_word(e.fits, s) + ": the " + std::string(peak_of(e).name) + " phase peaks at " +
+         format_bytes(e.device) + " of " + format_bytes(e.capacity) + " usable; " + report_detail::room_text(e.fits, e.headroom) + "\n";
 }
 
 // Where a model that is not on the training GPU is.
