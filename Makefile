@@ -14,12 +14,16 @@ demo: deps
 	  rc=$$?; [ $$rc -ne 2 ]
 	./build/release/bin/gpuplan fit llama-2-13b --gpu rtx-4090 --seq 2048; rc=$$?; [ $$rc -ne 2 ]
 
-test: deps test-cpp test-asan test-python test-fuzz test-web
-
 # Each test runs once in `make test`: the unit and CLI tests in the sanitizer build (with the
 # fuzzers), so the plain build only makes what the rest needs (the Python module, the
-# accuracy report, the packaging, header and example checks) and the Python tests call the
-# sanitized CLI. `make test-cpp` alone still builds and runs everything in the plain build.
+# accuracy report, the packaging, header and example checks, the benchmarks compile) and the Python
+# tests call the sanitized CLI. The Python tests and the fuzz runs each keep one core busy,
+# so they run side by side (each one's output printed whole when it ends). `make test-cpp`
+# alone still builds and runs everything in the plain build.
+test: deps test-cpp test-asan
+	$(MAKE) --no-print-directory -j2 --output-sync=target DEV_TARGETS="$(DEV_TARGETS)" test-python test-fuzz
+	$(MAKE) --no-print-directory test-web
+
 test: DEV_TARGETS := -DGPUPLAN_BUILD_UNIT_TESTS=OFF -DGPUPLAN_BUILD_CLI=OFF
 test: export GPUPLAN_CLI := $(CURDIR)/build/asan/bin/gpuplan
 DEV_TARGETS := -DGPUPLAN_BUILD_UNIT_TESTS=ON -DGPUPLAN_BUILD_CLI=ON
@@ -80,7 +84,7 @@ accuracy: build-dev
 # web/index.html from disk: the module carries its .wasm).
 web: deps-web
 	emcmake cmake -S src/web -B build/web >/dev/null
-	cmake --build build/web
+	cmake --build build/web -j2
 
 # The page in headless chromium (puppeteer-core, installed by npm into tests/web/node_modules
 # from its lock file), each answer compared with the CLI's: GPUPLAN_CLI, else the release CLI.
