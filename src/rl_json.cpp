@@ -74,7 +74,7 @@ void check_applies(const json& j, const rl_config& c) {
   const bool dpo = c.algo == rl_algorithm::dpo;
   const std::string dpo_has_no = "grpo and ppo: dpo trains on given pairs and generates nothing (got algorithm dpo)";
   for (std::string_view key : {"generations", "completion_len", "mean_completion_len", "rollout", "placement",
-                               "rollout_fraction", "sleep_level", "rollout_gpus", "rollout_tp"})
+                               "rollout_fraction", "sleep_level", "rollout_gpus", "rollout_tp", "train_batch"})
     refuse_unless(j, key, !dpo, dpo_has_no);
   if (j.contains("prompt_len") && dpo)
     fail(rl_path("prompt_len"), "dpo reads max_length, the length chosen and rejected are each cut to (got algorithm dpo)");
@@ -195,7 +195,7 @@ rl_config parse_rl(const json& j) {
   check_keys(j, path,
              {"algorithm", "framework", "rollout", "placement", "rollout_fraction", "sleep_level", "reference", "generations",
               "prompt_len", "max_length", "completion_len", "mean_completion_len", "micro_batch", "prompts_per_step",
-              "rollout_gpus", "rollout_tp", "reward_model"});
+              "rollout_gpus", "rollout_tp", "reward_model", "train_batch"});
   rl_config c;
   if (j.contains("algorithm")) c.algo = get_enum(j["algorithm"], rl_path("algorithm"), kRlAlgorithmNames);
   if (j.contains("framework")) c.fw = get_enum(j["framework"], rl_path("framework"), kRlFrameworkNames);
@@ -206,6 +206,7 @@ rl_config parse_rl(const json& j) {
   read_lengths(j, c);
   if (j.contains("micro_batch")) c.micro_batch = get_int(j["micro_batch"], rl_path("micro_batch"));
   if (j.contains("prompts_per_step")) c.prompts_per_step = get_int(j["prompts_per_step"], rl_path("prompts_per_step"));
+  if (j.contains("train_batch")) c.train_batch = get_int(j["train_batch"], rl_path("train_batch"));
   read_engine_and_models(j, c);
   return c;
 }
@@ -266,6 +267,7 @@ json write_rl(const rl_input& in) {
   o["micro_batch"] = r.b;
   // Unset and 0 in the profile: the trainer's global batch (TRL), written as the policy's grad_accum.
   if (const std::int64_t prompts = c.prompts_per_step.value_or(r.p->prompts_per_step); prompts > 0) o["prompts_per_step"] = prompts;
+  if (c.train_batch) o["train_batch"] = *c.train_batch;
   o["reference"] = r.ref;
   if (c.algo == rl_algorithm::ppo) o["reward_model"] = c.reward_model;
   return o;

@@ -71,6 +71,9 @@ struct rl_profile {
   std::int64_t micro_batch;     // sequences per GPU per forward/backward
   checkpointing ckpt;           // the recipes' activation checkpointing
   std::int64_t dpo_max_length;  // DPO: chosen and rejected are each cut to this many tokens
+  int reference_copies;         // an offloaded reference: copies of its weights' size over PCIe per scoring pass
+  int optimizer_steps;          // optimizer steps per rollout batch (its sequences / the train batch)
+  bool packs_sequences;         // training micro-batches are bins of micro_batch x (prompt + completion) tokens
 };
 
 inline constexpr std::array<rl_profile, 4> kRlProfiles{{
@@ -81,35 +84,42 @@ inline constexpr std::array<rl_profile, 4> kRlProfiles{{
     // (transformers TrainingArguments), gradient_checkpointing True; the policy and reference
     // are loaded by from_pretrained without a dtype, i.e. fp32 under bf16 autocast
     // (trl/trainer/utils.py create_model_from_path). DPO: beta 0.1 with a reference, max_length 1024.
+    // One optimizer step per generation batch (steps_per_generation = gradient_accumulation_steps).
     {rl_framework::trl, "TRL GRPOTrainer / DPOTrainer / PPOTrainer (transformers Trainer, one process per GPU)",
      framework::hf, 0, engine::hf, rollout_placement::colocated, 0.3, 0, false, false, true, false, true, false, 8, 0, 512, 256, 8,
-     checkpointing::full, 1024},
+     checkpointing::full, 1024, 0, 1, false},
     // verl trainer/config/ppo_trainer.yaml and its GRPO recipes (examples/grpo_trainer/*.sh):
     // FSDP actor (full shard), vLLM hybrid engine colocated at gpu_memory_utilization 0.5 whose
     // weights and KV are freed after generation (free_cache_engine, sleep level 2), reference
     // with use_kl_loss kept on the CPU (FSDP1 CPUOffload), old log-probs recomputed, rollout.n 5,
     // train_batch_size 1024 prompts, 512 + 512 tokens, gradient checkpointing on, micro-batch 4
-    // (recipes' ppo_micro_batch_size_per_gpu).
+    // (recipes' ppo_micro_batch_size_per_gpu); ppo_mini_batch_size 256 prompts: 4 optimizer steps
+    // per batch of 1024; use_dynamic_bsz off (no packing).
     {rl_framework::verl, "verl (FSDP workers, vLLM hybrid engine sleeping between rollouts)",
      framework::fsdp, 3, engine::vllm, rollout_placement::colocated, 0.5, 2, true, true, false, true, true, false, 5, 1024, 512, 512, 4,
-     checkpointing::full, 1024},
+     checkpointing::full, 1024, 1, 4, false},
     // OpenRLHF cli/train_ppo_ray.py: DeepSpeed ZeRO-2 actor; reference, critic, reward model and
     // vLLM engines each on GPUs of their own (no --colocate_all_models) with vLLM at
     // vllm_gpu_memory_utilization 0.95, reference (init_kl_coef 0.01) as a bf16 copy, prompt 1024 +
     // generate 1024, rollout batches of 1024 prompts and micro batches of 1 (examples/scripts
-    // train_ppo_llama_ray.sh: --rollout_batch_size 1024), gradient checkpointing (examples).
+    // train_ppo_llama_ray.sh: --rollout_batch_size 1024), gradient checkpointing (examples),
+    // train_batch_size 128: 8 optimizer steps per rollout batch, --packing_samples off.
     {rl_framework::openrlhf, "OpenRLHF (Ray; DeepSpeed actor/critic, vLLM engines on their own GPUs)",
      framework::deepspeed, 2, engine::vllm, rollout_placement::separate, 0.95, 0, true, false, false, true, false, false, 1, 1024, 1024, 1024, 1,
-     checkpointing::full, 2048},
+     checkpointing::full, 2048, 0, 8, false},
     // NeMo RL examples/configs/grpo_math_1B.yaml: Megatron/DTensor policy, vLLM colocated at
     // gpu_memory_utilization 0.6 and offloaded while training, the policy offloaded to the CPU
     // while vLLM generates (nemo_rl/algorithms/grpo.py refit_policy_generation:
-    // offload_before_refit / offload_after_refit), reference kept (KL 0.01),
+    // offload_before_refit / offload_after_refit), reference kept (KL 0.01) as a CPU state dict
+    // swapped into the policy's parameters for its pass (megatron_policy_worker.py
+    // use_reference_model: the policy's weights out, the reference's in, the policy's back),
     // 32 prompts x 16 generations, logprobs recomputed, sequence 512 (recipes 4096),
-    // train_micro_batch_size 4, Megatron's distributed optimizer (states sharded: ZeRO-1).
+    // train_micro_batch_size 4, Megatron's distributed optimizer (states sharded: ZeRO-1),
+    // train_global_batch_size 512 = the rollout batch (one optimizer step), sequence packing on
+    // (policy.sequence_packing: bins of max_total_sequence_length x train_micro_batch_size tokens).
     {rl_framework::nemo_rl, "NeMo RL (Megatron-core or DTensor policy, vLLM colocated and offloaded while training)",
-     framework::megatron, 1, engine::vllm, rollout_placement::colocated, 0.6, 1, true, false, false, true, true, true, 16, 32, 512, 512, 4,
-     checkpointing::full, 1024},
+     framework::megatron, 1, engine::vllm, rollout_placement::colocated, 0.6, 1, true, true, false, true, true, true, 16, 32, 512, 512, 4,
+     checkpointing::full, 1024, 3, 1, true},
 }};
 
 constexpr const rl_profile& profile_of(rl_framework f) { return kRlProfiles[static_cast<std::size_t>(f)]; }
@@ -130,6 +140,7 @@ struct rl_config {
   std::optional<std::int64_t> mean_completion_len{};  // the generated length for time (unset: completion_len)
   std::optional<std::int64_t> micro_batch{};          // sequences (DPO: pairs) per GPU per forward/backward
   std::optional<std::int64_t> prompts_per_step{};     // unset: the sequences one optimizer step trains / G
+  std::optional<std::int64_t> train_batch{};          // sequences per optimizer step (unset: the framework's steps per batch)
   int rollout_gpus = 0;                                // separate placement: GPUs running the engine (0: as many as train)
   int rollout_tp = 1;                                  // tensor parallel size of one engine
   bool reward_model = true;                            // PPO: a reward model of the policy's size (false: a rule)
@@ -160,13 +171,17 @@ struct rl_estimate {
   int peak_phase = 0;
   Bytes device = bytes(0), capacity = bytes(0), headroom = bytes(0);
   Bytes peak_reserved = bytes(0);        // the largest trainer pool over the phases
-  bool fits = false;
+  bool fits = false;                     // the peak phase fits, and under separate placement so does the engine
+  bool rollout_fits = true;              // separate placement: the engine holds a whole sequence on its GPUs
   memory_breakdown policy{};             // the actor's training estimate at its peak
   Bytes reference_bytes = bytes(0), critic_bytes = bytes(0), reward_bytes = bytes(0);
   Bytes engine_budget = bytes(0);        // the rollout engine's memory per GPU while it generates
   Bytes rollout_device = bytes(0);       // separate placement: device memory of a rollout GPU
+  int rollout_gpus = 0;                  // separate placement: the GPUs the engines run on (else 0)
+  int gpus = 0;                          // GPUs the run holds: the training GPUs + rollout_gpus
   std::int64_t rollout_concurrency = 0;  // sequences one engine decodes at once
   Seconds rollout_time = seconds(0), scoring_time = seconds(0), training_time = seconds(0), step = seconds(0);
+  Seconds transfer_time = seconds(0);    // state moved between the CPU and a training GPU around generation and scoring
   double tokens_per_second_per_gpu = 0;  // prompt + completion tokens of a step / (step x GPUs), NeMo RL's definition
   time_estimate policy_time{};
 };
@@ -220,6 +235,9 @@ inline void check(const scenario& s, const resolved& r) {
   require_range(r.c.rollout_tp, 1, kMaxGpus, "rl.rollout_tp");
   require_range(r.c.rollout_gpus, 0, kMaxGpus, "rl.rollout_gpus");
   if (r.c.prompts_per_step) require_range(*r.c.prompts_per_step, 1, kMaxBatch, "rl.prompts_per_step");
+  if (r.c.train_batch) require_range(*r.c.train_batch, 1, kMaxBatch, "rl.train_batch");
+  if (r.c.algo == rl_algorithm::dpo && r.c.train_batch)
+    fail("rl.train_batch", "dpo steps once per batch of pairs: set the policy's grad_accum (got dpo)");
   if (r.c.algo == rl_algorithm::dpo && (r.c.generations || r.c.completion_len || r.c.rollout || r.c.placement))
     fail("rl.algorithm", "dpo trains on given pairs: generations, completion_len, rollout and placement do not apply (got dpo)");
   if (r.c.algo != rl_algorithm::grpo && r.c.generations && *r.c.generations != 1)

@@ -30,7 +30,7 @@ __all__ = ["RlPhase", "RlSuggestion", "RlResult", "rl", "rl_scenario"]
 #: Keywords of gp.rl that are keys of the scenario's "rl" object (docs/scenario.md § rl).
 RL_KEYS = ("rollout", "placement", "rollout_fraction", "sleep_level", "reference", "generations", "prompt_len",
            "max_length", "completion_len", "mean_completion_len", "micro_batch", "prompts_per_step", "rollout_gpus",
-           "rollout_tp", "reward_model")
+           "rollout_tp", "reward_model", "train_batch")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,7 +101,7 @@ class RlResult(_TableResult):
     mean_completion_len = _datum("mean_completion_len", "Mean completion tokens, for the rollout's time.")
     sequences_per_step = _datum("sequences_per_step", "Sequences one optimizer step trains, all GPUs.")
     peak_phase = _datum("peak_phase", "The name of the phase with the most device memory.")
-    fits = property(lambda self: bool(self._data()["fits"]), doc="Whether the peak phase fits the GPU's usable memory.")
+    fits = property(lambda self: bool(self._data()["fits"]), doc="Whether the peak phase fits the GPU's usable memory (placed separately, the engine its GPUs too).")
     device_bytes = _datum("device_bytes", "Device memory of the peak phase, bytes.")
     capacity_bytes = _datum("capacity_bytes", "The GPU's usable memory, bytes.")
     headroom_bytes = _datum("headroom_bytes", "capacity - device, bytes (negative: short by).")
@@ -112,10 +112,15 @@ class RlResult(_TableResult):
     engine_budget_bytes = _datum("engine_budget_bytes", "The co-located engine's memory while it generates, bytes.")
     rollout_device_bytes = _datum("rollout_device_bytes", "Placement separate: device memory of a rollout GPU, bytes.")
     rollout_concurrency = _datum("rollout_concurrency", "Sequences one engine decodes at once.")
+    rollout_gpus = _datum("rollout_gpus", "Placement separate: the GPUs the engines run on (0 when co-located).")
+    rollout_fits = property(lambda self: bool(self._data()["rollout_fits"]),
+                            doc="Placement separate: whether the engine holds a whole sequence on its GPUs.")
+    gpus = _datum("gpus", "GPUs the run holds: training GPUs + rollout GPUs.")
     rollout_seconds = _datum("rollout_seconds", "Rollout time per step (None: the engine holds no whole sequence).")
     scoring_seconds = _datum("scoring_seconds", "No-grad scoring passes per step (reference, old log-probs, values, rewards).")
     training_seconds = _datum("training_seconds", "The actor's (and critic's) training per step.")
-    step_seconds = _datum("step_seconds", "rollout + scoring + training (None when the rollout is).")
+    transfer_seconds = _datum("transfer_seconds", "State moved over PCIe per step (offloaded trainer, sleeping engine, CPU reference).")
+    step_seconds = _datum("step_seconds", "rollout + scoring + training + transfers (None when the rollout is).")
     tokens_per_second_per_gpu = _datum("tokens_per_second_per_gpu", "Prompt + completion tokens per second per GPU.")
 
     device = _bytes_view("device_bytes", "Device memory of the peak phase as Bytes.")
@@ -184,7 +189,7 @@ def rl(model: Union[ModelLike, Scenario], /, *, gpu: Any = None, algorithm: str 
     "sglang"), ``placement``, ``rollout_fraction`` (vLLM's gpu_memory_utilization),
     ``sleep_level``, ``reference``, ``generations``, ``prompt_len`` (DPO: ``max_length``),
     ``completion_len``, ``mean_completion_len``, ``micro_batch``, ``prompts_per_step``,
-    ``rollout_gpus``, ``rollout_tp``, ``reward_model``; unset, they are the framework's
+    ``rollout_gpus``, ``rollout_tp``, ``reward_model``, ``train_batch``; unset, they are the framework's
     (docs/scenario.md § rl). Other keywords are the policy's scenario keys as for
     :func:`gpuplan.estimate` (method, lora, precision, optimizer, num_gpus, tp, zero, ...);
     ``framework`` here is the RL framework, whose trainer the policy gets unless a

@@ -76,6 +76,7 @@ void add_rl_options(CLI::App* sub, run_args& a) {
   add_rl_key<std::int64_t>(sub, a, "--mean-completion-len", "mean_completion_len", "Mean completion tokens, for the rollout's time");
   add_rl_key<std::int64_t>(sub, a, "--micro-batch,--batch,-b", "micro_batch", "Sequences (DPO: pairs) per GPU per forward/backward");
   add_rl_key<std::int64_t>(sub, a, "--prompts-per-step", "prompts_per_step", "Prompts of one rollout batch (default: the framework's)");
+  add_rl_key<std::int64_t>(sub, a, "--train-batch", "train_batch", "Sequences per optimizer step (default: the framework's steps per rollout batch)");
   add_rl_key<std::int64_t>(sub, a, "--rollout-gpus", "rollout_gpus", "Placement separate: GPUs running the engine (default as many as train)");
   add_rl_key<std::int64_t>(sub, a, "--rollout-tp", "rollout_tp", "Tensor-parallel size of one rollout engine");
   add_rl_switch(sub, a, "--no-reward-model", "reward_model", false, "PPO: rewards from a rule, no reward model");

@@ -40,11 +40,6 @@ std::string upper(std::string_view s) {
 
 const rl_phase& peak_of(const rl_estimate& e) { return e.phases[static_cast<std::size_t>(e.peak_phase)]; }
 
-// GPUs the step's tokens/s is divided by (detail/rl_estimate.hpp estimate_step_time).
-int counted_gpus(const rl_input& in, const rl_estimate& e) {
-  return in.policy.settings.num_gpus + (e.placement == rollout_placement::separate ? in.config.rollout_gpus : 0);
-}
-
 // A change tried on the run: its text in scenario keys, why it lowers the peak, the edit.
 struct candidate {
   std::string change;
@@ -205,9 +200,13 @@ nlohmann::json rl_json(const rl_answer& a) {
   j["engine_budget_bytes"] = in_bytes(e.engine_budget);
   j["rollout_device_bytes"] = in_bytes(e.rollout_device);
   j["rollout_concurrency"] = e.rollout_concurrency;
+  j["rollout_gpus"] = e.rollout_gpus;
+  j["rollout_fits"] = e.rollout_fits;
+  j["gpus"] = e.gpus;
   j["rollout_seconds"] = seconds_json(e.rollout_time);
   j["scoring_seconds"] = seconds_json(e.scoring_time);
   j["training_seconds"] = seconds_json(e.training_time);
+  j["transfer_seconds"] = seconds_json(e.transfer_time);
   j["step_seconds"] = seconds_json(e.step);
   j["tokens_per_second_per_gpu"] = e.tokens_per_second_per_gpu;
   j["policy"] = {{"scenario", write_scenario(actor)}, {"memory", memory_json(e.policy)}, {"time", time_json(e.policy_time)}};
@@ -251,7 +250,7 @@ std::string rollout_line(const rl_answer& a) {
     const detail::rl::resolved r = detail::rl::resolve(c);
     t += std::string(to_string(e.rollout)) + " " + std::string(to_string(e.placement)) + " (tp " + std::to_string(c.rollout_tp);
     if (e.placement == rollout_placement::separate)
-      t += ", on " + std::to_string(c.rollout_gpus > 0 ? c.rollout_gpus : a.input.policy.settings.num_gpus) + " GPUs of its own";
+      t += ", on " + std::to_string(e.rollout_gpus) + " GPUs of its own";
     else
       t += ", gpu_memory_utilization " + detail::num(e.rollout_fraction) + ", sleep level " + std::to_string(r.sleep);
     t += ")";
@@ -262,6 +261,10 @@ std::string rollout_line(const rl_answer& a) {
 
 // The verdict: which phase peaks, against the usable memory, with the headroom or the shortfall.
 std::string verdict_text(const rl_estimate& e, const style& s) {
+  if (!e.rollout_fits)
+    return report_detail::fits_word(false, s) + ": the " + std::string(to_string(e.rollout)) + " engine on its " +
+           std::to_string(e.rollout_gpus) + " rollout GPUs holds no whole sequence beside its weights; the training GPUs peak at " +
+           format_bytes(e.device) + " of " + format_bytes(e.capacity) + "\n";
   return report_detail::fits_word(e.fits, s) + ": the " + std::string(peak_of(e).name) + " phase peaks at " +
          format_bytes(e.device) + " of " + format_bytes(e.capacity) + " usable; " + report_detail::room_text(e.fits, e.headroom) + "\n";
 }
@@ -299,7 +302,7 @@ std::string models_line(const rl_answer& a) {
   return t + "\n";
 }
 
-// The step: rollout + scoring + training, and tokens/s per GPU.
+// The step: rollout + scoring + training + transfers, and tokens/s per GPU.
 std::string time_line(const rl_answer& a) {
   const rl_estimate& e = a.estimate;
   if (!std::isfinite(in_seconds(e.rollout_time)))
@@ -307,9 +310,11 @@ std::string time_line(const rl_answer& a) {
            " tokens (scoring " + format_seconds(e.scoring_time) + ", training " + format_seconds(e.training_time) + ")\n";
   std::string t = "step " + format_seconds(e.step) + " = ";
   if (e.algo != rl_algorithm::dpo) t += "rollout " + format_seconds(e.rollout_time) + " + ";
-  t += "scoring " + format_seconds(e.scoring_time) + " + training " + format_seconds(e.training_time) + "; " +
+  t += "scoring " + format_seconds(e.scoring_time) + " + training " + format_seconds(e.training_time);
+  if (in_seconds(e.transfer_time) > 0) t += " + CPU transfers " + format_seconds(e.transfer_time);
+  t += "; " +
        format_rate(e.tokens_per_second_per_gpu, "tokens") + " per GPU (prompt + completion tokens over " +
-       std::to_string(counted_gpus(a.input, e)) + (counted_gpus(a.input, e) == 1 ? " GPU)" : " GPUs)");
+       std::to_string(e.gpus) + (e.gpus == 1 ? " GPU)" : " GPUs)");
   return t + "\n";
 }
 

@@ -39,16 +39,19 @@ def check_figures(j, what):
            f"{what}: the peak is the phase with the most device memory", out=json.dumps(phases))
     expect(close(j["device_bytes"], peak["device_bytes"]), f"{what}: device = the peak phase's", out=json.dumps(j)[:2000])
     expect(close(j["headroom_bytes"], j["capacity_bytes"] - j["device_bytes"]), f"{what}: headroom = capacity - device")
-    expect(j["fits"] == (j["headroom_bytes"] >= 0), f"{what}: fits = headroom >= 0")
+    expect(j["fits"] == (j["headroom_bytes"] >= 0 and j["rollout_fits"]), f"{what}: fits = headroom >= 0 and the engine holds a sequence")
     expect(close(j["peak_reserved_bytes"], max(p["reserved_bytes"] for p in phases)), f"{what}: peak reserved")
     for p in phases:
         # Device = CUDA context + the trainer's pool + the engine: never below pool + engine.
         expect(p["device_bytes"] >= p["reserved_bytes"] + p["engine_bytes"] - 1 and p["reserved_bytes"] >= p["allocated_bytes"] - 1,
                f"{what}: {p['name']}: device >= reserved + engine >= allocated + engine", out=json.dumps(p))
-    parts = j["rollout_seconds"] + j["scoring_seconds"] + j["training_seconds"]
-    expect(close(j["step_seconds"], parts), f"{what}: step = rollout + scoring + training", out=json.dumps(j)[:1500])
+    parts = j["rollout_seconds"] + j["scoring_seconds"] + j["training_seconds"] + j["transfer_seconds"]
+    expect(close(j["step_seconds"], parts), f"{what}: step = rollout + scoring + training + transfers", out=json.dumps(j)[:1500])
     seqs, tokens = j["sequences_per_step"], j["prompt_len"] + j["mean_completion_len"]
-    gpus = j["scenario"]["num_gpus"] + (j["scenario"]["rl"].get("rollout_gpus", 0) if j["placement"] == "separate" else 0)
+    rollout_gpus = (j["scenario"]["rl"].get("rollout_gpus") or j["scenario"]["num_gpus"]) if j["placement"] == "separate" else 0
+    expect(j["rollout_gpus"] == rollout_gpus and j["gpus"] == j["scenario"]["num_gpus"] + rollout_gpus,
+           f"{what}: GPUs = training + rollout GPUs (separate: as many as train when unset)")
+    gpus = j["gpus"]
     expect(close(j["tokens_per_second_per_gpu"], seqs * tokens / j["step_seconds"] / gpus, 1e-6),
            f"{what}: tokens/s/GPU = sequences x (prompt + mean completion) / step / GPUs")
 

@@ -29,10 +29,11 @@ void check_estimate(const rl_estimate& e) {
     fuzz::expect(in_bytes(p.device) <= in_bytes(e.device), "rl: a phase above the peak");
   }
   fuzz::expect(std::isfinite(in_bytes(e.headroom)), "rl: headroom not finite");
-  fuzz::expect(e.fits == (in_bytes(e.headroom) >= 0), "rl: fits disagrees with the headroom");
+  fuzz::expect(e.fits == (in_bytes(e.headroom) >= 0 && e.rollout_fits), "rl: fits disagrees with the headroom");
   fuzz::check_memory(e.policy);
   fuzz::finite_nonneg(in_seconds(e.scoring_time), "rl.scoring_time");
   fuzz::finite_nonneg(in_seconds(e.training_time), "rl.training_time");
+  fuzz::finite_nonneg(in_seconds(e.transfer_time), "rl.transfer_time");
   if (std::isfinite(in_seconds(e.rollout_time))) {
     fuzz::finite_nonneg(in_seconds(e.rollout_time), "rl.rollout_time");
     fuzz::finite_nonneg(in_seconds(e.step), "rl.step");

@@ -47,8 +47,8 @@ def test_figures(gp):
     assert r.peak.device_bytes == max(p.device_bytes for p in r.phases) == r.device_bytes
     assert r.peak.name == r.peak_phase and r.peak.peak
     assert math.isclose(r.headroom_bytes, r.capacity_bytes - r.device_bytes)
-    assert r.fits == (r.headroom_bytes >= 0)
-    assert math.isclose(r.step_seconds, r.rollout_seconds + r.scoring_seconds + r.training_seconds)
+    assert r.fits == (r.headroom_bytes >= 0 and r.rollout_fits)
+    assert math.isclose(r.step_seconds, r.rollout_seconds + r.scoring_seconds + r.training_seconds + r.transfer_seconds)
     assert r.sequences_per_step == 64 * 8 and r.generations == 8 and r.mean_completion_len == 200
     assert math.isclose(r.tokens_per_second_per_gpu, 512 * (512 + 200) / r.step_seconds / 8)
     # Sleep level 1: the engine's budget (0.3 of the GPU + its CUDA graph pool) only while it generates.

@@ -179,13 +179,16 @@ inline double length_scale(double mean, double cap) {
 
 // Seconds for one engine to decode `n` sequences started together: the prompts' time to first
 // token, then decode steps whose batch is the sequences still running, n exp(-t / mu), until the
-// last one ends (about mu (ln n + 0.577), the expected maximum of n exponentials, or the cap).
-inline double wave_seconds(const run& engine_run, std::int64_t n, double mean, double cap) {
+// longest of the `waited` sequences the step collects at once ends (about mu (ln waited +
+// 0.577), the expected maximum of that many exponentials, or the cap): the trainer gathers
+// every engine's completions before it scores them (verl, OpenRLHF, NeMo RL generate then
+// train; TRL gathers across processes), so the step waits for the slowest engine.
+inline double wave_seconds(const run& engine_run, std::int64_t n, std::int64_t waited, double mean, double cap) {
   const efficiency_params& e = engine_run.efficiency();
   const serve_point full = serve_at(engine_run, n, e);
   if (mean >= cap) return in_seconds(full.time_to_first_token) + cap * in_seconds(full.inter_token_latency);
   const double mu = length_scale(mean, cap), N = static_cast<double>(n);
-  const double end = std::min(cap, mu * (std::log(N) + 0.5772));
+  const double end = std::min(cap, mu * (std::log(static_cast<double>(std::max(n, waited))) + 0.5772));
   constexpr int kSlices = 24;
   double t = in_seconds(full.time_to_first_token);
   for (int k = 0; k < kSlices; ++k) {
@@ -200,7 +203,7 @@ inline double wave_seconds(const run& engine_run, std::int64_t n, double mean, d
 // KV pool holds (transformers generate: the trainer's generation batch). Beyond one batch the
 // pool stays full (continuous batching refills it) for the sequences before the last batch.
 inline double rollout_seconds(rl_estimate& out, const architecture& a, const scenario& s, const resolved& r) {
-  const int engine_gpus = r.place == rollout_placement::separate && r.c.rollout_gpus > 0 ? r.c.rollout_gpus : s.num_gpus;
+  const int engine_gpus = r.place == rollout_placement::separate ? out.rollout_gpus : s.num_gpus;
   const std::int64_t replicas = std::max(1, engine_gpus / r.c.rollout_tp);
   const std::int64_t share = (out.sequences_per_step + replicas - 1) / replicas;
   std::int64_t batch = r.eng == engine::hf ? std::min(share, s.micro_batch * s.grad_accum) : share;
@@ -217,35 +220,90 @@ inline double rollout_seconds(rl_estimate& out, const architecture& a, const sce
   const double mean = static_cast<double>(r.C_mean), cap = static_cast<double>(r.C);
   const double before_last = std::ceil(static_cast<double>(share) / static_cast<double>(batch)) - 1;
   const serve_point steady = serve_at(engine_run, batch, engine_run.efficiency());
-  const double refill = r.eng == engine::hf ? wave_seconds(engine_run, batch, mean, cap)
+  const std::int64_t waited = batch * replicas;
+  const double refill = r.eng == engine::hf ? wave_seconds(engine_run, batch, waited, mean, cap)
                                             : in_seconds(steady.time_to_first_token) + mean * in_seconds(steady.inter_token_latency);
-  return before_last * refill + wave_seconds(engine_run, batch, mean, cap);
+  return before_last * refill + wave_seconds(engine_run, batch, waited, mean, cap);
 }
 
-inline void estimate_step_time(rl_estimate& out, const architecture& a, const scenario& policy, const resolved& r) {
+// Seconds per step moving state over one training GPU's PCIe link, at the rate the offload
+// model uses (timing_optimizer.hpp: the x16 figure x pcie_fraction; pageable copies, measured
+// refits show, run slower): the trained models' weights and optimizer states out and back when
+// the framework offloads them while the engine generates (NeMo RL offload_before_refit /
+// offload_after_refit, megatron_policy_worker.py; gradients are freed, not copied); the
+// engine's 16-bit weights out and back around training under sleep level 1 (vLLM
+// CuMemAllocator keeps a CPU copy; level 2 discards them and the refit refills them device to
+// device); a reference kept on the CPU copied in per scoring pass (verl FSDP CPUOffload: once;
+// NeMo RL use_reference_model: the policy's weights out, the reference's in, the policy's back).
+inline double transfer_seconds(const rl_estimate& out, const run& actor, const resolved& r) {
+  const scenario& s = actor.settings();
+  const gpu_spec& g = s.gpu;
+  const double link = in_byte_per_s(pcie_per_direction(g.pcie_gen, g.pcie_lanes)) * actor.efficiency().pcie_fraction;
+  double moved = 0;
+  if (r.c.algo != rl_algorithm::dpo && r.place == rollout_placement::colocated && r.eng != engine::hf) {
+    if (r.p->trainer_offloaded_in_rollout) moved += 2 * (resident_states(out.policy, s) + in_bytes(out.critic_bytes));
+    const double engine_weights = static_cast<double>(actor.parameters().total) * 2.0 / r.c.rollout_tp;
+    if (r.sleep == 1) moved += 2 * engine_weights;
+  }
+  if (r.ref && r.p->reference_offloaded && !traits_of(s.meth).peft)
+    moved += r.p->reference_copies * frozen_copy_bytes(actor, bytes_of(precision_of(s)).act);
+  return link > 0 ? moved / link : 0.0;
+}
+
+// The optimizer steps one rollout batch trains in, and the actor's time scenario for one of
+// them: sequences of prompt + mean completion; a packing framework fills each micro-batch with
+// as many as a bin of micro_batch x (prompt + completion) tokens holds (NeMo RL
+// sequence_packing), so a pipeline runs fewer, fuller micro-batches per step (its bubble
+// (pp - 1) / (m + pp - 1) is paid once per optimizer step), and under pipeline parallelism
+// every bin is padded to the full bin (megatron_policy_worker.py train: pad_full_seq_to, the
+// pipeline's fixed shapes): its sequences are then counted at bin / count tokens each.
+inline std::int64_t optimizer_steps(const rl_estimate& out, const resolved& r) {
+  const std::int64_t seqs = std::max<std::int64_t>(1, out.sequences_per_step);
+  if (r.c.algo == rl_algorithm::dpo) return 1;
+  const std::int64_t steps = r.c.train_batch ? (seqs + *r.c.train_batch - 1) / *r.c.train_batch : r.p->optimizer_steps;
+  return std::clamp<std::int64_t>(steps, 1, seqs);
+}
+
+inline scenario step_scenario(const scenario& policy, const resolved& r, std::int64_t sequences) {
   scenario ts = actor_scenario(policy, r, r.C_mean);
+  if (r.p->packs_sequences && r.c.algo != rl_algorithm::dpo) {
+    const std::int64_t bin = r.b * (r.P + r.C);
+    ts.micro_batch = std::max<std::int64_t>(1, bin / std::max<std::int64_t>(1, r.P + r.C_mean));
+    if (ts.parallel.pp > 1) {
+      const std::int64_t mult = std::max<std::int64_t>(1, ts.parallel.tp.value_or(1)) * std::max(1, ts.parallel.cp);
+      ts.seq_len = (bin / ts.micro_batch + mult - 1) / mult * mult;
+      ts.loss_tokens = std::min(*ts.loss_tokens, ts.seq_len);
+    }
+  }
   const std::int64_t per_pass = ts.micro_batch * std::max(1, ts.dp());
-  const std::int64_t seqs = out.sequences_per_step;
-  ts.grad_accum = std::max<std::int64_t>(1, (seqs + per_pass - 1) / per_pass);
+  ts.grad_accum = std::max<std::int64_t>(1, (sequences + per_pass - 1) / per_pass);
+  return ts;
+}
+
+inline void estimate_step_time(rl_estimate& out, const architecture& a, const run& actor, const resolved& r) {
+  const scenario& policy = actor.settings();
+  const std::int64_t seqs = out.sequences_per_step, steps = optimizer_steps(out, r);
+  const scenario ts = step_scenario(policy, r, (seqs + steps - 1) / steps);
   const run tr(a, ts);
   out.policy_time = estimate_time(tr);
-  const double fwd = forward_seconds(out.policy_time);
-  double train = in_seconds(out.policy_time.step), passes = r.ref ? 1 : 0;
+  const auto n = static_cast<double>(steps);
+  const double fwd = n * forward_seconds(out.policy_time);
+  double train = n * in_seconds(out.policy_time.step), passes = r.ref ? 1 : 0;
   if (r.c.algo != rl_algorithm::dpo && r.p->old_logprobs) passes += 1;
   if (r.critic) {
     scenario cs = ts;
     cs.loss_tokens.reset();
     const time_estimate ct = estimate_time(run(std::make_shared<const architecture>(value_model(a)), cs));
-    train += in_seconds(ct.step);
+    train += n * in_seconds(ct.step);
     passes += 1 + (r.reward ? 1 : 0);  // values, rewards
   }
   out.training_time = seconds(train);
   out.scoring_time = seconds(passes * fwd);
   out.rollout_time = seconds(r.c.algo == rl_algorithm::dpo ? 0.0 : rollout_seconds(out, a, policy, r));
-  out.step = seconds(in_seconds(out.rollout_time) + in_seconds(out.scoring_time) + train);
-  const int gpus = policy.num_gpus + (r.place == rollout_placement::separate ? r.c.rollout_gpus : 0);
+  out.transfer_time = seconds(transfer_seconds(out, actor, r));
+  out.step = seconds(in_seconds(out.rollout_time) + in_seconds(out.scoring_time) + train + in_seconds(out.transfer_time));
   const double tokens = static_cast<double>(seqs) * static_cast<double>(r.P + r.C_mean);
-  out.tokens_per_second_per_gpu = tokens / in_seconds(out.step) / gpus;
+  out.tokens_per_second_per_gpu = tokens / in_seconds(out.step) / out.gpus;
 }
 
 }  // namespace detail::rl
@@ -269,6 +327,9 @@ inline rl_estimate estimate_rl(const architecture& model, const scenario& policy
   out.prompt_len = r.P;
   out.completion_len = r.C;
   out.mean_completion_len = r.C_mean;
+  // Separate placement: rollout_gpus of their own, as many as train when unset.
+  out.rollout_gpus = r.place != rollout_placement::separate ? 0 : r.c.rollout_gpus > 0 ? r.c.rollout_gpus : s.num_gpus;
+  out.gpus = s.num_gpus + out.rollout_gpus;
   // TRL: the generation batch is per_device_train_batch_size x steps_per_generation x processes,
   // G completions of each prompt (grpo_trainer.py _generate_and_score_completions).
   // DPO: two sequences (chosen, rejected) per pair.
@@ -277,7 +338,10 @@ inline rl_estimate estimate_rl(const architecture& model, const scenario& policy
   out.sequences_per_step = prompts > 0 ? prompts * per_prompt : s.global_batch();
   out.policy = estimate_memory(actor);
   estimate_phases(out, model, actor, r);
-  estimate_step_time(out, model, s, r);
+  estimate_step_time(out, model, actor, r);
+  // Separate placement: the engines' GPUs must hold the weights and at least one whole sequence.
+  out.rollout_fits = out.rollout_gpus == 0 || std::isfinite(in_seconds(out.rollout_time));
+  out.fits = out.fits && out.rollout_fits;
   return out;
 }
 

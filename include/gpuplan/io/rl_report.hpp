@@ -38,8 +38,9 @@ rl_answer answer_rl(const rl_input& in);
 // "sequences_per_step", "phases": [{"name", "allocated_bytes", "reserved_bytes", "engine_bytes",
 // "device_bytes", "peak"}...], "peak_phase", "fits", "device_bytes", "capacity_bytes",
 // "headroom_bytes", "peak_reserved_bytes", "reference_bytes", "critic_bytes", "reward_bytes",
-// "engine_budget_bytes", "rollout_device_bytes", "rollout_concurrency", "rollout_seconds",
-// "scoring_seconds", "training_seconds", "step_seconds", "tokens_per_second_per_gpu",
+// "engine_budget_bytes", "rollout_device_bytes", "rollout_concurrency", "rollout_gpus",
+// "rollout_fits", "gpus", "rollout_seconds", "scoring_seconds", "training_seconds",
+// "transfer_seconds", "step_seconds", "tokens_per_second_per_gpu",
 // "policy": {"scenario" (the actor's training run), "memory" (memory_json), "time" (time_json)},
 // "warnings", "suggestions": [{"change", "description", "fits", "peak_phase", "device_bytes",
 // "headroom_bytes", "step_seconds", "scenario"}...]}. A rollout whose engine holds no whole

@@ -49,8 +49,7 @@ inline std::optional<rl_option> smallest_fit(const architecture& m, scenario pol
     rl_option o{gpu, n, e, std::nullopt, std::nullopt};
     if (const auto p = req.prices.find(gpu.id); p != req.prices.end()) {
       o.price_per_gpu_hour = p->second;
-      const int rented = n + (e.placement == rollout_placement::separate ? cfg.rollout_gpus : 0);
-      o.cost_per_step = p->second * rented * in_seconds(e.step) / 3600.0;
+      o.cost_per_step = p->second * e.gpus * in_seconds(e.step) / 3600.0;
     }
     return o;
   }
