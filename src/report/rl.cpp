@@ -261,10 +261,14 @@ std::string rollout_line(const rl_answer& a) {
 
 // The verdict: which phase peaks, against the usable memory, with the headroom or the shortfall.
 std::string verdict_text(const rl_estimate& e, const style& s) {
-  if (!e.rollout_fits)
+  if (!e.rollout_fits) {
+    const bool trainer_fits = in_bytes(e.headroom) >= 0;
     return report_detail::fits_word(false, s) + ": the " + std::string(to_string(e.rollout)) + " engine on its " +
-           std::to_string(e.rollout_gpus) + " rollout GPUs holds no whole sequence beside its weights; the training GPUs peak at " +
-           format_bytes(e.device) + " of " + format_bytes(e.capacity) + "\n";
+           std::to_string(e.rollout_gpus) + (e.rollout_gpus == 1 ? " rollout GPU" : " rollout GPUs") +
+           " holds no whole sequence beside its weights; on a training GPU the " + std::string(peak_of(e).name) +
+           " phase peaks at " + format_bytes(e.device) + " of " + format_bytes(e.capacity) + " usable; " +
+           report_detail::room_text(trainer_fits, e.headroom) + "\n";
+  }
   return report_detail::fits_word(e.fits, s) + ": the " + std::string(peak_of(e).name) + " phase peaks at " +
          format_bytes(e.device) + " of " + format_bytes(e.capacity) + " usable; " + report_detail::room_text(e.fits, e.headroom) + "\n";
 }

@@ -300,3 +300,30 @@ TEST_CASE("rl: a zero parallel degree is the run's one-line error, not a crash")
   s.parallel.cp = 0;
   CHECK_THROWS_WITH(estimate_rl(io::find_model("llama-3.2-1b"), s, rl_config{}), "scenario.parallel.cp: must be at least 1 (got 0)");
 }
+
+TEST_CASE("rl: separate rollout GPUs count in the run's GPUs and its fit verdict") {
+  const architecture& m = io::find_model("llama-3.1-8b");
+  rl_config c;
+  c.fw = rl_framework::openrlhf;  // vLLM on GPUs of its own
+  const rl_estimate e = estimate_rl(m, rl_policy("h100-sxm", 8), c);
+  CHECK(e.rollout_gpus == 8);  // unset: as many as train
+  CHECK(e.gpus == 16);
+  CHECK(e.tokens_per_second_per_gpu ==
+        doctest::Approx(static_cast<double>(e.sequences_per_step) * static_cast<double>(e.prompt_len + e.mean_completion_len) /
+                        in_seconds(e.step) / 16));
+  CHECK(e.rollout_fits);
+  c.rollout_gpus = 4;
+  CHECK(estimate_rl(m, rl_policy("h100-sxm", 8), c).gpus == 12);
+  // 16 GB of 16-bit weights cannot be served at vLLM's 0.95 of a 16 GB card: the run does not fit,
+  // however much room the training GPUs have.
+  scenario big = rl_policy("h100-sxm", 8);
+  rl_config tiny = c;
+  tiny.rollout_gpus = 1;
+  const rl_estimate ok = estimate_rl(m, big, tiny);
+  CHECK(ok.rollout_fits);
+  big.gpu = io::find_gpu("t4");
+  big.meth = method::lora;
+  const rl_estimate no = estimate_rl(m, big, tiny);
+  CHECK_FALSE(no.rollout_fits);
+  CHECK_FALSE(no.fits);
+}
