@@ -162,6 +162,8 @@ void read_training(const json& j, const architecture& model, scenario& s) {
   if (j.contains("optimizer_kernel"))
     s.opt_kernel = get_enum(j["optimizer_kernel"], "scenario.optimizer_kernel", kOptimizerKernelNames);
   if (j.contains("keep_gradients")) s.keep_gradients = get_bool(j["keep_gradients"], "scenario.keep_gradients");
+  if (j.contains("expandable_segments"))
+    s.expandable_segments = get_bool(j["expandable_segments"], "scenario.expandable_segments");
 }
 
 // scenario.network: the inter-node link, its latency and the host memory per node.
@@ -260,7 +262,7 @@ scenario_input parse_scenario(const json& j) {
   check_keys(j, "scenario", {
     "model", "workload", "method", "lora", "peft", "freeze", "quantization", "precision", "optimizer", "micro_batch",
     "seq_len", "grad_accum", "global_batch", "framework", "checkpointing", "attention", "compile", "fused_kernels",
-    "chunked_loss", "loss_tokens", "activation_offload", "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
+    "chunked_loss", "loss_tokens", "activation_offload", "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "expandable_segments", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
     "inference", "tokens", "price_per_gpu_hour", "engine"});
   scenario s;
   if (!j.contains("model")) fail("scenario.model", "is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)");
@@ -396,6 +398,7 @@ json write_scenario(const resolved_run& r) {
   j["optimizer_in_backward"] = s.optimizer_in_backward;
   if (s.opt_kernel) j["optimizer_kernel"] = to_string(*s.opt_kernel);
   j["keep_gradients"] = s.keep_gradients;
+  j["expandable_segments"] = s.expandable_segments;
   write_hardware_keys(j, s);
   write_inference_keys(j, s);
   if (s.tokens) j["tokens"] = *s.tokens;

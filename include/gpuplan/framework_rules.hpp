@@ -164,12 +164,14 @@ inline void allocator_and_pipeline_rules([[maybe_unused]] const architecture& a,
   // ---- allocator (run.hpp memory_constants; memory_allocator.hpp)
   const bool pools = sharded_stream_pools(r);
   add("peak_reserved_bytes, device_bytes", pools ? std::string("all frameworks: ZeRO-3 / FSDP stream pools") : fw + ".reserved_factor",
-      "reserved = " + detail::fmt_factor(pools ? kReservedFactorStreamPools : p.reserved_factor) +
-          " x allocated + cuBLAS workspace (a calibration profile's fitted factor replaces it)",
-      pools ? "per-stream allocator pools of the all-gather / reduce-scatter streams (torch/distributed/_composable/"
-              "fsdp/_fsdp_param_group.py; PyTorch docs, CUDA semantics: memory management); the median of 11 published "
-              "reserved / active pairs (framework.hpp kReservedFactorStreamPools)"
-            : "PyTorch CUDACachingAllocator block rounding and fragmentation (detail/memory_constants.hpp)");
+      "reserved = " + detail::fmt_factor(allocator_factor(pools ? kReservedFactorStreamPools : p.reserved_factor, r.expandable_segments)) +
+          " x allocated + cuBLAS workspace (a calibration profile's fitted factor replaces it)" +
+          (r.expandable_segments ? std::string("; expandable segments keep 0.70 of the slack") : std::string()),
+      std::string(pools ? "per-stream allocator pools of the all-gather / reduce-scatter streams (torch/distributed/_composable/"
+                          "fsdp/_fsdp_param_group.py; PyTorch docs, CUDA semantics: memory management); the median of 11 published "
+                          "reserved / active pairs (framework.hpp kReservedFactorStreamPools)"
+                        : "PyTorch CUDACachingAllocator block rounding and fragmentation (detail/memory_constants.hpp)") +
+          (r.expandable_segments ? "; 5 paired datasets with and without expandable segments (framework.hpp kExpandableSlackKept)" : ""));
   // ---- pipeline stages (memory_layout.hpp blocks_of_stage)
   if (r.parallel.pp > 1) {
     const bool units = r.parallel.account_for_embedding_in_pipeline_split || r.parallel.account_for_loss_in_pipeline_split;

@@ -91,16 +91,21 @@ class run {
   [[nodiscard]] const profile* calibration() const noexcept { return profile_.get(); }
   // Without a calibration profile: the documented defaults, with the allocator's
   // reserved/allocated ratio of the run's framework (framework.hpp reserved_factor), or of
-  // sharded runs, whose collectives keep their own stream pools (kReservedFactorStreamPools).
+  // sharded runs, whose collectives keep their own stream pools (kReservedFactorStreamPools),
+  // less slack with expandable segments (allocator_factor).
   [[nodiscard]] const memory_params& memory_constants() const noexcept {
-    static const std::array<memory_params, kFrameworkProfiles.size()> defaults = [] {
-      std::array<memory_params, kFrameworkProfiles.size()> a{};
-      for (std::size_t i = 0; i < a.size(); ++i) a[i].reserved_factor = kFrameworkProfiles[i].reserved_factor;
+    // [framework or the sharded pools last][expandable_segments]
+    static const auto defaults = [] {
+      std::array<std::array<memory_params, 2>, kFrameworkProfiles.size() + 1> a{};
+      for (std::size_t i = 0; i < a.size(); ++i)
+        for (const bool expandable : {false, true})
+          a[i][expandable].reserved_factor = allocator_factor(
+              i < kFrameworkProfiles.size() ? kFrameworkProfiles[i].reserved_factor : kReservedFactorStreamPools, expandable);
       return a;
     }();
-    static const memory_params sharded{.reserved_factor = kReservedFactorStreamPools};
     if (profile_) return profile_->memory;
-    return sharded_stream_pools(s_) ? sharded : defaults[static_cast<std::size_t>(profile_of(s_.fw).id)];
+    const std::size_t row = sharded_stream_pools(s_) ? kFrameworkProfiles.size() : static_cast<std::size_t>(profile_of(s_.fw).id);
+    return defaults[row][s_.expandable_segments];
   }
   [[nodiscard]] const efficiency_params& efficiency() const noexcept {
     static const efficiency_params defaults{};

@@ -156,6 +156,9 @@ struct scenario {
   // zero_grad() defaulted to set_to_none=False (HF Trainer's model.zero_grad() before
   // transformers on torch 2), or code passing set_to_none=False. Default: freed each step.
   bool keep_gradients = false;
+  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the caching allocator grows one segment
+  // per pool instead of keeping fixed-size ones (framework.hpp kExpandableSlackKept).
+  bool expandable_segments = false;
   gpu_spec gpu{};
   int num_gpus = 1;
   cluster_spec cluster{};

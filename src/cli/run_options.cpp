@@ -125,6 +125,7 @@ void add_kernel_keys(CLI::App* sub, run_args& a) {
   add_key<std::string>(sub, a, "--optimizer-kernel", "optimizer_kernel",
                        "Optimizer step kernels: " + name_list<gpuplan::optimizer_kernel>() + " (default: the framework's)");
   add_bool_key(sub, a, "--keep-gradients", "keep_gradients", "Gradients kept between steps (PyTorch < 2.0 zero_grad(), set_to_none=False)");
+  add_bool_key(sub, a, "--expandable-segments", "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (less allocator slack)");
 }
 
 // Serving (workload infer).
@@ -181,7 +182,7 @@ constexpr std::string_view kTrainingOnlyKeys[] = {
     "parallel.offload_params", "parallel.account_for_embedding_in_pipeline_split",
     "parallel.account_for_loss_in_pipeline_split", "parallel.first_stage_layers", "parallel.last_stage_layers",
     "freeze.trainable_layers", "chunked_loss", "loss_tokens", "compile", "fused_kernels", "activation_offload",
-    "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "tokens", "price_per_gpu_hour"};
+    "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "expandable_segments", "tokens", "price_per_gpu_hour"};
 
 // A training-only flag given for a serving run: one line naming the flag.
 void refuse_training_flags(const json& j, const run_args& a) {

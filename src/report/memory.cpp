@@ -53,7 +53,7 @@ fit_answer answer_of(const memory_breakdown& m, const memory_bands& b, const pla
   fit_answer a;
   a.state = verdict_of(m, b, g);
   a.fits = a.state != verdict::does_not_fit;
-  a.p50_device = bytes(detail::resident_device(m) * b.source.factors.q50);
+  a.p50_device = bytes(detail::firm_device(m) * b.source.factors.q50);
   a.headroom = m.capacity - a.p50_device;
   a.cannot_start = !a.fits && in_bytes(a.headroom) >= 0;
   return a;

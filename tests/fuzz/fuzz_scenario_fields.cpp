@@ -47,6 +47,7 @@ constexpr std::array<field, 50> kFields = {{
     {"optimizer_in_backward", {"true", "false"}},
     {"optimizer_kernel", {R"("foreach")", R"("fused")"}},
     {"keep_gradients", {"true", "false"}},
+    {"expandable_segments", {"true", "false"}},
     {"num_gpus", {"1", "2", "8", "16", "64"}},
     {"gpus_per_node", {"1", "4", "8"}},
     {"tokens", {"1e9", R"("300B")", R"("1T")", R"("2e9")"}},

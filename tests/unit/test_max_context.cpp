@@ -98,8 +98,8 @@ TEST_CASE("max_context: the ladder splits the sequence over every GPU where the 
     previous = *g.tokens;
   }
   // The recipe ran 32,000 tokens (71.91 GB in nvidia-smi) and called 36,000 "close to oom" (AT1, AT2):
-  // the one-GPU answer within 20% of 36,000 (the model keeps the default pool factor, the run set
-  // expandable_segments; docs/long-context.md).
+  // the one-GPU answer within 20% of 36,000 (the scenario sets expandable_segments as the run did;
+  // docs/long-context.md).
   CHECK(*mc.ladder.front().tokens == *mc.tokens);
   CHECK(*mc.tokens > 0.8 * 36000);
   CHECK(*mc.tokens < 1.2 * 36000);

@@ -65,9 +65,6 @@ constexpr known_miss kKnownVerdictMisses[] = {
     {"UC8", 0, "Unsloth README 70B table, 48 GB row: a maximum context the table interpolates between measured "
                "cards (cases-4-notes.md); the estimate needs 53.6 GB of the card's 50.5 GB, 40.6 GB of it the NF4 "
                "weights with the bf16 embeddings and head"},
-    {"AT2", 0, "ArcticTraining's one-GPU ZeRO-3 offload baseline at 36,000 tokens, 'close to oom': the run set "
-               "expandable_segments, whose pool keeps less slack than the 1.35 factor of sharded runs (AT1 at "
-               "32,000 tokens is +9.7%); the estimate's largest context is about 31,400 tokens (docs/long-context.md)"},
 };
 TEST_CASE("validation: every fit/OOM verdict is right but the known misses") {
   int verdicts = 0, misses = 0;

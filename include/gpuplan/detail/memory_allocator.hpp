@@ -36,11 +36,16 @@ inline device_peaks allocator_and_context(double allocated, double paged, int nu
   p.reserved = allocated * mp.reserved_factor + cublas_workspace;
   const double context = mp.cuda_context + (num_gpus > 1 ? nccl_buffers : 0.0);
   const double room = capacity - context;
+  p.overhead = context + cublas_workspace;
   if (capacity > 0 && p.reserved > room) {
     const double squeezed = allocated * std::min(mp.reserved_factor, memory_defaults::reserved_factor) + cublas_workspace;
-    p.reserved = std::max(room, squeezed);
+    if (squeezed <= room) {  // the pool fills the card exactly (not room + context, which may round above it)
+      p.reserved = room;
+      p.device = capacity + paged;
+      return p;
+    }
+    p.reserved = squeezed;
   }
-  p.overhead = context + cublas_workspace;
   p.device = p.reserved + context + paged;
   return p;
 }

@@ -73,6 +73,19 @@ inline void check_margin(const plan_margin& g, const std::string& path) {
     fail(path + ".headroom_min", "must be between 0 and 1 TiB (got " + num(b) + " bytes)");
 }
 
+// The part of the resident device memory the caching allocator cannot give back: under
+// pressure a failed cudaMalloc releases every cached free segment and retries
+// (CUDACachingAllocator.cpp release_cached_blocks; memory_allocator.hpp squeezes the pool the
+// same way), so a pool grown past the card shrinks to the live tensors with single-stream
+// fragmentation (memory_defaults::reserved_factor) plus the context and workspaces. The
+// verdict's median test and every P50 figure read it (a bare device figure, with no
+// allocator terms, is taken whole).
+inline double firm_device(const memory_breakdown& m) {
+  if (in_bytes(m.peak_allocated) <= 0) return resident_device(m);
+  const double firm = in_bytes(m.peak_allocated) * memory_defaults::reserved_factor + in_bytes(m.overhead);
+  return std::min(resident_device(m), firm);
+}
+
 // The criterion on bare numbers: the resident device memory scaled by the
 // quantile factor, plus the headroom, within capacity.
 inline bool margin_fits(double resident, double capacity, double factor, const plan_margin& g) {
@@ -180,12 +193,13 @@ inline bool plans_fit(const run& r, const memory_breakdown& m, const plan_margin
 // margin turns a run whose median does not fit into anything else: every output reports
 // fits = (verdict != does_not_fit) and its headroom from the same P50 figure.
 inline verdict verdict_of(const memory_breakdown& m, const memory_bands& b, const plan_margin& g = {}) {
-  const double cap = in_bytes(m.capacity), resident = detail::resident_device(m);
+  const double cap = in_bytes(m.capacity);
   // memory.hpp sets fits = device <= capacity, false beside that only for the engine rule above.
   const bool cannot_start = !m.fits && m.peak_phase == memory_breakdown::phase::inference && in_bytes(m.device) <= cap;
   // A paged engine's pool at P50: the requested batch must fit beside the rest.
+  // The median figure must fit, its cached slack aside (the allocator frees it under pressure).
   const bool p50_fits = detail::elastic_pool(m) ? detail::margin_fits(m, b.source.factors.q50, g)
-                                                : resident * b.source.factors.q50 <= cap;
+                                                : detail::firm_device(m) * b.source.factors.q50 <= cap;
   if (!p50_fits || cannot_start) return verdict::does_not_fit;
   if (detail::margin_fits(m, detail::plan_factor(b.source, g.confidence), g)) return verdict::fits;
   return verdict::tight;

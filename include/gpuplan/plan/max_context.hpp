@@ -101,7 +101,7 @@ inline memory_breakdown context_memory(run& probe, const scenario& s, std::optio
     x.seq_len = tokens.value_or(step);
   });
   const memory_breakdown m = estimate_memory(probe);
-  p50_device = bytes(resident_device(m) * bands_of(probe, m).source.factors.q50);
+  p50_device = bytes(firm_device(m) * bands_of(probe, m).source.factors.q50);
   return m;
 }
 
