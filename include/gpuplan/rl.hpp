@@ -183,7 +183,7 @@ struct rl_estimate {
   Seconds rollout_time = seconds(0), scoring_time = seconds(0), training_time = seconds(0), step = seconds(0);
   Seconds transfer_time = seconds(0);    // state moved between the CPU and a training GPU around generation and scoring
   double tokens_per_second_per_gpu = 0;  // prompt + completion tokens of a step / (step x GPUs), NeMo RL's definition
-  time_estimate policy_time{};
+  time_estimate policy_time{};           // the actor's training time of one optimizer step
 };
 
 namespace detail::rl {

@@ -284,7 +284,7 @@ TEST_CASE("rl: the published RL rows, out of sample") {
                                          << 100 * (estimate - expected) / expected << "%)");
     CHECK(std::abs(estimate - expected) <= band * expected);
   }
-  CHECK(rows == 28);
+  CHECK(rows == 29);
   const auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
