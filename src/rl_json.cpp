@@ -74,7 +74,7 @@ void check_applies(const json& j, const rl_config& c) {
   const bool dpo = c.algo == rl_algorithm::dpo;
   const std::string dpo_has_no = "grpo and ppo: dpo trains on given pairs and generates nothing (got algorithm dpo)";
   for (std::string_view key : {"generations", "completion_len", "mean_completion_len", "rollout", "placement",
-                               "rollout_fraction", "sleep_level", "rollout_gpus", "rollout_tp", "train_batch"})
+                               "rollout_fraction", "sleep_level", "rollout_gpus", "rollout_tp", "train_batch", "offload_trainer"})
     refuse_unless(j, key, !dpo, dpo_has_no);
   if (j.contains("prompt_len") && dpo)
     fail(rl_path("prompt_len"), "dpo reads max_length, the length chosen and rejected are each cut to (got algorithm dpo)");
@@ -107,6 +107,7 @@ void read_engine_and_models(const json& j, rl_config& c) {
   if (j.contains("rollout_gpus")) c.rollout_gpus = get_small_int(j["rollout_gpus"], rl_path("rollout_gpus"));
   if (j.contains("rollout_tp")) c.rollout_tp = get_small_int(j["rollout_tp"], rl_path("rollout_tp"));
   if (j.contains("reference")) c.reference = get_bool(j["reference"], rl_path("reference"));
+  if (j.contains("offload_trainer")) c.offload_trainer = get_bool(j["offload_trainer"], rl_path("offload_trainer"));
   if (j.contains("reward_model")) c.reward_model = get_bool(j["reward_model"], rl_path("reward_model"));
 }
 
@@ -195,7 +196,7 @@ rl_config parse_rl(const json& j) {
   check_keys(j, path,
              {"algorithm", "framework", "rollout", "placement", "rollout_fraction", "sleep_level", "reference", "generations",
               "prompt_len", "max_length", "completion_len", "mean_completion_len", "micro_batch", "prompts_per_step",
-              "rollout_gpus", "rollout_tp", "reward_model", "train_batch"});
+              "rollout_gpus", "rollout_tp", "reward_model", "train_batch", "offload_trainer"});
   rl_config c;
   if (j.contains("algorithm")) c.algo = get_enum(j["algorithm"], rl_path("algorithm"), kRlAlgorithmNames);
   if (j.contains("framework")) c.fw = get_enum(j["framework"], rl_path("framework"), kRlFrameworkNames);
@@ -259,6 +260,7 @@ json write_rl(const rl_input& in) {
       o["rollout_tp"] = c.rollout_tp;
     }
     if (r.place == rollout_placement::separate) o["rollout_gpus"] = c.rollout_gpus;
+    o["offload_trainer"] = r.offload;
     if (c.algo == rl_algorithm::grpo) o["generations"] = r.G;
     o["prompt_len"] = r.P;
     o["completion_len"] = r.C;

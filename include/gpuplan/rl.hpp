@@ -135,6 +135,11 @@ struct rl_config {
   std::optional<double> rollout_fraction{};
   std::optional<int> sleep_level{};
   std::optional<bool> reference{};
+  // The trained models' weights and optimizer states wait on the CPU while the engine generates
+  // and come back for scoring and the update (verl actor param_offload + optimizer_offload,
+  // fsdp_workers.py; NeMo RL's default). Not parallel.offload_*, which keep them on the CPU
+  // through the update too.
+  std::optional<bool> offload_trainer{};
   std::optional<std::int64_t> generations{};          // GRPO: completions per prompt (PPO, DPO: 1)
   std::optional<std::int64_t> prompt_len{}, completion_len{};
   std::optional<std::int64_t> mean_completion_len{};  // the generated length for time (unset: completion_len)
@@ -197,6 +202,7 @@ struct resolved {
   double fraction = 0;
   int sleep = 0;
   bool ref = false, critic = false, reward = false;
+  bool offload = false;  // the trained models' states on the CPU while the engine generates
 };
 
 inline resolved resolve(const rl_config& c) {
@@ -215,6 +221,7 @@ inline resolved resolve(const rl_config& c) {
   r.sleep = c.sleep_level.value_or(p.sleep_level);
   // DPO always compares with a reference (TRL DPOTrainer precompute_ref_log_probs False keeps it loaded).
   r.ref = c.reference.value_or(c.algo == rl_algorithm::dpo || c.algo == rl_algorithm::ppo || p.reference);
+  r.offload = c.offload_trainer.value_or(p.trainer_offloaded_in_rollout);
   r.critic = c.algo == rl_algorithm::ppo;
   r.reward = c.algo == rl_algorithm::ppo && c.reward_model;
   return r;

@@ -30,7 +30,7 @@ __all__ = ["RlPhase", "RlSuggestion", "RlResult", "rl", "rl_scenario"]
 #: Keywords of gp.rl that are keys of the scenario's "rl" object (docs/scenario.md § rl).
 RL_KEYS = ("rollout", "placement", "rollout_fraction", "sleep_level", "reference", "generations", "prompt_len",
            "max_length", "completion_len", "mean_completion_len", "micro_batch", "prompts_per_step", "rollout_gpus",
-           "rollout_tp", "reward_model", "train_batch")
+           "rollout_tp", "reward_model", "train_batch", "offload_trainer")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,7 +189,7 @@ def rl(model: Union[ModelLike, Scenario], /, *, gpu: Any = None, algorithm: str 
     "sglang"), ``placement``, ``rollout_fraction`` (vLLM's gpu_memory_utilization),
     ``sleep_level``, ``reference``, ``generations``, ``prompt_len`` (DPO: ``max_length``),
     ``completion_len``, ``mean_completion_len``, ``micro_batch``, ``prompts_per_step``,
-    ``rollout_gpus``, ``rollout_tp``, ``reward_model``, ``train_batch``; unset, they are the framework's
+    ``rollout_gpus``, ``rollout_tp``, ``reward_model``, ``train_batch``, ``offload_trainer``; unset, they are the framework's
     (docs/scenario.md § rl). Other keywords are the policy's scenario keys as for
     :func:`gpuplan.estimate` (method, lora, precision, optimizer, num_gpus, tp, zero, ...);
     ``framework`` here is the RL framework, whose trainer the policy gets unless a

@@ -69,6 +69,9 @@ void add_rl_options(CLI::App* sub, run_args& a) {
   add_rl_key<std::int64_t>(sub, a, "--sleep-level", "sleep_level", "Engine while the trainer trains: 0 awake, 1 weights to CPU, 2 discarded");
   add_rl_switch(sub, a, "--reference", "reference", true, "Keep a reference model (KL term)");
   add_rl_switch(sub, a, "--no-reference", "reference", false, "No reference model (beta 0)");
+  add_rl_switch(sub, a, "--offload-trainer", "offload_trainer", true,
+                "The trained models' states on the CPU while the engine generates (verl param_offload + optimizer_offload)");
+  add_rl_switch(sub, a, "--no-offload-trainer", "offload_trainer", false, "The trained models' states stay on the GPU");
   add_rl_key<std::int64_t>(sub, a, "--generations", "generations", "GRPO: completions per prompt");
   add_rl_key<std::int64_t>(sub, a, "--prompt-len", "prompt_len", "Prompt tokens (GRPO, PPO)");
   add_rl_key<std::int64_t>(sub, a, "--max-length", "max_length", "DPO: tokens each of chosen and rejected is cut to");

@@ -134,7 +134,7 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
       const memory_breakdown g = estimate_memory(run(a, engine_scenario(s, r, batch)));
       generation = in_bytes(g.kv_cache) + in_bytes(g.activations) + in_bytes(g.transient);
     }
-    const double trainer = r.p->trainer_offloaded_in_rollout ? 0.0 : actor_states + critic_states;
+    const double trainer = r.offload ? 0.0 : actor_states + critic_states;
     add_phase(out, "rollout", trainer + others + generation, p.engine_on, p);
     add_phase(out, "scoring", p.states + logprob_working_set(a, actor, r.C), p.engine_off, p);
   }
@@ -241,7 +241,7 @@ inline double transfer_seconds(const rl_estimate& out, const run& actor, const r
   const double link = in_byte_per_s(pcie_per_direction(g.pcie_gen, g.pcie_lanes)) * actor.efficiency().pcie_fraction;
   double moved = 0;
   if (r.c.algo != rl_algorithm::dpo && r.place == rollout_placement::colocated && r.eng != engine::hf) {
-    if (r.p->trainer_offloaded_in_rollout) moved += 2 * (resident_states(out.policy, s) + in_bytes(out.critic_bytes));
+    if (r.offload) moved += 2 * (resident_states(out.policy, s) + in_bytes(out.critic_bytes));
     const double engine_weights = static_cast<double>(actor.parameters().total) * 2.0 / r.c.rollout_tp;
     if (r.sleep == 1) moved += 2 * engine_weights;
   }
