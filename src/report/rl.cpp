@@ -57,8 +57,24 @@ double smaller_fraction(const rl_estimate& e, double fraction) {
 
 // The engine's candidates: a smaller pool, sleep mode, GPUs of its own.
 void engine_candidates(std::vector<candidate>& out, const rl_estimate& e, const detail::rl::resolved& r) {
-  if (r.c.algo == rl_algorithm::dpo || r.eng == engine::hf || r.place != rollout_placement::colocated) return;
+  if (r.c.algo == rl_algorithm::dpo || r.eng == engine::hf) return;
+  if (!std::isfinite(in_seconds(e.rollout_time))) {  // the engine holds no whole sequence beside its weights
+    const int tp = 2 * r.c.rollout_tp;
+    const bool more_gpus = r.place == rollout_placement::separate && e.rollout_gpus < tp;
+    out.push_back({"rl.rollout_tp = " + std::to_string(tp) + (more_gpus ? ", rl.rollout_gpus = " + std::to_string(tp) : ""),
+                   "the engine's weights split over twice the GPUs: room for its KV pool",
+                   [tp, more_gpus](rl_input& in) {
+                     in.config.rollout_tp = tp;
+                     if (more_gpus) in.config.rollout_gpus = tp;
+                   }});
+  }
+  if (r.place != rollout_placement::colocated) return;
   const bool rollout_peaks = peak_of(e).name == "rollout";
+  if (rollout_peaks && !r.offload)
+    out.push_back({"rl.offload_trainer = true",
+                   "the trained models' weights and optimizer states on the CPU while the engine generates (verl param_offload + "
+                   "optimizer_offload): the copies cost PCIe time each step",
+                   [](rl_input& in) { in.config.offload_trainer = true; }});
   if (rollout_peaks || r.sleep == 0) {
     const double f = smaller_fraction(e, r.fraction);
     if (f < r.fraction)
@@ -167,6 +183,8 @@ rl_answer answer_rl(const rl_input& in) {
     c.edit(changed);
     try {
       rl_estimate e = estimate_rl(changed);
+      // A change that leaves the engine no room for a whole sequence is no fix.
+      if (std::isfinite(in_seconds(a.estimate.rollout_time)) && !std::isfinite(in_seconds(e.rollout_time))) continue;
       a.suggestions.push_back({c.change, c.description, std::move(changed), e});
     } catch (const config_error&) {
       // A change the run cannot take (a trainer without ZeRO-3, too many GPUs for the batch): not offered.

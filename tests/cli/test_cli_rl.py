@@ -99,6 +99,14 @@ def case_rl_frameworks():
     check_figures(o, "ppo openrlhf")
     expect(o["placement"] == "separate" and o["rollout_device_bytes"] > 0 and o["critic_bytes"] == 0 and o["phases"][0]["engine_bytes"] == 0,
            "OpenRLHF: engine, critic and reward model on GPUs of their own", out=json.dumps(o)[:2000])
+    # One 16 GB card cannot hold Llama-3.1-8B's 16-bit weights and a KV pool: the rollout GPU is the
+    # verdict, and splitting the engine over two GPUs is offered and gives a finite step.
+    t = rl_json("rl", "llama-3.1-8b", "--framework", "openrlhf", "--method", "lora", "--gpu", "t4", "--gpus", "8",
+                "--rollout-gpus", "1")
+    expect(not t["fits"] and not t["rollout_fits"] and t["step_seconds"] is None and t["rollout_gpus"] == 1 and t["gpus"] == 9,
+           "the rollout GPU decides the verdict", out=json.dumps({k: t[k] for k in ("fits", "rollout_fits", "gpus")}))
+    tp = [s for s in t["suggestions"] if s["change"] == "rl.rollout_tp = 2, rl.rollout_gpus = 2"]
+    expect(tp and tp[0]["step_seconds"] is not None, "a wider engine is offered", out=json.dumps(t["suggestions"])[:2000])
     d = rl_json("rl", "qwen2.5-7b", "--algorithm", "dpo", "--method", "lora", "--gpu", "h100-sxm", "--micro-batch", "2",
                 "--max-length", "1024")
     check_figures(d, "dpo")
