@@ -97,8 +97,9 @@ inline void add_phase(rl_estimate& out, std::string_view name, double allocated,
   ph.device = bytes(p.overhead + p.factor * allocated + engine);
 }
 
-// Memory of every phase on an actor GPU, and the peak.
-inline void estimate_phases(rl_estimate& out, const architecture& a, const run& actor, const resolved& r) {
+// Memory of every phase on an actor GPU, and the peak (`value`: PPO's value model, else null).
+inline void estimate_phases(rl_estimate& out, const architecture& a, const run& actor, const resolved& r,
+                            const std::shared_ptr<const architecture>& value) {
   const scenario& s = actor.settings();
   const memory_breakdown& m = out.policy;
   phase_parts p;
@@ -106,8 +107,8 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
   p.factor = in_bytes(m.peak_allocated) > 0 ? in_bytes(m.peak_reserved) / in_bytes(m.peak_allocated) : 1.0;
   const double actor_states = resident_states(m, s);
   double critic_peak = 0, critic_states = 0;
-  if (r.critic && r.p->models_colocated) {
-    const run critic(std::make_shared<const architecture>(value_model(a)), [&] {
+  if (value && r.p->models_colocated) {
+    const run critic(value, [&] {
       scenario c = s;
       c.loss_tokens.reset();
       return c;
@@ -280,7 +281,8 @@ inline scenario step_scenario(const scenario& policy, const resolved& r, std::in
   return ts;
 }
 
-inline void estimate_step_time(rl_estimate& out, const architecture& a, const run& actor, const resolved& r) {
+inline void estimate_step_time(rl_estimate& out, const architecture& a, const run& actor, const resolved& r,
+                               const std::shared_ptr<const architecture>& value) {
   const scenario& policy = actor.settings();
   const std::int64_t seqs = out.sequences_per_step, steps = optimizer_steps(out, r);
   const scenario ts = step_scenario(policy, r, (seqs + steps - 1) / steps);
@@ -290,10 +292,10 @@ inline void estimate_step_time(rl_estimate& out, const architecture& a, const ru
   const double fwd = n * forward_seconds(out.policy_time);
   double train = n * in_seconds(out.policy_time.step), passes = r.ref ? 1 : 0;
   if (r.c.algo != rl_algorithm::dpo && r.p->old_logprobs) passes += 1;
-  if (r.critic) {
+  if (value) {
     scenario cs = ts;
     cs.loss_tokens.reset();
-    const time_estimate ct = estimate_time(run(std::make_shared<const architecture>(value_model(a)), cs));
+    const time_estimate ct = estimate_time(run(value, cs));
     train += n * in_seconds(ct.step);
     passes += 1 + (r.reward ? 1 : 0);  // values, rewards
   }
@@ -337,8 +339,10 @@ inline rl_estimate estimate_rl(const architecture& model, const scenario& policy
   const std::int64_t prompts = cfg.prompts_per_step.value_or(r.p->prompts_per_step);
   out.sequences_per_step = prompts > 0 ? prompts * per_prompt : s.global_batch();
   out.policy = estimate_memory(actor);
-  estimate_phases(out, model, actor, r);
-  estimate_step_time(out, model, actor, r);
+  // PPO's value model (the critic), built once for its memory and its time.
+  const auto value = r.critic ? std::make_shared<const architecture>(value_model(model)) : nullptr;
+  estimate_phases(out, model, actor, r, value);
+  estimate_step_time(out, model, actor, r, value);
   // Separate placement: the engines' GPUs must hold the weights and at least one whole sequence.
   out.rollout_fits = out.rollout_gpus == 0 || std::isfinite(in_seconds(out.rollout_time));
   out.fits = out.fits && out.rollout_fits;
