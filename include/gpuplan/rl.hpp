@@ -258,6 +258,14 @@ inline void check(const scenario& s, const resolved& r) {
     fail("rl.placement", "separate needs a serving engine (vllm or sglang), not transformers generate");
 }
 
+// A sequence of `tokens` padded to a multiple of tp x cp (Megatron's sequence parallelism splits
+// it; NeMo RL make_sequence_length_divisible_by = tp). The degrees count as at least 1 here:
+// validation names a zero or negative degree when the run is made.
+inline std::int64_t padded_sequence(const scenario& s, std::int64_t tokens) {
+  const std::int64_t mult = std::max<std::int64_t>(1, s.parallel.tp.value_or(1)) * std::max(1, s.parallel.cp);
+  return (tokens + mult - 1) / mult * mult;
+}
+
 // The actor's training scenario: the framework's trainer, sharding and checkpointing where
 // the policy scenario leaves them, sequences of prompt + completion (DPO: chosen and rejected
 // side by side, TRL concatenated_forward), logits for the completion only (TRL logits_to_keep).
@@ -274,11 +282,7 @@ inline scenario actor_scenario(scenario s, const resolved& r, std::int64_t compl
     s.seq_len = r.P + completion;
     s.loss_tokens = completion;
   }
-  // Sequences are padded to a multiple of tp x cp (Megatron's sequence parallelism splits them;
-  // NeMo RL make_sequence_length_divisible_by = tp).
-  // (at least 1 each here: validation names a zero or negative degree when the run is made)
-  const std::int64_t mult = std::max<std::int64_t>(1, s.parallel.tp.value_or(1)) * std::max(1, s.parallel.cp);
-  s.seq_len = (s.seq_len + mult - 1) / mult * mult;
+  s.seq_len = padded_sequence(s, s.seq_len);
   return s;
 }
 

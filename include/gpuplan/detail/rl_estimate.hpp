@@ -238,8 +238,7 @@ inline double rollout_seconds(rl_estimate& out, const architecture& a, const sce
 // NeMo RL use_reference_model: the policy's weights out, the reference's in, the policy's back).
 inline double transfer_seconds(const rl_estimate& out, const run& actor, const resolved& r) {
   const scenario& s = actor.settings();
-  const gpu_spec& g = s.gpu;
-  const double link = in_byte_per_s(pcie_per_direction(g.pcie_gen, g.pcie_lanes)) * actor.efficiency().pcie_fraction;
+  const double link = host_copy_rate(s.gpu, actor.efficiency());
   double moved = 0;
   if (r.c.algo != rl_algorithm::dpo && r.place == rollout_placement::colocated && r.eng != engine::hf) {
     if (r.offload) moved += 2 * (resident_states(out.policy, s) + in_bytes(out.critic_bytes));
@@ -271,8 +270,7 @@ inline scenario step_scenario(const scenario& policy, const resolved& r, std::in
     const std::int64_t bin = r.b * (r.P + r.C);
     ts.micro_batch = std::max<std::int64_t>(1, bin / std::max<std::int64_t>(1, r.P + r.C_mean));
     if (ts.parallel.pp > 1) {
-      const std::int64_t mult = std::max<std::int64_t>(1, ts.parallel.tp.value_or(1)) * std::max(1, ts.parallel.cp);
-      ts.seq_len = (bin / ts.micro_batch + mult - 1) / mult * mult;
+      ts.seq_len = padded_sequence(ts, bin / ts.micro_batch);
       ts.loss_tokens = std::min(*ts.loss_tokens, ts.seq_len);
     }
   }

@@ -127,6 +127,12 @@ inline double paged_optimizer_resident_bytes(const architecture& a, const scenar
   return w + grads + act + kResidentContextBytes;
 }
 
+// Bytes per second one GPU copies to or from host memory: its PCIe link per direction at the
+// achieved fraction (the offload model's rate; RL's state copies use it too, rl_estimate.hpp).
+inline double host_copy_rate(const gpu_spec& g, const efficiency_params& e) {
+  return in_byte_per_s(pcie_per_direction(g.pcie_gen, g.pcie_lanes)) * e.pcie_fraction;
+}
+
 // Seconds per step of paged optimizer state over PCIe: what does not fit next to the resident
 // tensors pages in and out every step (bitsandbytes paged optimizers use CUDA managed memory).
 inline double paged_optimizer_seconds(const architecture& a, const scenario& run, const stage_parameters& p,
@@ -157,8 +163,7 @@ inline optimizer_cost optimizer_and_offload(const architecture& a, const scenari
   const double shard = run.parallel.zero >= 1 ? static_cast<double>(dp) : 1.0;
   const double opt_params = p.trainable_params / shard;
   const double wcomm = gathered_weight_bytes(run), gcomm = reduced_gradient_bytes(run);
-  const gpu_spec& g = run.gpu;
-  const double pcie = in_byte_per_s(pcie_per_direction(g.pcie_gen, g.pcie_lanes)) * e.pcie_fraction;
+  const double pcie = host_copy_rate(run.gpu, e);
   const double gpus_on_node = std::min<double>(run.num_gpus, std::max(1, run.cluster.gpus_per_node));
   // FSDP CPUOffload(offload_params=True) also runs the step on the CPU (framework.hpp
   // param_offload_moves_optimizer): gradients go down; the parameters already live there.
