@@ -73,8 +73,9 @@ void check_applies(const json& j, const rl_config& c) {
   const std::string algo = std::string(to_string(c.algo));
   const bool dpo = c.algo == rl_algorithm::dpo;
   const std::string dpo_has_no = "grpo and ppo: dpo trains on given pairs and generates nothing (got algorithm dpo)";
-  for (std::string_view key : {"generations", "completion_len", "mean_completion_len", "rollout", "placement",
-                               "rollout_fraction", "sleep_level", "rollout_gpus", "rollout_tp", "train_batch", "offload_trainer"})
+  for (std::string_view key : {"generations", "completion_len", "mean_completion_len", "mean_prompt_len", "max_token_len", "rollout", "placement",
+                               "rollout_fraction", "sleep_level", "rollout_gpus", "rollout_tp", "train_batch", "offload_trainer",
+                               "entropy_bonus"})
     refuse_unless(j, key, !dpo, dpo_has_no);
   if (j.contains("prompt_len") && dpo)
     fail(rl_path("prompt_len"), "dpo reads max_length, the length chosen and rejected are each cut to (got algorithm dpo)");
@@ -92,12 +93,14 @@ void check_applies(const json& j, const rl_config& c) {
                 "placement separate (got placement " + std::string(to_string(place)) + (c.placement ? "" : ", " + std::string(to_string(c.fw)) + "'s default") + ")");
 }
 
-// The lengths: prompt_len (DPO: max_length), completion_len, mean_completion_len.
+// The lengths: prompt_len (DPO: max_length), completion_len, the data's means, max_token_len.
 void read_lengths(const json& j, rl_config& c) {
   if (j.contains("prompt_len")) c.prompt_len = get_int(j["prompt_len"], rl_path("prompt_len"));
   if (j.contains("max_length")) c.prompt_len = get_int(j["max_length"], rl_path("max_length"));
   if (j.contains("completion_len")) c.completion_len = get_int(j["completion_len"], rl_path("completion_len"));
   if (j.contains("mean_completion_len")) c.mean_completion_len = get_int(j["mean_completion_len"], rl_path("mean_completion_len"));
+  if (j.contains("mean_prompt_len")) c.mean_prompt_len = get_int(j["mean_prompt_len"], rl_path("mean_prompt_len"));
+  if (j.contains("max_token_len")) c.max_token_len = get_int(j["max_token_len"], rl_path("max_token_len"));
 }
 
 // The rollout engine's keys and the models kept.
@@ -108,6 +111,7 @@ void read_engine_and_models(const json& j, rl_config& c) {
   if (j.contains("rollout_tp")) c.rollout_tp = get_small_int(j["rollout_tp"], rl_path("rollout_tp"));
   if (j.contains("reference")) c.reference = get_bool(j["reference"], rl_path("reference"));
   if (j.contains("offload_trainer")) c.offload_trainer = get_bool(j["offload_trainer"], rl_path("offload_trainer"));
+  if (j.contains("entropy_bonus")) c.entropy_bonus = get_bool(j["entropy_bonus"], rl_path("entropy_bonus"));
   if (j.contains("reward_model")) c.reward_model = get_bool(j["reward_model"], rl_path("reward_model"));
 }
 
@@ -172,7 +176,7 @@ void check_runs(const rl_input& in, const detail::rl::resolved& r) {
   const scenario& policy = in.policy.settings;
   // The sizes first: actor_scenario pads the sequence to a multiple of tp x cp, which must be >= 1.
   naming_rl_keys(in.config, [&] { detail::validate_sizes(policy); });
-  const run actor = naming_rl_keys(in.config, [&] { return run(in.policy.model, detail::rl::actor_scenario(policy, r, r.C)); });
+  const run actor = naming_rl_keys(in.config, [&] { return run(in.policy.model, detail::rl::actor_scenario(policy, r, r.P, r.C)); });
   check_step_size(in, actor, r);
   if (in.config.algo == rl_algorithm::dpo) return;
   try {
@@ -195,8 +199,9 @@ rl_config parse_rl(const json& j) {
   require_object(j, path);
   check_keys(j, path,
              {"algorithm", "framework", "rollout", "placement", "rollout_fraction", "sleep_level", "reference", "generations",
-              "prompt_len", "max_length", "completion_len", "mean_completion_len", "micro_batch", "prompts_per_step",
-              "rollout_gpus", "rollout_tp", "reward_model", "train_batch", "offload_trainer"});
+              "prompt_len", "max_length", "completion_len", "mean_completion_len", "mean_prompt_len", "max_token_len",
+              "micro_batch", "prompts_per_step",
+              "rollout_gpus", "rollout_tp", "reward_model", "train_batch", "offload_trainer", "entropy_bonus"});
   rl_config c;
   if (j.contains("algorithm")) c.algo = get_enum(j["algorithm"], rl_path("algorithm"), kRlAlgorithmNames);
   if (j.contains("framework")) c.fw = get_enum(j["framework"], rl_path("framework"), kRlFrameworkNames);
@@ -265,6 +270,9 @@ json write_rl(const rl_input& in) {
     o["prompt_len"] = r.P;
     o["completion_len"] = r.C;
     o["mean_completion_len"] = r.C_mean;
+    o["mean_prompt_len"] = r.P_mean;
+    if (c.max_token_len) o["max_token_len"] = *c.max_token_len;
+    if (c.entropy_bonus) o["entropy_bonus"] = true;
   }
   o["micro_batch"] = r.b;
   // Unset and 0 in the profile: the trainer's global batch (TRL), written as the policy's grad_accum.
@@ -277,7 +285,7 @@ json write_rl(const rl_input& in) {
 
 resolved_run actor_run(const rl_input& in) {
   const detail::rl::resolved r = detail::rl::resolve(in.config);
-  return resolved_run{run(in.policy.model, detail::rl::actor_scenario(in.policy.settings, r, r.C)), in.policy.model_spec};
+  return resolved_run{run(in.policy.model, detail::rl::actor_scenario(in.policy.settings, r, r.P, r.C)), in.policy.model_spec};
 }
 
 json write_rl_scenario(const rl_input& in) {

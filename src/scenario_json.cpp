@@ -155,6 +155,7 @@ void read_training(const json& j, const architecture& model, scenario& s) {
   if (j.contains("compile")) s.compile = get_bool(j["compile"], "scenario.compile");
   if (j.contains("fused_kernels")) s.fused_kernels = get_bool(j["fused_kernels"], "scenario.fused_kernels");
   if (j.contains("chunked_loss")) s.chunked_loss = get_bool(j["chunked_loss"], "scenario.chunked_loss");
+  if (j.contains("inplace_loss")) s.inplace_loss = get_bool(j["inplace_loss"], "scenario.inplace_loss");
   if (j.contains("loss_tokens")) s.loss_tokens = get_int(j["loss_tokens"], "scenario.loss_tokens");
   if (j.contains("activation_offload")) s.activation_offload = get_bool(j["activation_offload"], "scenario.activation_offload");
   if (j.contains("optimizer_in_backward"))
@@ -262,7 +263,7 @@ scenario_input parse_scenario(const json& j) {
   check_keys(j, "scenario", {
     "model", "workload", "method", "lora", "peft", "freeze", "quantization", "precision", "optimizer", "micro_batch",
     "seq_len", "grad_accum", "global_batch", "framework", "checkpointing", "attention", "compile", "fused_kernels",
-    "chunked_loss", "loss_tokens", "activation_offload", "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "expandable_segments", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
+    "chunked_loss", "inplace_loss", "loss_tokens", "activation_offload", "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "expandable_segments", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
     "inference", "tokens", "price_per_gpu_hour", "engine"});
   scenario s;
   if (!j.contains("model")) fail("scenario.model", "is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)");
@@ -393,6 +394,7 @@ json write_scenario(const resolved_run& r) {
   j["compile"] = s.compile;
   j["fused_kernels"] = s.fused_kernels;
   j["chunked_loss"] = s.chunked_loss;
+  j["inplace_loss"] = s.inplace_loss;
   if (s.loss_tokens) j["loss_tokens"] = *s.loss_tokens;
   j["activation_offload"] = s.activation_offload;
   j["optimizer_in_backward"] = s.optimizer_in_backward;

@@ -148,7 +148,7 @@ inline void transient_rules([[maybe_unused]] const architecture& a, const scenar
         "e·(2h + 2q + 2kv + 2f) per token, and back-propagate SwiGLU in place",
         "unslothai/unsloth unsloth/kernels/fast_lora.py (LoRA_MLP, LoRA_QKV), unsloth/kernels/swiglu.py");
   if (train && a.head == head_kind::lm && a.vocab > 0 && !(r.compile && p.compile_fuses_loss) && !r.chunked_loss &&
-      !p.fused_linear_loss)
+      !r.inplace_loss && !p.fused_linear_loss)
     add("transient_bytes", r.compile ? fw + ".compile_fuses_loss" : std::string("all frameworks: eager cross-entropy"),
         "fp32 logits copy: the loss holds the 16-bit logits, their fp32 copy and log_softmax's fp32 output "
         "(e + 8 B per logit) on the last pipeline stage",

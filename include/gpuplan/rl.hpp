@@ -74,6 +74,14 @@ struct rl_profile {
   int reference_copies;         // an offloaded reference: copies of its weights' size over PCIe per scoring pass
   int optimizer_steps;          // optimizer steps per rollout batch (its sequences / the train batch)
   bool packs_sequences;         // training micro-batches are bins of micro_batch x (prompt + completion) tokens
+  bool removes_padding;         // a micro-batch holds its sequences' real tokens, no padding (verl use_remove_padding)
+  // Log-probs of every position by flash-attn's Triton cross-entropy, the gradient written into
+  // the 16-bit logits (verl torch_functional.py logprobs_from_logits); else the completion's
+  // logits upcast to fp32 (TRL selective_log_softmax, OpenRLHF logits.float()).
+  bool inplace_logprobs;
+  // The actor loaded in fp32 and computed in bf16 (verl fsdp_workers.py: model_dtype unset is
+  // float32 for the actor; FSDP MixedPrecision param_dtype bf16): a LoRA base stays fp32.
+  bool actor_fp32;
 };
 
 inline constexpr std::array<rl_profile, 4> kRlProfiles{{
@@ -87,17 +95,18 @@ inline constexpr std::array<rl_profile, 4> kRlProfiles{{
     // One optimizer step per generation batch (steps_per_generation = gradient_accumulation_steps).
     {rl_framework::trl, "TRL GRPOTrainer / DPOTrainer / PPOTrainer (transformers Trainer, one process per GPU)",
      framework::hf, 0, engine::hf, rollout_placement::colocated, 0.3, 0, false, false, true, false, true, false, 8, 0, 512, 256, 8,
-     checkpointing::full, 1024, 0, 1, false},
+     checkpointing::full, 1024, 0, 1, false, false, false, false},
     // verl trainer/config/ppo_trainer.yaml and its GRPO recipes (examples/grpo_trainer/*.sh):
     // FSDP actor (full shard), vLLM hybrid engine colocated at gpu_memory_utilization 0.5 whose
     // weights and KV are freed after generation (free_cache_engine, sleep level 2), reference
     // with use_kl_loss kept on the CPU (FSDP1 CPUOffload), old log-probs recomputed, rollout.n 5,
     // train_batch_size 1024 prompts, 512 + 512 tokens, gradient checkpointing on, micro-batch 4
     // (recipes' ppo_micro_batch_size_per_gpu); ppo_mini_batch_size 256 prompts: 4 optimizer steps
-    // per batch of 1024; use_dynamic_bsz off (no packing).
+    // per batch of 1024; use_remove_padding True in every recipe (dp_actor.py unpads each
+    // micro-batch to its real tokens), use_dynamic_bsz off (rl.max_token_len turns it on).
     {rl_framework::verl, "verl (FSDP workers, vLLM hybrid engine sleeping between rollouts)",
      framework::fsdp, 3, engine::vllm, rollout_placement::colocated, 0.5, 2, true, true, false, true, true, false, 5, 1024, 512, 512, 4,
-     checkpointing::full, 1024, 1, 4, false},
+     checkpointing::full, 1024, 1, 4, false, true, true, true},
     // OpenRLHF cli/train_ppo_ray.py: DeepSpeed ZeRO-2 actor; reference, critic, reward model and
     // vLLM engines each on GPUs of their own (no --colocate_all_models) with vLLM at
     // vllm_gpu_memory_utilization 0.95, reference (init_kl_coef 0.01) as a bf16 copy, prompt 1024 +
@@ -106,7 +115,7 @@ inline constexpr std::array<rl_profile, 4> kRlProfiles{{
     // train_batch_size 128: 8 optimizer steps per rollout batch, --packing_samples off.
     {rl_framework::openrlhf, "OpenRLHF (Ray; DeepSpeed actor/critic, vLLM engines on their own GPUs)",
      framework::deepspeed, 2, engine::vllm, rollout_placement::separate, 0.95, 0, true, false, false, true, false, false, 1, 1024, 1024, 1024, 1,
-     checkpointing::full, 2048, 0, 8, false},
+     checkpointing::full, 2048, 0, 8, false, false, false, false},
     // NeMo RL examples/configs/grpo_math_1B.yaml: Megatron/DTensor policy, vLLM colocated at
     // gpu_memory_utilization 0.6 and offloaded while training, the policy offloaded to the CPU
     // while vLLM generates (nemo_rl/algorithms/grpo.py refit_policy_generation:
@@ -119,7 +128,7 @@ inline constexpr std::array<rl_profile, 4> kRlProfiles{{
     // (policy.sequence_packing: bins of max_total_sequence_length x train_micro_batch_size tokens).
     {rl_framework::nemo_rl, "NeMo RL (Megatron-core or DTensor policy, vLLM colocated and offloaded while training)",
      framework::megatron, 1, engine::vllm, rollout_placement::colocated, 0.6, 1, true, true, false, true, true, true, 16, 32, 512, 512, 4,
-     checkpointing::full, 1024, 3, 1, true},
+     checkpointing::full, 1024, 3, 1, true, false, false, false},
 }};
 
 constexpr const rl_profile& profile_of(rl_framework f) { return kRlProfiles[static_cast<std::size_t>(f)]; }
@@ -142,7 +151,14 @@ struct rl_config {
   std::optional<bool> offload_trainer{};
   std::optional<std::int64_t> generations{};          // GRPO: completions per prompt (PPO, DPO: 1)
   std::optional<std::int64_t> prompt_len{}, completion_len{};
-  std::optional<std::int64_t> mean_completion_len{};  // the generated length for time (unset: completion_len)
+  std::optional<std::int64_t> mean_completion_len{};  // the data's mean completion (unset: completion_len)
+  std::optional<std::int64_t> mean_prompt_len{};      // the data's mean prompt (unset: prompt_len)
+  // Tokens per micro-batch (verl use_dynamic_bsz ppo_max_token_len_per_gpu): each optimizer
+  // step's sequences on a GPU split into as few balanced micro-batches as hold them.
+  std::optional<std::int64_t> max_token_len{};
+  // An entropy bonus in the actor's loss (verl actor.entropy_coeff != 0; 0 by default since
+  // verl 0.4.1): the softmax of every logit and its gradients at the loss.
+  bool entropy_bonus = false;
   std::optional<std::int64_t> micro_batch{};          // sequences (DPO: pairs) per GPU per forward/backward
   std::optional<std::int64_t> prompts_per_step{};     // unset: the sequences one optimizer step trains / G
   std::optional<std::int64_t> train_batch{};          // sequences per optimizer step (unset: the framework's steps per batch)
@@ -169,7 +185,7 @@ struct rl_estimate {
   engine rollout = engine::hf;
   double rollout_fraction = 0;
   bool reference = false, critic = false, reward_model = false;
-  std::int64_t generations = 1, prompt_len = 0, completion_len = 0, mean_completion_len = 0;
+  std::int64_t generations = 1, prompt_len = 0, completion_len = 0, mean_completion_len = 0, mean_prompt_len = 0;
   std::int64_t sequences_per_step = 0;   // sequences one optimizer step trains (all GPUs)
   std::array<rl_phase, 4> phases{};
   int phase_count = 0;
@@ -196,7 +212,8 @@ namespace detail::rl {
 struct resolved {
   rl_config c;
   const rl_profile* p = nullptr;
-  std::int64_t G = 1, P = 0, C = 0, C_mean = 0, b = 1;
+  std::int64_t G = 1, P = 0, C = 0, C_mean = 0, P_mean = 0, b = 1;
+  std::int64_t max_tokens = 0;  // token-bounded micro-batches (0: micro_batch sequences each)
   engine eng = engine::hf;
   rollout_placement place = rollout_placement::colocated;
   double fraction = 0;
@@ -214,6 +231,8 @@ inline resolved resolve(const rl_config& c) {
   r.P = c.prompt_len.value_or(c.algo == rl_algorithm::dpo ? p.dpo_max_length : p.prompt_len);
   r.C = c.algo == rl_algorithm::dpo ? 0 : c.completion_len.value_or(p.completion_len);
   r.C_mean = c.algo == rl_algorithm::dpo ? 0 : c.mean_completion_len.value_or(r.C);
+  r.P_mean = c.mean_prompt_len.value_or(r.P);
+  r.max_tokens = c.max_token_len.value_or(0);
   r.b = c.micro_batch.value_or(p.micro_batch);
   r.eng = c.rollout.value_or(p.rollout);
   r.place = c.placement.value_or(p.placement);
@@ -237,6 +256,18 @@ inline void check(const scenario& s, const resolved& r) {
     require_range(r.C, 1, kMaxSeq, "rl.completion_len");
     require_range(r.C_mean, 1, r.C, "rl.mean_completion_len");
   }
+  require_range(r.P_mean, 1, r.P, "rl.mean_prompt_len");
+  if (r.c.algo == rl_algorithm::dpo && r.c.mean_prompt_len)
+    fail("rl.mean_prompt_len", "dpo's pairs are cut to max_length: give max_length (got dpo)");
+  if (r.c.entropy_bonus && !r.p->inplace_logprobs)
+    fail("rl.entropy_bonus", "the entropy bonus is verl's (actor.entropy_coeff) (got framework " + std::string(to_string(r.c.fw)) + ")");
+  if (r.c.max_token_len) {
+    // verl seqlen_balancing.py rearrange_micro_batches: max_token_len >= the padded sequence length.
+    require_range(r.max_tokens, r.P + r.C, kMaxBatch * kMaxSeq, "rl.max_token_len");
+    if (!r.p->removes_padding && !r.p->packs_sequences)
+      fail("rl.max_token_len", std::string(to_string(r.c.fw)) + " pads its micro-batches: token-bounded micro-batches are verl's (use_dynamic_bsz) (got " +
+                                   std::to_string(r.max_tokens) + ")");
+  }
   detail::require_finite(r.fraction, 0.01, 1.0, "rl.rollout_fraction");
   require_range(r.sleep, 0, 2, "rl.sleep_level");
   require_range(r.c.rollout_tp, 1, kMaxGpus, "rl.rollout_tp");
@@ -258,18 +289,20 @@ inline void check(const scenario& s, const resolved& r) {
     fail("rl.placement", "separate needs a serving engine (vllm or sglang), not transformers generate");
 }
 
-// A sequence of `tokens` padded to a multiple of tp x cp (Megatron's sequence parallelism splits
-// it; NeMo RL make_sequence_length_divisible_by = tp). The degrees count as at least 1 here:
+// A sequence of `tokens` padded to a multiple of tp x 2 cp (Megatron's sequence parallelism splits
+// it over tp, context parallelism in 2 cp load-balanced chunks; NeMo RL
+// make_sequence_length_divisible_by = tp x cp x 2). The degrees count as at least 1 here:
 // validation names a zero or negative degree when the run is made.
 inline std::int64_t padded_sequence(const scenario& s, std::int64_t tokens) {
-  const std::int64_t mult = std::max<std::int64_t>(1, s.parallel.tp.value_or(1)) * std::max(1, s.parallel.cp);
+  const int cp = std::max(1, s.parallel.cp);
+  const std::int64_t mult = std::max<std::int64_t>(1, s.parallel.tp.value_or(1)) * (cp > 1 ? 2 * cp : 1);
   return (tokens + mult - 1) / mult * mult;
 }
 
 // The actor's training scenario: the framework's trainer, sharding and checkpointing where
 // the policy scenario leaves them, sequences of prompt + completion (DPO: chosen and rejected
 // side by side, TRL concatenated_forward), logits for the completion only (TRL logits_to_keep).
-inline scenario actor_scenario(scenario s, const resolved& r, std::int64_t completion) {
+inline scenario actor_scenario(scenario s, const resolved& r, std::int64_t prompt, std::int64_t completion) {
   if (s.fw == framework::hf) s.fw = r.p->trainer;
   if (s.parallel.zero == 0 && s.num_gpus > 1) s.parallel.zero = r.p->zero;
   if (!s.ckpt) s.ckpt = r.p->ckpt;
@@ -279,8 +312,13 @@ inline scenario actor_scenario(scenario s, const resolved& r, std::int64_t compl
     s.loss_tokens.reset();
   } else {
     s.micro_batch = r.b;
-    s.seq_len = r.P + completion;
+    s.seq_len = prompt + completion;
     s.loss_tokens = completion;
+    // verl dp_actor.py: logits of every position (the prompt's too), log-probs gathered in place.
+    if (r.p->inplace_logprobs) {
+      s.loss_tokens.reset();
+      s.inplace_loss = true;
+    }
   }
   s.seq_len = padded_sequence(s, s.seq_len);
   return s;

@@ -146,6 +146,9 @@ struct scenario {
   // MLP ops, Transformer Engine layers. Time only (timing_compute.hpp fused()).
   bool fused_kernels = false;
   bool chunked_loss = false;
+  // The loss reads the 16-bit logits and writes their gradient into them (flash-attn's Triton
+  // cross_entropy_loss with inplace_backward: verl logprobs_from_logits): no fp32 copies.
+  bool inplace_loss = false;
   // Positions per sequence whose logits the LM head and the loss compute (transformers
   // logits_to_keep; TRL's GRPO and PPO score the completion only). Unset: every position.
   std::optional<std::int64_t> loss_tokens{};

@@ -72,11 +72,15 @@ void add_rl_options(CLI::App* sub, run_args& a) {
   add_rl_switch(sub, a, "--offload-trainer", "offload_trainer", true,
                 "The trained models' states on the CPU while the engine generates (verl param_offload + optimizer_offload)");
   add_rl_switch(sub, a, "--no-offload-trainer", "offload_trainer", false, "The trained models' states stay on the GPU");
+  add_rl_switch(sub, a, "--entropy-bonus", "entropy_bonus", true, "verl: an entropy bonus in the actor's loss (entropy_coeff != 0)");
   add_rl_key<std::int64_t>(sub, a, "--generations", "generations", "GRPO: completions per prompt");
   add_rl_key<std::int64_t>(sub, a, "--prompt-len", "prompt_len", "Prompt tokens (GRPO, PPO)");
   add_rl_key<std::int64_t>(sub, a, "--max-length", "max_length", "DPO: tokens each of chosen and rejected is cut to");
   add_rl_key<std::int64_t>(sub, a, "--completion-len", "completion_len", "Most completion tokens (max_completion_length)");
-  add_rl_key<std::int64_t>(sub, a, "--mean-completion-len", "mean_completion_len", "Mean completion tokens, for the rollout's time");
+  add_rl_key<std::int64_t>(sub, a, "--mean-completion-len", "mean_completion_len",
+                           "The data's mean completion tokens (time; memory where padding is dropped)");
+  add_rl_key<std::int64_t>(sub, a, "--mean-prompt-len", "mean_prompt_len", "The data's mean prompt tokens (time; memory where padding is dropped)");
+  add_rl_key<std::int64_t>(sub, a, "--max-token-len", "max_token_len", "Tokens per micro-batch (verl use_dynamic_bsz ppo_max_token_len_per_gpu)");
   add_rl_key<std::int64_t>(sub, a, "--micro-batch,--batch,-b", "micro_batch", "Sequences (DPO: pairs) per GPU per forward/backward");
   add_rl_key<std::int64_t>(sub, a, "--prompts-per-step", "prompts_per_step", "Prompts of one rollout batch (default: the framework's)");
   add_rl_key<std::int64_t>(sub, a, "--train-batch", "train_batch", "Sequences per optimizer step (default: the framework's steps per rollout batch)");

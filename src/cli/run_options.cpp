@@ -117,6 +117,7 @@ void add_adapter_keys(CLI::App* sub, run_args& a) {
 void add_kernel_keys(CLI::App* sub, run_args& a) {
   using gpuplan::name_list;
   add_bool_key(sub, a, "--chunked-loss", "chunked_loss", "Chunked cross-entropy (no full logits)");
+  add_bool_key(sub, a, "--inplace-loss", "inplace_loss", "Cross-entropy writing its gradient into the 16-bit logits (flash-attn Triton)");
   add_key<std::int64_t>(sub, a, "--loss-tokens", "loss_tokens", "Positions per sequence the loss computes logits for (logits_to_keep; default all)");
   add_bool_key(sub, a, "--compile", "compile", "torch.compile");
   add_bool_key(sub, a, "--fused-kernels", "fused_kernels", "Fused norm/rotary/MLP kernels without torch.compile (Liger, Apex, Transformer Engine)");
@@ -181,7 +182,7 @@ constexpr std::string_view kTrainingOnlyKeys[] = {
     "parallel.virtual_stages", "parallel.sp", "parallel.cp", "parallel.zero", "parallel.offload_optimizer",
     "parallel.offload_params", "parallel.account_for_embedding_in_pipeline_split",
     "parallel.account_for_loss_in_pipeline_split", "parallel.first_stage_layers", "parallel.last_stage_layers",
-    "freeze.trainable_layers", "chunked_loss", "loss_tokens", "compile", "fused_kernels", "activation_offload",
+    "freeze.trainable_layers", "chunked_loss", "inplace_loss", "loss_tokens", "compile", "fused_kernels", "activation_offload",
     "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "expandable_segments", "tokens", "price_per_gpu_hour"};
 
 // A training-only flag given for a serving run: one line naming the flag.

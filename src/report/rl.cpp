@@ -165,6 +165,7 @@ void add_run_keys(json& j, const rl_answer& a) {
   j["prompt_len"] = e.prompt_len;
   j["completion_len"] = e.completion_len;
   j["mean_completion_len"] = e.mean_completion_len;
+  j["mean_prompt_len"] = e.mean_prompt_len;
   j["sequences_per_step"] = e.sequences_per_step;
 }
 
@@ -259,8 +260,8 @@ std::string rollout_line(const rl_answer& a) {
     return "pairs: chosen and rejected of up to " + std::to_string(e.prompt_len) + " tokens each; " +
            std::to_string(e.sequences_per_step / 2) + " pairs (" + std::to_string(e.sequences_per_step) + " sequences) per step\n";
   std::string t = "rollout: " + std::to_string(e.generations) + (e.generations == 1 ? " completion" : " completions") +
-                  " per prompt of " + std::to_string(e.prompt_len) + " prompt + up to " + std::to_string(e.completion_len) +
-                  " completion tokens (mean " + std::to_string(e.mean_completion_len) + "), " +
+                  " per prompt of up to " + std::to_string(e.prompt_len) + " prompt + " + std::to_string(e.completion_len) +
+                  " completion tokens (mean " + std::to_string(e.mean_prompt_len) + " + " + std::to_string(e.mean_completion_len) + "), " +
                   std::to_string(e.sequences_per_step) + " sequences per step; ";
   if (e.rollout == engine::hf) {
     t += "transformers generate in the trainer";

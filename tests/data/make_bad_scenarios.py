@@ -24,7 +24,7 @@ def row(change, error, remove=()):
 R = []
 add = lambda *a, **k: R.append(row(*a, **k))
 # Structure and unknown keys.
-add({"modle": "llama-2-13b"}, "scenario.modle: unknown key (expected one of: model, workload, method, lora, peft, freeze, quantization, precision, optimizer, micro_batch, seq_len, grad_accum, global_batch, framework, checkpointing, attention, compile, fused_kernels, chunked_loss, loss_tokens, activation_offload, optimizer_in_backward, optimizer_kernel, keep_gradients, expandable_segments, gpu, num_gpus, gpus_per_node, network, parallel, inference, tokens, price_per_gpu_hour, engine)")
+add({"modle": "llama-2-13b"}, "scenario.modle: unknown key (expected one of: model, workload, method, lora, peft, freeze, quantization, precision, optimizer, micro_batch, seq_len, grad_accum, global_batch, framework, checkpointing, attention, compile, fused_kernels, chunked_loss, inplace_loss, loss_tokens, activation_offload, optimizer_in_backward, optimizer_kernel, keep_gradients, expandable_segments, gpu, num_gpus, gpus_per_node, network, parallel, inference, tokens, price_per_gpu_hour, engine)")
 add({}, "scenario.model: is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)", remove=["model"])
 add({"parallel": {"tq": 2}}, "scenario.parallel.tq: unknown key (expected one of: tp, pp, virtual_stages, sp, cp, ep, zero, offload_optimizer, offload_params, account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split, first_stage_layers, last_stage_layers)")
 add({"parallel": 4}, "scenario.parallel: must be a JSON object (got number 4)")
@@ -64,6 +64,7 @@ for key, bad, what in [
     ("compile", "yes", 'must be true or false (got string "yes")'),
     ("fused_kernels", "on", 'must be true or false (got string "on")'),
     ("chunked_loss", 1, "must be true or false (got number 1)"),
+    ("inplace_loss", 1, "must be true or false (got number 1)"),
     ("activation_offload", None, "must be true or false (got null null)"),
     ("optimizer_in_backward", "true", 'must be true or false (got string "true")'),
     ("keep_gradients", 0, "must be true or false (got number 0)"),

@@ -43,6 +43,7 @@ constexpr std::array<field, 51> kFields = {{
     {"compile", {"true", "false"}},
     {"fused_kernels", {"true", "false"}},
     {"chunked_loss", {"true", "false"}},
+    {"inplace_loss", {"true", "false"}},
     {"activation_offload", {"true", "false"}},
     {"optimizer_in_backward", {"true", "false"}},
     {"optimizer_kernel", {R"("foreach")", R"("fused")"}},

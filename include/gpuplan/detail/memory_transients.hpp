@@ -48,6 +48,9 @@ inline loss_working_set loss_bytes(const architecture& a, const scenario& r, con
   const double eager_fwd = (e < kFp32Bytes ? e + 2 * kFp32Bytes : 2 * kFp32Bytes), eager_bwd = 3 * kFp32Bytes;
   // Compiled only when the framework's compile covers the loss (framework.hpp compile_fuses_loss).
   const bool fused = r.compile && profile_of(r.fw).compile_fuses_loss;
+  // In-place cross-entropy (flash_attn/ops/triton/cross_entropy.py, inplace_backward): the
+  // e-logits alone, their gradient written over them.
+  if (r.inplace_loss) return {e * VT, e * VT};
   if (r.chunked_loss) {
     // torchtune CEWithChunkedOutputLoss: all e-logit chunks exist, each chunk is
     // upcast and reduced on its own; all chunk gradients exist before lm_head backward.

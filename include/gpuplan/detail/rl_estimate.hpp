@@ -50,13 +50,39 @@ inline double reference_bytes(const run& actor, const resolved& r) {
 
 // No-grad log-prob forward of one micro-batch: the e-logits of the completion, their fp32
 // copy and log_softmax's fp32 output (trl selective_log_softmax after accelerate's fp32
-// conversion; OpenRLHF models/actor.py logits.float()).
-inline double logprob_working_set(const architecture& a, const run& actor, std::int64_t completion) {
+// conversion; OpenRLHF models/actor.py logits.float()). In-place log-probs (verl): the
+// e-logits of every position, and for a full fine-tune's old-log-prob pass the entropy's
+// softmax and its product with the logits (fsdp_workers.py compute_log_prob: calculate_entropy
+// unless LoRA; torch_functional.py entropy_from_logits).
+inline double logprob_working_set(const architecture& a, const run& actor, const resolved& r) {
   if (a.head != head_kind::lm) return 0;
   const scenario& s = actor.settings();
   const double e = bytes_of(precision_of(s)).act;
-  const double tokens = static_cast<double>(s.micro_batch) * static_cast<double>(completion);
-  return tokens * static_cast<double>(a.vocab) / s.parallel.tp_size() * (e + 2 * kFp32Bytes);
+  const double per_token = static_cast<double>(a.vocab) / s.parallel.tp_size() * static_cast<double>(s.micro_batch);
+  if (r.p->inplace_logprobs)
+    return per_token * static_cast<double>(s.seq_len) * e * (r.p->old_logprobs && !traits_of(s.meth).peft ? 3 : 1);
+  return per_token * static_cast<double>(s.loss_tokens.value_or(r.C)) * (e + 2 * kFp32Bytes);
+}
+
+// A LoRA base the framework keeps in fp32 (rl_profile actor_fp32): its bytes beyond the weight
+// dtype the training estimate counted (a full fine-tune's fp32 shard is its master copy, counted).
+inline double fp32_base_extra(const run& actor, const resolved& r) {
+  const scenario& s = actor.settings();
+  const double weight = bytes_of(precision_of(s)).weight;
+  if (!r.p->actor_fp32 || !traits_of(s.meth).peft || s.quant || traits_of(s.meth).quantized_base || weight >= kFp32Bytes) return 0;
+  return frozen_copy_bytes(actor, kFp32Bytes - weight);
+}
+
+// The entropy bonus at the loss (verl dp_actor.py calculate_entropy; entropy_from_logits,
+// logsumexp(logits) - sum(softmax(logits) * logits), under torch.compile, use_torch_compile
+// true by default: fused, no softmax kept): the backward holds, besides the e-logits, the
+// entropy's e-gradient and the log-probs' own, no longer written in place: 2 e per logit.
+inline double entropy_extra(const architecture& a, const run& actor, const resolved& r) {
+  if (!r.c.entropy_bonus || a.head != head_kind::lm) return 0;
+  const scenario& s = actor.settings();
+  const double logits = static_cast<double>(a.vocab) / s.parallel.tp_size() * static_cast<double>(s.micro_batch) *
+                        static_cast<double>(s.seq_len);
+  return 2 * bytes_of(precision_of(s)).act * logits;
 }
 
 // The rollout engine's scenario: the model served at prompt + completion tokens. A paged
@@ -81,20 +107,79 @@ inline scenario engine_scenario(const scenario& actor, const resolved& r, std::i
   return e;
 }
 
+// Completion lengths: all at completion_len unless a smaller mean is given; then exponential
+// with that mean, capped at completion_len (the scale mu solves mu (1 - exp(-cap / mu)) = mean,
+// the capped distribution's mean). RL completions are right-skewed with a long tail (NeMo RL's
+// performance summary: mean 1,019 of 4,096 allowed), so a batch decodes ever fewer sequences.
+inline double length_scale(double mean, double cap) {
+  double mu = mean;
+  for (int i = 0; i < 60 && mean < cap; ++i) mu = mean / (1.0 - std::exp(-cap / mu));
+  return mu;
+}
+
+// Variance of one completion's length under that distribution: E[min(X, c)^2] - mean^2 with
+// E[min(X, c)^2] = 2 mu^2 (1 - e^(-c/mu) (1 + c/mu)); none when every completion reaches the cap.
+inline double completion_variance(double mean, double cap) {
+  if (mean >= cap) return 0.0;
+  const double mu = length_scale(mean, cap), x = cap / mu;
+  return std::max(0.0, 2 * mu * mu * (1 - std::exp(-x) * (1 + x)) - mean * mean);
+}
+
+// Real tokens of the heaviest micro-batch of `n` sequences when the framework drops padding:
+// n (mean prompt + mean completion) + z sd, z = 3.09 (one micro-batch in 1,000 holds more; the
+// normal approximation of a sum of n independent lengths), at most n (prompt_len + completion_len).
+inline double heaviest_tokens(const resolved& r, std::int64_t n) {
+  const auto N = static_cast<double>(n);
+  const double mean = N * static_cast<double>(r.P_mean + r.C_mean);
+  const double sd = std::sqrt(N * completion_variance(static_cast<double>(r.C_mean), static_cast<double>(r.C)));
+  return std::min(N * static_cast<double>(r.P + r.C), mean + 3.09 * sd);
+}
+
+// Whether a micro-batch's memory follows its real tokens rather than the caps.
+inline bool sizes_by_real_tokens(const resolved& r) {
+  return r.c.algo != rl_algorithm::dpo && (r.p->removes_padding || r.max_tokens > 0);
+}
+
+// The actor's memory scenario: its micro-batch at the caps, unless the framework drops padding
+// (verl use_remove_padding: dp_actor.py runs the micro-batch's real tokens) or bounds micro-batches
+// by tokens (rl.max_token_len: verl seqlen_balancing.py rearrange_micro_batches splits a GPU's
+// `step_sequences` into ceil(tokens / max_token_len) balanced micro-batches). Then the heaviest
+// micro-batch, written as sequences of equal length: the prompts at their mean, the rest completion.
+inline scenario memory_scenario(const scenario& policy, const resolved& r, std::int64_t step_sequences) {
+  scenario s = actor_scenario(policy, r, r.P, r.C);
+  if (!sizes_by_real_tokens(r)) return s;
+  std::int64_t n = r.max_tokens > 0 ? std::max<std::int64_t>(1, step_sequences) : r.b;
+  double tokens = heaviest_tokens(r, n);
+  if (r.max_tokens > 0) {
+    const double parts = std::ceil(tokens / static_cast<double>(r.max_tokens));
+    tokens /= parts;
+    n = static_cast<std::int64_t>(std::ceil(static_cast<double>(n) / parts));
+  }
+  s.micro_batch = n;
+  s.seq_len = padded_sequence(s, static_cast<std::int64_t>(std::ceil(tokens / static_cast<double>(n))));
+  if (s.loss_tokens) s.loss_tokens = std::clamp<std::int64_t>(s.seq_len - r.P_mean, 1, r.C);
+  return s;
+}
+
 struct phase_parts {
-  double states = 0;    // actor, critic, reference and reward model bytes alive in every phase
-  double overhead = 0;  // CUDA context and workspaces (the training estimate's device - reserved)
-  double factor = 1;    // the trainer's reserved / allocated
+  double states = 0;  // actor, critic, reference and reward model bytes alive in every phase
   double engine_on = 0, engine_off = 0;
 };
 
-inline void add_phase(rl_estimate& out, std::string_view name, double allocated, double engine, const phase_parts& p) {
+// A phase's trainer pool in the room the engine leaves: the engine's memory is its own
+// (vLLM CuMemAllocator, outside PyTorch's pool), so the caching allocator squeezes into
+// the card less the engine (memory_allocator.hpp allocator_and_context).
+inline void add_phase(rl_estimate& out, const run& actor, std::string_view name, double allocated, double engine) {
+  const scenario& s = actor.settings();
+  const double room = std::max(1.0, in_bytes(s.gpu.usable_memory) - engine);
+  const mem::device_peaks d =
+      mem::allocator_and_context(allocated, in_bytes(out.policy.paged), s.num_gpus, actor.memory_constants(), room);
   rl_phase& ph = out.phases[static_cast<std::size_t>(out.phase_count++)];
   ph.name = name;
   ph.allocated = bytes(allocated);
-  ph.reserved = bytes(p.factor * allocated);
+  ph.reserved = bytes(d.reserved);
   ph.engine = bytes(engine);
-  ph.device = bytes(p.overhead + p.factor * allocated + engine);
+  ph.device = bytes(d.device + engine);
 }
 
 // Memory of every phase on an actor GPU, and the peak (`value`: PPO's value model, else null).
@@ -103,9 +188,8 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
   const scenario& s = actor.settings();
   const memory_breakdown& m = out.policy;
   phase_parts p;
-  p.overhead = in_bytes(m.device) - in_bytes(m.peak_reserved);
-  p.factor = in_bytes(m.peak_allocated) > 0 ? in_bytes(m.peak_reserved) / in_bytes(m.peak_allocated) : 1.0;
-  const double actor_states = resident_states(m, s);
+  const double fp32_base = fp32_base_extra(actor, r);
+  const double actor_states = resident_states(m, s) + fp32_base;
   double critic_peak = 0, critic_states = 0;
   if (value && r.p->models_colocated) {
     const run critic(value, [&] {
@@ -136,11 +220,12 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
       generation = in_bytes(g.kv_cache) + in_bytes(g.activations) + in_bytes(g.transient);
     }
     const double trainer = r.offload ? 0.0 : actor_states + critic_states;
-    add_phase(out, "rollout", trainer + others + generation, p.engine_on, p);
-    add_phase(out, "scoring", p.states + logprob_working_set(a, actor, r.C), p.engine_off, p);
+    add_phase(out, actor, "rollout", trainer + others + generation, p.engine_on);
+    add_phase(out, actor, "scoring", p.states + logprob_working_set(a, actor, r), p.engine_off);
   }
-  add_phase(out, "actor update", in_bytes(m.peak_allocated) + critic_states + others, p.engine_off, p);
-  if (critic_peak > 0) add_phase(out, "critic update", actor_states + critic_peak + others, p.engine_off, p);
+  add_phase(out, actor, "actor update", in_bytes(m.peak_allocated) + fp32_base + entropy_extra(a, actor, r) + critic_states + others,
+            p.engine_off);
+  if (critic_peak > 0) add_phase(out, actor, "critic update", actor_states + critic_peak + others, p.engine_off);
   for (int i = 0; i < out.phase_count; ++i)
     if (in_bytes(out.phases[static_cast<std::size_t>(i)].device) > in_bytes(out.phases[static_cast<std::size_t>(out.peak_phase)].device))
       out.peak_phase = i;
@@ -166,16 +251,6 @@ inline std::int64_t max_num_seqs(const scenario& s, engine eng) {
   const std::int64_t base = profile_of(eng).max_seqs;
   const bool large = in_gib(s.gpu.usable_memory) >= 70 && s.gpu.id.find("a100") == std::string::npos;
   return large ? 4 * base : base;
-}
-
-// Completion lengths: all at completion_len unless a smaller mean is given; then exponential
-// with that mean, capped at completion_len (the scale mu solves mu (1 - exp(-cap / mu)) = mean,
-// the capped distribution's mean). RL completions are right-skewed with a long tail (NeMo RL's
-// performance summary: mean 1,019 of 4,096 allowed), so a batch decodes ever fewer sequences.
-inline double length_scale(double mean, double cap) {
-  double mu = mean;
-  for (int i = 0; i < 60 && mean < cap; ++i) mu = mean / (1.0 - std::exp(-cap / mu));
-  return mu;
 }
 
 // Seconds for one engine to decode `n` sequences started together: the prompts' time to first
@@ -214,7 +289,7 @@ inline double rollout_seconds(rl_estimate& out, const architecture& a, const sce
     if (r.place == rollout_placement::separate) out.rollout_device = sr.memory.device;
     if (sr.max_concurrency <= 0) return std::numeric_limits<double>::infinity();
     // The pool admits sequences while blocks are free: prompt + the mean completion each.
-    const auto by_pool = static_cast<std::int64_t>(sr.pool_tokens / std::max<std::int64_t>(1, r.P + r.C_mean));
+    const auto by_pool = static_cast<std::int64_t>(sr.pool_tokens / std::max<std::int64_t>(1, r.P_mean + r.C_mean));
     batch = std::min({share, std::max(sr.max_concurrency, by_pool), max_num_seqs(s, r.eng)});
   }
   out.rollout_concurrency = batch;
@@ -265,10 +340,10 @@ inline std::int64_t optimizer_steps(const rl_estimate& out, const resolved& r) {
 }
 
 inline scenario step_scenario(const scenario& policy, const resolved& r, std::int64_t sequences) {
-  scenario ts = actor_scenario(policy, r, r.C_mean);
-  if (r.p->packs_sequences && r.c.algo != rl_algorithm::dpo) {
-    const std::int64_t bin = r.b * (r.P + r.C);
-    ts.micro_batch = std::max<std::int64_t>(1, bin / std::max<std::int64_t>(1, r.P + r.C_mean));
+  scenario ts = actor_scenario(policy, r, r.P_mean, r.C_mean);
+  if ((r.p->packs_sequences || r.max_tokens > 0) && r.c.algo != rl_algorithm::dpo) {
+    const std::int64_t bin = r.max_tokens > 0 ? r.max_tokens : r.b * (r.P + r.C);
+    ts.micro_batch = std::max<std::int64_t>(1, bin / std::max<std::int64_t>(1, r.P_mean + r.C_mean));
     if (ts.parallel.pp > 1) {
       ts.seq_len = padded_sequence(ts, bin / ts.micro_batch);
       ts.loss_tokens = std::min(*ts.loss_tokens, ts.seq_len);
@@ -302,7 +377,7 @@ inline void estimate_step_time(rl_estimate& out, const architecture& a, const ru
   out.rollout_time = seconds(r.c.algo == rl_algorithm::dpo ? 0.0 : rollout_seconds(out, a, policy, r));
   out.transfer_time = seconds(transfer_seconds(out, actor, r));
   out.step = seconds(in_seconds(out.rollout_time) + in_seconds(out.scoring_time) + train + in_seconds(out.transfer_time));
-  const double tokens = static_cast<double>(seqs) * static_cast<double>(r.P + r.C_mean);
+  const double tokens = static_cast<double>(seqs) * static_cast<double>(r.P_mean + r.C_mean);
   out.tokens_per_second_per_gpu = tokens / in_seconds(out.step) / out.gpus;
 }
 
@@ -312,9 +387,18 @@ inline rl_estimate estimate_rl(const architecture& model, const scenario& policy
   using namespace detail::rl;
   const resolved r = resolve(cfg);
   check(policy, r);
-  const run actor(model, actor_scenario(policy, r, r.C));
-  const scenario& s = actor.settings();
+  const run caps(model, actor_scenario(policy, r, r.P, r.C));  // the run's rules (layout, lengths) first
   rl_estimate out;
+  // TRL: the generation batch is per_device_train_batch_size x steps_per_generation x processes,
+  // G completions of each prompt (grpo_trainer.py _generate_and_score_completions).
+  // DPO: two sequences (chosen, rejected) per pair.
+  const std::int64_t per_prompt = cfg.algo == rl_algorithm::dpo ? 2 : r.G;
+  const std::int64_t prompts = cfg.prompts_per_step.value_or(r.p->prompts_per_step);
+  out.sequences_per_step = prompts > 0 ? prompts * per_prompt : caps.settings().global_batch();
+  const std::int64_t per_update = (out.sequences_per_step + optimizer_steps(out, r) - 1) / optimizer_steps(out, r);
+  const int dp = std::max(1, caps.settings().dp());
+  const run actor = sizes_by_real_tokens(r) ? run(model, memory_scenario(policy, r, (per_update + dp - 1) / dp)) : caps;
+  const scenario& s = actor.settings();
   out.algo = cfg.algo;
   out.fw = cfg.fw;
   out.placement = r.place;
@@ -327,15 +411,10 @@ inline rl_estimate estimate_rl(const architecture& model, const scenario& policy
   out.prompt_len = r.P;
   out.completion_len = r.C;
   out.mean_completion_len = r.C_mean;
+  out.mean_prompt_len = r.P_mean;
   // Separate placement: rollout_gpus of their own, as many as train when unset.
   out.rollout_gpus = r.place != rollout_placement::separate ? 0 : r.c.rollout_gpus > 0 ? r.c.rollout_gpus : s.num_gpus;
   out.gpus = s.num_gpus + out.rollout_gpus;
-  // TRL: the generation batch is per_device_train_batch_size x steps_per_generation x processes,
-  // G completions of each prompt (grpo_trainer.py _generate_and_score_completions).
-  // DPO: two sequences (chosen, rejected) per pair.
-  const std::int64_t per_prompt = cfg.algo == rl_algorithm::dpo ? 2 : r.G;
-  const std::int64_t prompts = cfg.prompts_per_step.value_or(r.p->prompts_per_step);
-  out.sequences_per_step = prompts > 0 ? prompts * per_prompt : s.global_batch();
   out.policy = estimate_memory(actor);
   // PPO's value model (the critic), built once for its memory and its time.
   const auto value = r.critic ? std::make_shared<const architecture>(value_model(model)) : nullptr;

@@ -34,7 +34,7 @@ rl_answer answer_rl(const rl_input& in);
 
 // `gpuplan rl --json`: {"scenario" (io/rl_json.hpp write_rl_scenario), "model", "algorithm",
 // "framework", "trainer", "rollout", "placement", "rollout_fraction", "reference", "critic",
-// "reward_model", "generations", "prompt_len", "completion_len", "mean_completion_len",
+// "reward_model", "generations", "prompt_len", "completion_len", "mean_completion_len", "mean_prompt_len",
 // "sequences_per_step", "phases": [{"name", "allocated_bytes", "reserved_bytes", "engine_bytes",
 // "device_bytes", "peak"}...], "peak_phase", "fits", "device_bytes", "capacity_bytes",
 // "headroom_bytes", "peak_reserved_bytes", "reference_bytes", "critic_bytes", "reward_bytes",
