@@ -29,8 +29,9 @@ __all__ = ["RlPhase", "RlSuggestion", "RlResult", "rl", "rl_scenario"]
 
 #: Keywords of gp.rl that are keys of the scenario's "rl" object (docs/scenario.md § rl).
 RL_KEYS = ("rollout", "placement", "rollout_fraction", "sleep_level", "reference", "generations", "prompt_len",
-           "max_length", "completion_len", "mean_completion_len", "micro_batch", "prompts_per_step", "rollout_gpus",
-           "rollout_tp", "reward_model", "train_batch", "offload_trainer")
+           "max_length", "completion_len", "mean_completion_len", "mean_prompt_len", "max_token_len", "micro_batch",
+           "prompts_per_step", "rollout_gpus", "rollout_tp", "reward_model", "train_batch", "offload_trainer",
+           "entropy_bonus")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,7 +99,8 @@ class RlResult(_TableResult):
     generations = _datum("generations", "Completions per prompt (GRPO's G; 1 otherwise).")
     prompt_len = _datum("prompt_len", "Prompt tokens (DPO: max_length).")
     completion_len = _datum("completion_len", "Most completion tokens (0 for DPO).")
-    mean_completion_len = _datum("mean_completion_len", "Mean completion tokens, for the rollout's time.")
+    mean_completion_len = _datum("mean_completion_len", "The data's mean completion tokens (time; memory where padding is dropped).")
+    mean_prompt_len = _datum("mean_prompt_len", "The data's mean prompt tokens (time; memory where padding is dropped).")
     sequences_per_step = _datum("sequences_per_step", "Sequences one optimizer step trains, all GPUs.")
     peak_phase = _datum("peak_phase", "The name of the phase with the most device memory.")
     fits = property(lambda self: bool(self._data()["fits"]), doc="Whether the peak phase fits the GPU's usable memory (placed separately, the engine its GPUs too).")
@@ -188,8 +190,9 @@ def rl(model: Union[ModelLike, Scenario], /, *, gpu: Any = None, algorithm: str 
     The keywords of the scenario's "rl" object may be given flat: ``rollout`` ("hf", "vllm",
     "sglang"), ``placement``, ``rollout_fraction`` (vLLM's gpu_memory_utilization),
     ``sleep_level``, ``reference``, ``generations``, ``prompt_len`` (DPO: ``max_length``),
-    ``completion_len``, ``mean_completion_len``, ``micro_batch``, ``prompts_per_step``,
-    ``rollout_gpus``, ``rollout_tp``, ``reward_model``, ``train_batch``, ``offload_trainer``; unset, they are the framework's
+    ``completion_len``, ``mean_completion_len``, ``mean_prompt_len``, ``max_token_len``, ``micro_batch``,
+    ``prompts_per_step``, ``rollout_gpus``, ``rollout_tp``, ``reward_model``, ``train_batch``, ``offload_trainer``,
+    ``entropy_bonus``; unset, they are the framework's
     (docs/scenario.md § rl). Other keywords are the policy's scenario keys as for
     :func:`gpuplan.estimate` (method, lora, precision, optimizer, num_gpus, tp, zero, ...);
     ``framework`` here is the RL framework, whose trainer the policy gets unless a
