@@ -395,7 +395,8 @@ inline rl_estimate estimate_rl(const architecture& model, const scenario& policy
   const std::int64_t per_prompt = cfg.algo == rl_algorithm::dpo ? 2 : r.G;
   const std::int64_t prompts = cfg.prompts_per_step.value_or(r.p->prompts_per_step);
   out.sequences_per_step = prompts > 0 ? prompts * per_prompt : caps.settings().global_batch();
-  const std::int64_t per_update = (out.sequences_per_step + optimizer_steps(out, r) - 1) / optimizer_steps(out, r);
+  const std::int64_t steps = optimizer_steps(out, r);
+  const std::int64_t per_update = (out.sequences_per_step + steps - 1) / steps;
   const int dp = std::max(1, caps.settings().dp());
   const run actor = sizes_by_real_tokens(r) ? run(model, memory_scenario(policy, r, (per_update + dp - 1) / dp)) : caps;
   const scenario& s = actor.settings();
