@@ -262,8 +262,9 @@ inline void check(const scenario& s, const resolved& r) {
   if (r.c.entropy_bonus && !r.p->inplace_logprobs)
     fail("rl.entropy_bonus", "the entropy bonus is verl's (actor.entropy_coeff) (got framework " + std::string(to_string(r.c.fw)) + ")");
   if (r.c.max_token_len) {
-    // verl seqlen_balancing.py rearrange_micro_batches: max_token_len >= the padded sequence length.
-    require_range(r.max_tokens, r.P + r.C, kMaxBatch * kMaxSeq, "rl.max_token_len");
+    // verl seqlen_balancing.py rearrange_micro_batches: max_token_len x cp (dp_actor.py) >= the longest sequence.
+    const int cp = std::max(1, s.parallel.cp);
+    require_range(r.max_tokens, (r.P + r.C + cp - 1) / cp, kMaxBatch * kMaxSeq, "rl.max_token_len");
     if (!r.p->removes_padding && !r.p->packs_sequences)
       fail("rl.max_token_len", std::string(to_string(r.c.fw)) + " pads its micro-batches: token-bounded micro-batches are verl's (use_dynamic_bsz) (got " +
                                    std::to_string(r.max_tokens) + ")");

@@ -69,6 +69,10 @@ TEST_CASE("rl: a co-located vLLM holds its fraction of the GPU while it generate
   const double graphs = profile_of(engine::vllm).cuda_graph_bytes;
   CHECK(in_bytes(e.phases[0].engine) == doctest::Approx(0.5 * in_bytes(s.gpu.usable_memory) + graphs).epsilon(1e-12));
   CHECK(in_bytes(e.phases[2].engine) == doctest::Approx(graphs).epsilon(1e-12));
+  // A tensor-parallel engine keeps its NCCL buffers asleep (outside vLLM's sleep-mode pool).
+  c.rollout_tp = 2;
+  CHECK(in_bytes(estimate_rl(m, s, c).phases[2].engine) == doctest::Approx(graphs + 1024.0 * kMiB).epsilon(1e-12));
+  c.rollout_tp = 1;
   c.sleep_level = 0;  // no sleep: the pool stays through training
   const rl_estimate awake = estimate_rl(m, s, c);
   CHECK(in_bytes(awake.phases[2].engine) == doctest::Approx(in_bytes(awake.phases[0].engine)).epsilon(1e-12));
@@ -175,6 +179,30 @@ TEST_CASE("rl: PPO keeps critic, reward model and reference on TRL's GPUs and tr
   CHECK(in_bytes(apart.reference_bytes) == 0);
 }
 
+TEST_CASE("rl: under verl's Ulysses a GPU holds 1/cp of the micro-batch's logits and max_token_len x cp tokens") {
+  // verl dp_actor.py: the unpadded micro-batch is sliced over the sequence-parallel group before
+  // the model, so each GPU's logits are "(total_nnz / sp) + pad" rows; dynamic micro-batches take
+  // ppo_max_token_len_per_gpu x ulysses_sequence_parallel_size tokens.
+  const architecture& m = io::find_model("qwen2.5-7b");
+  rl_config c;
+  c.fw = rl_framework::verl;
+  c.micro_batch = 8;  // unset means: every sequence at verl's prompt + completion caps, 512 + 512
+  scenario s = rl_policy("h100-sxm", 2);
+  s.meth = method::lora;
+  const rl_estimate whole = estimate_rl(m, s, c);
+  s.parallel.cp = 2;
+  const rl_estimate sliced = estimate_rl(m, s, c);
+  // The scoring pass holds the states (the same shards: FSDP spans both GPUs either way) and the
+  // in-place log-probs' 16-bit logits of every position: half of them per GPU under cp 2.
+  const double logits = static_cast<double>(m.vocab) * 8 * (512 + 512) * 2;
+  CHECK(rl_phase_alloc(whole, "scoring") - rl_phase_alloc(sliced, "scoring") == doctest::Approx(logits / 2).epsilon(1e-9));
+  // A token bound below one whole sequence is verl's error at cp 1, a valid per-GPU bound at cp 2.
+  c.max_token_len = 1000;
+  CHECK_NOTHROW((void)estimate_rl(m, s, c));
+  s.parallel.cp = 1;
+  CHECK_THROWS_WITH((void)estimate_rl(m, s, c), "rl.max_token_len: must be at least 1024 (got 1000)");
+}
+
 TEST_CASE("rl: bad settings are one-line errors naming the field") {
   const architecture& m = io::find_model("llama-3.2-1b");
   const scenario s = rl_policy("a100-80gb", 1);
@@ -250,9 +278,10 @@ TEST_CASE("rl: the recommendation is each GPU's smallest count that fits with th
 // read by the scenario reader. No constant was fitted to them: these are out-of-sample errors,
 // listed with their figures in docs/rl.md. Bands: every memory row within 20%, every time row
 // within 50% (the 70B NeMo RL rows miss by 34-47%, docs/rl.md), the median step-time error at
-// most 20% and the median memory error at most 10%; of the 14 published fit/OOM verdicts, the 11
-// the model gets right stay right (the three misses, verl MIN scripts at 104-109% of the card,
-// are listed in docs/rl.md).
+// most 20% and the median memory error at most 10%; of the 18 published fit/OOM verdicts, the 14
+// the model gets right stay right (the four misses, listed in docs/rl.md: verl's 72B MIN script on
+// H800 at 104% of the card, and the first failures of verl's three Ulysses LoRA batch searches,
+// which the estimate still fits).
 TEST_CASE("rl: the published RL rows, out of sample") {
   std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/validation/rl.jsonl");
   REQUIRE(in.good());
@@ -270,8 +299,14 @@ TEST_CASE("rl: the published RL rows, out of sample") {
     if (metric == "rl.fits") {
       ++verdicts;
       verdicts_right += e.fits == row["expected"].get<bool>() ? 1 : 0;
+      // The device figure stops at 100% while the pool squeezes into the card; the live tensors
+      // and the engine of the fullest phase show how close the run is.
+      double live = 0;
+      for (int i = 0; i < e.phase_count; ++i)
+        live = std::max(live, in_bytes(e.phases[static_cast<std::size_t>(i)].allocated) + in_bytes(e.phases[static_cast<std::size_t>(i)].engine));
       MESSAGE(row["id"].get<std::string>() << " verdict: published " << std::string(row["expected"].get<bool>() ? "fits" : "OOM")
-                                           << ", estimate " << 100 * in_bytes(e.device) / in_bytes(e.capacity) << "% of the card");
+                                           << ", estimate " << 100 * in_bytes(e.device) / in_bytes(e.capacity) << "% of the card (live tensors + engine "
+                                           << 100 * live / in_bytes(e.capacity) << "%)");
       continue;
     }
     const double expected = row["expected"].get<double>();
@@ -290,9 +325,9 @@ TEST_CASE("rl: the published RL rows, out of sample") {
                                          << 100 * (estimate - expected) / expected << "%)");
     CHECK(std::abs(estimate - expected) <= band * expected);
   }
-  CHECK(rows == 40);
-  CHECK(verdicts == 14);
-  CHECK(verdicts_right >= 11);
+  CHECK(rows == 44);
+  CHECK(verdicts == 18);
+  CHECK(verdicts_right >= 14);
   const auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;

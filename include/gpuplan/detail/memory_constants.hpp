@@ -15,6 +15,8 @@ inline constexpr double cuda_context = 1343.0 * kMiB;
 inline constexpr double cublas_workspace = 32.0 * kMiB;
 // NCCL communicator buffers per process once a collective runs: NCCL_BUFFSIZE 4 MiB x channels x peers, ~0.5 GiB on 8-GPU nodes (NCCL env docs).
 inline constexpr double nccl_buffers = 512.0 * kMiB;
+// A tensor-parallel serving engine's NCCL communicator buffers, allocated outside its sleep-mode pool and kept while it sleeps: ~1 GiB per rank at TP4 (vllm-project/vllm #51485; NVIDIA-NeMo/RL #223 measured 2,440 MiB asleep at TP2 vs 774 MiB at TP1).
+inline constexpr double engine_nccl_buffers = 1024.0 * kMiB;
 // Caching-allocator pool over live tensors: middle of the 5-15% reserved/allocated gap of transformer training (2 MiB block rounding, split segments).
 inline constexpr double reserved_factor = 1.10;
 // DeepSpeed ZeRO-1/2 reduce bucket: reduce_bucket_size default 5e8 elements (deepspeed/runtime/zero/config.py).

@@ -48,20 +48,26 @@ inline double reference_bytes(const run& actor, const resolved& r) {
   return frozen_copy_bytes(actor, per_param);
 }
 
+// Logits of one micro-batch over `positions` per sequence held on one GPU: the vocabulary split
+// over tp (Megatron vocab-parallel head), the sequence over cp (verl dp_actor.py: under Ulysses the
+// logits are "(total_nnz / sp) + pad" rows, log-probs gathered after; Megatron CP shards the sequence).
+inline double logits_per_gpu(const architecture& a, const scenario& s, std::int64_t positions) {
+  return static_cast<double>(a.vocab) / s.parallel.tp_size() * static_cast<double>(s.micro_batch) *
+         static_cast<double>(positions) / std::max(1, s.parallel.cp);
+}
+
 // No-grad log-prob forward of one micro-batch: the e-logits of the completion, their fp32
 // copy and log_softmax's fp32 output (trl selective_log_softmax after accelerate's fp32
 // conversion; OpenRLHF models/actor.py logits.float()). In-place log-probs (verl): the
-// e-logits of every position, and for a full fine-tune's old-log-prob pass the entropy's
-// softmax and its product with the logits (fsdp_workers.py compute_log_prob: calculate_entropy
-// unless LoRA; torch_functional.py entropy_from_logits).
+// e-logits of every position; the old-log-prob pass's entropy (fsdp_workers.py
+// compute_log_prob) runs torch.compile'd (dp_actor.py, use_torch_compile true by default), a
+// fused reduction over those logits that keeps no softmax.
 inline double logprob_working_set(const architecture& a, const run& actor, const resolved& r) {
   if (a.head != head_kind::lm) return 0;
   const scenario& s = actor.settings();
   const double e = bytes_of(precision_of(s)).act;
-  const double per_token = static_cast<double>(a.vocab) / s.parallel.tp_size() * static_cast<double>(s.micro_batch);
-  if (r.p->inplace_logprobs)
-    return per_token * static_cast<double>(s.seq_len) * e * (r.p->old_logprobs && !traits_of(s.meth).peft ? 3 : 1);
-  return per_token * static_cast<double>(s.loss_tokens.value_or(r.C)) * (e + 2 * kFp32Bytes);
+  if (r.p->inplace_logprobs) return logits_per_gpu(a, s, s.seq_len) * e;
+  return logits_per_gpu(a, s, s.loss_tokens.value_or(r.C)) * (e + 2 * kFp32Bytes);
 }
 
 // A LoRA base the framework keeps in fp32 (rl_profile actor_fp32): its bytes beyond the weight
@@ -80,9 +86,7 @@ inline double fp32_base_extra(const run& actor, const resolved& r) {
 inline double entropy_extra(const architecture& a, const run& actor, const resolved& r) {
   if (!r.c.entropy_bonus || a.head != head_kind::lm) return 0;
   const scenario& s = actor.settings();
-  const double logits = static_cast<double>(a.vocab) / s.parallel.tp_size() * static_cast<double>(s.micro_batch) *
-                        static_cast<double>(s.seq_len);
-  return 2 * bytes_of(precision_of(s)).act * logits;
+  return 2 * bytes_of(precision_of(s)).act * logits_per_gpu(a, s, s.seq_len);
 }
 
 // The rollout engine's scenario: the model served at prompt + completion tokens. A paged
@@ -135,6 +139,13 @@ inline double heaviest_tokens(const resolved& r, std::int64_t n) {
   return std::min(N * static_cast<double>(r.P + r.C), mean + 3.09 * sd);
 }
 
+// Tokens one token-bounded micro-batch holds: rl.max_token_len per GPU times cp, the GPUs that
+// share its sequences (verl dp_actor.py: ppo_max_token_len_per_gpu x ulysses_sequence_parallel_size;
+// megatron_actor.py: x context_parallel_size).
+inline std::int64_t micro_batch_tokens(const resolved& r, const scenario& s) {
+  return r.max_tokens * std::max(1, s.parallel.cp);
+}
+
 // Whether a micro-batch's memory follows its real tokens rather than the caps.
 inline bool sizes_by_real_tokens(const resolved& r) {
   return r.c.algo != rl_algorithm::dpo && (r.p->removes_padding || r.max_tokens > 0);
@@ -151,7 +162,7 @@ inline scenario memory_scenario(const scenario& policy, const resolved& r, std::
   std::int64_t n = r.max_tokens > 0 ? std::max<std::int64_t>(1, step_sequences) : r.b;
   double tokens = heaviest_tokens(r, n);
   if (r.max_tokens > 0) {
-    const double parts = std::ceil(tokens / static_cast<double>(r.max_tokens));
+    const double parts = std::ceil(tokens / static_cast<double>(micro_batch_tokens(r, s)));
     tokens /= parts;
     n = static_cast<std::int64_t>(std::ceil(static_cast<double>(n) / parts));
   }
@@ -209,7 +220,9 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
   if (r.place == rollout_placement::colocated && r.eng != engine::hf) {
     const engine_profile& ep = profile_of(r.eng);
     p.engine_on = r.fraction * in_bytes(s.gpu.usable_memory) + ep.cuda_graph_bytes;
-    p.engine_off = r.sleep == 0 ? p.engine_on : ep.cuda_graph_bytes;  // vLLM sleep keeps the CUDA graph pool
+    // Asleep, the engine keeps its CUDA graph pool and, under tensor parallelism, its NCCL buffers.
+    const double comm = r.c.rollout_tp > 1 ? memory_defaults::engine_nccl_buffers : 0.0;
+    p.engine_off = r.sleep == 0 ? p.engine_on : ep.cuda_graph_bytes + comm;
   }
   out.engine_budget = bytes(p.engine_on);
   if (r.c.algo != rl_algorithm::dpo) {
@@ -342,7 +355,7 @@ inline std::int64_t optimizer_steps(const rl_estimate& out, const resolved& r) {
 inline scenario step_scenario(const scenario& policy, const resolved& r, std::int64_t sequences) {
   scenario ts = actor_scenario(policy, r, r.P_mean, r.C_mean);
   if ((r.p->packs_sequences || r.max_tokens > 0) && r.c.algo != rl_algorithm::dpo) {
-    const std::int64_t bin = r.max_tokens > 0 ? r.max_tokens : r.b * (r.P + r.C);
+    const std::int64_t bin = r.max_tokens > 0 ? micro_batch_tokens(r, ts) : r.b * (r.P + r.C);
     ts.micro_batch = std::max<std::int64_t>(1, bin / std::max<std::int64_t>(1, r.P_mean + r.C_mean));
     if (ts.parallel.pp > 1) {
       ts.seq_len = padded_sequence(ts, bin / ts.micro_batch);
