@@ -18,6 +18,13 @@ struct device_peaks {
   double device = 0;     // nvidia-smi: reserved + context + NCCL + paged state
 };
 
+// What a pool squeezed under memory pressure still holds of the live tensors: them with
+// single-stream fragmentation, the run's factor but at most memory_defaults::reserved_factor
+// (the other streams' cached blocks are released first). plan/margin.hpp firm_device reads it too.
+inline double squeezed_live(double allocated, double factor = memory_defaults::reserved_factor) {
+  return allocated * std::min(factor, memory_defaults::reserved_factor);
+}
+
 // reserved = allocated x reserved_factor + cuBLAS workspace;
 // device = reserved + CUDA context + NCCL buffers (more than one GPU) + paged
 // optimizer state (CUDA managed memory, outside the allocator). The factor and the
@@ -38,7 +45,7 @@ inline device_peaks allocator_and_context(double allocated, double paged, int nu
   const double room = capacity - context;
   p.overhead = context + cublas_workspace;
   if (capacity > 0 && p.reserved > room) {
-    const double squeezed = allocated * std::min(mp.reserved_factor, memory_defaults::reserved_factor) + cublas_workspace;
+    const double squeezed = squeezed_live(allocated, mp.reserved_factor) + cublas_workspace;
     if (squeezed <= room) {  // the pool fills the card exactly (not room + context, which may round above it)
       p.reserved = room;
       p.device = capacity + paged;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpuplan/bands.hpp"
+#include "gpuplan/detail/memory_allocator.hpp"
 #include "gpuplan/detail/memory_constants.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/memory.hpp"
@@ -77,12 +78,12 @@ inline void check_margin(const plan_margin& g, const std::string& path) {
 // pressure a failed cudaMalloc releases every cached free segment and retries
 // (CUDACachingAllocator.cpp release_cached_blocks; memory_allocator.hpp squeezes the pool the
 // same way), so a pool grown past the card shrinks to the live tensors with single-stream
-// fragmentation (memory_defaults::reserved_factor) plus the context and workspaces. The
-// verdict's median test and every P50 figure read it (a bare device figure, with no
-// allocator terms, is taken whole).
+// fragmentation (mem::squeezed_live) plus the context and workspaces. The verdict's median
+// test and every P50 figure read it (a bare device figure, with no allocator terms, is taken
+// whole).
 inline double firm_device(const memory_breakdown& m) {
   if (in_bytes(m.peak_allocated) <= 0) return resident_device(m);
-  const double firm = in_bytes(m.peak_allocated) * memory_defaults::reserved_factor + in_bytes(m.overhead);
+  const double firm = mem::squeezed_live(in_bytes(m.peak_allocated)) + in_bytes(m.overhead);
   return std::min(resident_device(m), firm);
 }
 
