@@ -27,7 +27,6 @@ std::string offload_text(offload opt, offload params) {
   return s;
 }
 
-// "tp 2 · pp 1 · dp 4 · mb 1 × ga 8 · full ckpt · ZeRO-1"
 std::string fits_word(bool fits, const style& s) {
   const bool md = s.format == report_format::markdown;
   const std::string word = md ? (fits ? "**FITS**" : "**DOES NOT FIT**") : (fits ? "FITS" : "DOES NOT FIT");
@@ -39,6 +38,7 @@ std::string room_text(bool fits, Bytes headroom) {
   return fits ? "headroom " + format_bytes(headroom) : "short by " + format_bytes(bytes(-in_bytes(headroom)));
 }
 
+// "tp 2 · pp 1 · dp 4 · mb 1 × ga 8 · full ckpt · ZeRO-1"
 std::string layout_text(const scenario& s) {
   std::string t = "tp " + std::to_string(s.parallel.tp_size()) + " · pp " + std::to_string(s.parallel.pp);
   if (s.parallel.virtual_stages > 1) t += " (v " + std::to_string(s.parallel.virtual_stages) + ")";

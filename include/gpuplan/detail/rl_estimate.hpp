@@ -367,11 +367,12 @@ inline scenario step_scenario(const scenario& policy, const resolved& r, std::in
   return ts;
 }
 
+// `steps` optimizer steps of `per_update` sequences each train the rollout batch.
 inline void estimate_step_time(rl_estimate& out, const architecture& a, const run& actor, const resolved& r,
-                               const std::shared_ptr<const architecture>& value) {
+                               const std::shared_ptr<const architecture>& value, std::int64_t steps, std::int64_t per_update) {
   const scenario& policy = actor.settings();
-  const std::int64_t seqs = out.sequences_per_step, steps = optimizer_steps(out, r);
-  const scenario ts = step_scenario(policy, r, (seqs + steps - 1) / steps);
+  const std::int64_t seqs = out.sequences_per_step;
+  const scenario ts = step_scenario(policy, r, per_update);
   const run tr(a, ts);
   out.policy_time = estimate_time(tr);
   const auto n = static_cast<double>(steps);
@@ -433,7 +434,7 @@ inline rl_estimate estimate_rl(const architecture& model, const scenario& policy
   // PPO's value model (the critic), built once for its memory and its time.
   const auto value = r.critic ? std::make_shared<const architecture>(value_model(model)) : nullptr;
   estimate_phases(out, model, actor, r, value);
-  estimate_step_time(out, model, actor, r, value);
+  estimate_step_time(out, model, actor, r, value, steps, per_update);
   // Separate placement: the engines' GPUs must hold the weights and at least one whole sequence.
   out.rollout_fits = out.rollout_gpus == 0 || std::isfinite(in_seconds(out.rollout_time));
   out.fits = out.fits && out.rollout_fits;
