@@ -74,12 +74,31 @@ inline std::string escape_bytes(std::string_view s) {
   return out;
 }
 
+// nlohmann's "last read: '<token>'" quotes the whole token being read, which may be the whole
+// input (700 tabs after a '{' read as 700 "<U+0009>"): its last kMaxShown bytes, after "...".
+inline std::string shorten_last_read(std::string reason) {
+  static constexpr std::string_view kLastRead = "last read: '";
+  const std::size_t start = reason.find(kLastRead);
+  if (start == std::string::npos) return reason;
+  const std::size_t from = start + kLastRead.size();
+  std::size_t end = reason.find("'; expected", from);
+  if (end == std::string::npos) end = reason.rfind('\'');
+  if (end == std::string::npos || end < from || end - from <= kMaxShown) return reason;
+  std::size_t keep = end - kMaxShown;
+  // Not inside an escape: a "<U+0009>" or "\xFF" is kept whole or not at all.
+  if (const std::size_t open = reason.find_last_of("<\\", keep); open != std::string::npos && open >= from && open < keep) {
+    const std::size_t close = reason[open] == '<' ? reason.find('>', open) : open + 3;
+    if (close != std::string::npos && close >= keep && close < end) keep = close + 1;
+  }
+  return reason.replace(from, keep - from, "...");
+}
+
 // Parses untrusted JSON text (comments not allowed) or throws
 // config_error(path, "<what>: <reason>") on one line of ASCII, where reason is
 // "nested deeper than 256 levels" or nlohmann's parse error without its
-// exception id and with raw bytes escaped ("parse error at line 1, column 32:
-// syntax error while parsing object - invalid literal; last read: '20\xFF';
-// expected '}'").
+// exception id, with raw bytes escaped and a long "last read" token cut
+// ("parse error at line 1, column 32: syntax error while parsing object -
+// invalid literal; last read: '20\xFF'; expected '}'").
 inline nlohmann::json parse_json_text(std::string_view text, const std::string& path,
                                       const std::string& what = "malformed JSON") {
   if (json_depth(text) > kMaxJsonDepth)
@@ -91,7 +110,7 @@ inline nlohmann::json parse_json_text(std::string_view text, const std::string& 
     // "[json.exception.parse_error.101] parse error at line 1, ...": the id is noise to a user.
     if (reason.rfind("[json.exception.", 0) == 0 && reason.find("] ") != std::string_view::npos)
       reason.remove_prefix(reason.find("] ") + 2);
-    fail(path, what + ": " + escape_bytes(reason), error_kind::parse_error);
+    fail(path, what + ": " + shorten_last_read(escape_bytes(reason)), error_kind::parse_error);
   }
 }
 

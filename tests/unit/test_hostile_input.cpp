@@ -476,6 +476,19 @@ TEST_CASE("fixed defect (src/json_text.hpp): the malformed-JSON message echoed r
   std::remove(cfg.c_str());
 }
 
+TEST_CASE("fixed defect (src/json_text.hpp): the malformed-JSON message quoted a whole long token (over 4 KiB)") {
+  // Found by fuzz_diffusers_config: '{' then 700 tabs and a stray letter; nlohmann's
+  // "last read" quoted every tab as "<U+0009>" (4.9 KiB). The token keeps its last 80 bytes
+  // (src/json_text.hpp kMaxShown), whole escapes only: "x" and 79 bytes, 9 whole "<U+0009>".
+  const std::string outcome = scenario_text("{" + std::string(700, '\t') + "x}");
+  check_rejected(outcome, "scenario: malformed JSON: ");
+  CHECK(outcome.size() < 300);
+  std::string tabs;
+  for (int i = 0; i < 9; ++i) tabs += "<U+0009>";
+  CHECK(outcome == "error: scenario: malformed JSON: parse error at line 1, column 702: syntax error while parsing object key - "
+                   "invalid literal; last read: '..." + tabs + "x'; expected string literal");
+}
+
 TEST_CASE("fixed defect (include/gpuplan/model.hpp): num_decoder_layers is unbounded (2^32 layers accepted, then OOM)") {
   // Found by fuzz_hf_config_fields: count_parameters fits int64, but layer_parameters()
   // reserves 2^32 entries (34 GB) -> std::bad_alloc / ASan out-of-memory.
