@@ -40,6 +40,12 @@ struct framework_profile {
   // meaning that the optimizer step runs on CPU" (torch/distributed/fsdp/api.py CPUOffload;
   // FSDP2 CPUOffloadPolicy, torch/distributed/_composable/fsdp/_fsdp_api.py).
   bool param_offload_moves_optimizer = false;
+  // Sharded gradients exist only from the backward that reduce-scatters them: FSDP assigns each
+  // unit's shard to .grad in its post-backward hook (torch/distributed/fsdp/_runtime_utils.py
+  // _post_backward_hook; FSDP2 _fsdp_param_group.py post_backward) and zero_grad(set_to_none=True)
+  // frees them, so one micro-batch per step starts its backward without them (DeepSpeed's
+  // partitioned gradients live in buffers allocated once, stage3.py grad_partitions_flat_buffer).
+  bool gradients_allocated_in_backward = false;
   // torch.compile covers the loss: the scenario's `compile` fuses the cross-entropy (the model's
   // forward computes it: transformers *ForCausalLM.loss_function; torchtune compiles it with
   // training.compile_loss). false: compile wraps each transformer block and the loss runs eager
@@ -177,6 +183,7 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      // torch/distributed/fsdp/api.py MixedPrecision: sharded parameters kept in full precision.
      .sharded_fp32_is_master = true,
      .param_offload_moves_optimizer = true,
+     .gradients_allocated_in_backward = true,
      .compile_fuses_loss = false,  // torchtitan-style loops compile the blocks (see the field)
      // torch/distributed/fsdp/api.py ShardingStrategy: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD (no
      // optimizer-only sharding); CPUOffload(offload_params=True) moves parameters, gradients
@@ -194,6 +201,7 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .full_checkpointing = checkpointing::full,
      .sharded_fp32_is_master = true,
      .param_offload_moves_optimizer = true,  // recipes' fsdp_cpu_offload: FSDP2 CPUOffloadPolicy
+     .gradients_allocated_in_backward = true,
      .optimizer_step = optimizer_kernel::fused,  // recipes/configs/*: torch.optim.AdamW with fused: True
      // Single-device recipes, or FSDP2 fully_shard over every rank (recipes/*_distributed.py);
      // fsdp_cpu_offload: True offloads parameters, gradients and optimizer together.

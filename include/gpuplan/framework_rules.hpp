@@ -74,6 +74,13 @@ inline void model_state_rules([[maybe_unused]] const architecture& a, const scen
           "parameters and gradients (4 B x largest layer) as model states",
           "deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs");
   }
+  // ---- gradients allocated by the backward (memory_phases.hpp gradients_by_phase)
+  if (train && r.grad_accum == 1 && !r.keep_gradients && (r.num_gpus > 1 || r.parallel.zero > 0) &&
+      p.gradients_allocated_in_backward)
+    add("gradients_bytes, peak_allocated_bytes", fw + ".gradients_allocated_in_backward",
+        "one micro-batch per step: the sharded gradients appear as each unit's reduce-scatter lands and "
+        "zero_grad(set_to_none=True) frees them, so the backward starts without them",
+        "torch/distributed/fsdp/_runtime_utils.py _post_backward_hook; FSDP2 _fsdp_param_group.py post_backward");
   // ---- gradients and optimizer on the host (framework.hpp optimizer_on_host)
   if (train && r.parallel.offload_params != offload::none && p.param_offload_moves_optimizer)
     add("gradients_bytes, optimizer_bytes, master_weights_bytes, host_bytes, offload_seconds",

@@ -138,12 +138,40 @@ TEST_CASE("framework: the allocator's reserved/allocated ratio is the run's unle
   CHECK(r.memory_constants().reserved_factor == kReservedFactorStreamPools);
 }
 
+TEST_CASE("framework: FSDP allocates the gradient shards in backward; DeepSpeed keeps its partitions") {
+  // torch/distributed/fsdp/_runtime_utils.py _post_backward_hook assigns each unit's reduced shard
+  // to .grad; zero_grad(set_to_none=True) frees it. With one micro-batch per step the backward
+  // starts without the shards; with two the first micro-batch's are there when the second starts.
+  // (The peak is the loss backward: every activation and the logits' gradient alive.)
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario s{.prec = precision::bf16_mixed, .micro_batch = 8, .seq_len = 4096, .fw = framework::fsdp, .ckpt = checkpointing::full,
+             .gpu = io::find_gpu("a100-80gb"), .num_gpus = 8};
+  s.parallel.zero = 3;
+  const memory_breakdown one = estimate_memory(m, s);
+  s.grad_accum = 2;
+  const memory_breakdown two = estimate_memory(m, s);
+  const double psi = static_cast<double>(count_parameters(m).total);
+  REQUIRE(one.peak_phase == memory_breakdown::phase::loss_backward);  // the logits' backward, activations alive
+  REQUIRE(two.peak_phase == one.peak_phase);
+  // The fp32 gradient shard: 4 B x Psi / 8, less the LM head's gradient the first backward
+  // already holds (4 B x 32000 x 4096 in fp32 at most).
+  const double shard = 4 * psi / 8, head = 4.0 * 32000 * 4096;
+  CHECK(in_bytes(two.peak_allocated) - in_bytes(one.peak_allocated) <= shard);
+  CHECK(in_bytes(two.peak_allocated) - in_bytes(one.peak_allocated) >= shard - head);
+  // DeepSpeed ZeRO-3 allocates its gradient partitions once (stage3.py): the same either way.
+  s.fw = framework::deepspeed;
+  const double ds_two = in_bytes(estimate_memory(m, s).peak_allocated);
+  s.grad_accum = 1;
+  CHECK(in_bytes(estimate_memory(m, s).peak_allocated) == doctest::Approx(ds_two).epsilon(1e-12));
+}
+
 TEST_CASE("framework: FSDP CPU offload keeps parameters, gradients and the optimizer on the host") {
   // torch/distributed/fsdp/api.py CPUOffload(offload_params=True): gradients and the
   // optimizer step go to the CPU with the parameters; the GPU holds the gathered units.
   const architecture& m = io::find_model("llama-2-7b");
-  scenario s{.prec = precision::bf16_mixed, .seq_len = 2048, .fw = framework::fsdp, .ckpt = checkpointing::full,
-             .gpu = io::find_gpu("a100-80gb"), .num_gpus = 8};
+  // Four micro-batches per step, so the gradient shards live through every backward.
+  scenario s{.prec = precision::bf16_mixed, .seq_len = 2048, .grad_accum = 4, .fw = framework::fsdp,
+             .ckpt = checkpointing::full, .gpu = io::find_gpu("a100-80gb"), .num_gpus = 8};
   s.parallel.zero = 3;
   s.parallel.offload_params = offload::cpu;
   const memory_breakdown off = estimate_memory(m, s);

@@ -360,6 +360,7 @@ TEST_CASE("properties: memory invariants over random valid scenarios") {
         return variant(r, [&](scenario& x) {
           x.meth = me;
           x.fw = framework::torchtune;  // a quantized base that keeps the rest in 16 bit (no fp32 upcast)
+          x.keep_gradients = true;      // gradients counted at every moment (FSDP allocates them in backward)
           x.quant.reset();
           x.lora.rank = rank;
           if (precision_of(x) == precision::fp8_mixed) x.prec = precision::bf16_mixed;

@@ -11,15 +11,15 @@
 namespace gpuplan::detail {
 
 inline constexpr std::array<band_row, 27> kBandRows{{
-    {band_metric::memory_train, -1, -1, 91, {0.7342, 0.9839, 1.1269}},
+    {band_metric::memory_train, -1, -1, 91, {0.7324, 0.9872, 1.1518}},
     {band_metric::memory_train, -1, 0, 54, {0.8401, 0.9877, 1.1084}},
-    {band_metric::memory_train, -1, 1, 37, {0.7022, 0.9598, 1.1985}},
+    {band_metric::memory_train, -1, 1, 37, {0.6933, 0.9762, 1.2010}},
     {band_metric::memory_train, 0, -1, 28, {0.7295, 0.9966, 1.1635}},
     {band_metric::memory_train, 0, 0, 16, {0.9246, 1.0282, 1.1690}},
-    {band_metric::memory_train, 0, 1, 12, {0.7280, 0.8985, 1.1451}},
-    {band_metric::memory_train, 1, -1, 63, {0.7399, 0.9780, 1.1252}},
+    {band_metric::memory_train, 0, 1, 12, {0.7280, 0.8985, 1.1857}},
+    {band_metric::memory_train, 1, -1, 63, {0.7399, 0.9780, 1.1565}},
     {band_metric::memory_train, 1, 0, 38, {0.7762, 0.9681, 1.0831}},
-    {band_metric::memory_train, 1, 1, 25, {0.7046, 1.0118, 1.1689}},
+    {band_metric::memory_train, 1, 1, 25, {0.7022, 1.0164, 1.1764}},
     {band_metric::memory_infer, -1, -1, 6, {0.9984, 1.0172, 1.0405}},
     {band_metric::memory_infer, -1, 0, 6, {0.9984, 1.0172, 1.0405}},
     {band_metric::memory_infer, 0, -1, 6, {0.9984, 1.0172, 1.0405}},

@@ -35,14 +35,17 @@ struct gradient_schedule {
   double at_step = 0;     // during the optimizer step (0 when the step runs in backward)
 };
 
-// Gradients persist through the forward with grad_accum > 1, more than one GPU
-// (DDP buckets, Megatron's contiguous grad buffer, DeepSpeed IPG buffers), ZeRO or
-// keep_gradients (zero_grad(set_to_none=False), PyTorch 1.x's default: torch/optim/optimizer.py);
-// otherwise they appear during backward (zero_grad(set_to_none=True), PyTorch 2.x).
-// optimizer_in_backward (register_post_accumulate_grad_hook) keeps one tensor's.
+// Gradients persist through the forward with grad_accum > 1, keep_gradients
+// (zero_grad(set_to_none=False), PyTorch 1.x's default: torch/optim/optimizer.py), or buffers
+// allocated once: more than one GPU or ZeRO (DDP buckets, Megatron's contiguous grad buffer,
+// DeepSpeed IPG and partition buffers), not PyTorch FSDP (framework.hpp
+// gradients_allocated_in_backward); otherwise they appear during backward
+// (zero_grad(set_to_none=True), PyTorch 2.x). optimizer_in_backward
+// (register_post_accumulate_grad_hook) keeps one tensor's.
 inline gradient_schedule gradients_by_phase(const scenario& r, const facts& f, const stage_trainables& t, const model_states& s) {
   const bool in_backward = r.optimizer_in_backward;
-  const bool prealloc = !in_backward && (r.grad_accum > 1 || r.num_gpus > 1 || r.parallel.zero > 0 || r.keep_gradients);
+  const bool buffers = (r.num_gpus > 1 || r.parallel.zero > 0) && !profile_of(r.fw).gradients_allocated_in_backward;
+  const bool prealloc = !in_backward && (r.grad_accum > 1 || r.keep_gradients || buffers);
   gradient_schedule g;
   g.all = s.gradients;
   g.persistent = prealloc ? s.gradients : 0;
