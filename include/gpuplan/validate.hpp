@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "gpuplan/detail/timing_model.hpp"
 #include "gpuplan/engine.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/framework.hpp"
@@ -245,9 +246,9 @@ inline void validate_hardware(const scenario& s) {
     fail("scenario.gpu", "is required (a gpu_spec, e.g. io::find_gpu(\"a100-80gb\"), the scenario file's default; got none)");
   if (!(in_bytes(s.gpu.usable_memory) > 0))
     fail("scenario.gpu", "has no usable memory (got " + detail::num(in_bytes(s.gpu.usable_memory)) + " bytes)");
-  // The estimators divide by these: a GPU object without them cannot be estimated.
-  if (!(in_flop_per_s(s.gpu.fp32) > 0))
-    fail("scenario.gpu.fp32_tflops", "must be positive (got " + detail::num(in_tflop_per_s(s.gpu.fp32)) + ")");
+  // The estimators divide by these: the GEMM rate the precision runs at and the bandwidth. fp32 is
+  // needed only where no tensor rate serves the precision (a bf16 run on a bf16 GPU never reads it).
+  require_fp32_rate(s.gpu, precision_of(s), "scenario.gpu");
   if (!(in_byte_per_s(s.gpu.bandwidth) > 0))
     fail("scenario.gpu.bandwidth_gb_s", "must be positive (got " + detail::num(in_gb_per_s(s.gpu.bandwidth)) + ")");
 }

@@ -1,6 +1,7 @@
 // fuzz_gpu_json — a user GPU description (--gpu-file / an inline "gpu" object)
 // as raw bytes: nlohmann parse, then io::read_gpu. An accepted GPU has finite,
-// non-negative capacities and rates, none below the smallest real part.
+// non-negative capacities and rates, none below the smallest real part, and a GEMM rate for
+// its default precision.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_common.hpp"
+#include "gpuplan/detail/timing_model.hpp"
 #include "gpuplan/io/catalog.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -41,5 +43,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::optional<FlopRate> fp32 = fp32_given ? std::optional<FlopRate>(g.fp32) : std::nullopt;
   for (const auto& r : {fp32, g.tf32, g.bf16, g.fp16_acc16, g.fp8, g.int8})
     if (r && in_flop_per_s(*r) < 1e10) fuzz::die("gpu rate below 0.01 TFLOP/s", std::to_string(in_flop_per_s(*r)));
+  // fp32 is needed only where no tensor rate serves the precision (timing_model.hpp
+  // fp32_fallback_of): whatever rates it gives, its default precision (bf16-mixed with a bf16
+  // rate, else fp16-mixed; scenario.hpp precision_of) has one, so its default run estimates.
+  const precision p = g.bf16 ? precision::bf16_mixed : precision::fp16_mixed;
+  if (!fp32_given && detail::fp32_fallback_of(g, p)) fuzz::die("gpu accepted without a rate for its default precision", g.id);
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,8 @@
 
 #include "gpuplan/io/catalog.hpp"
 #include "gpuplan/io/hf_config.hpp"
+#include "gpuplan/memory.hpp"
+#include "gpuplan/timing.hpp"
 #include "support/errors.hpp"
 
 // Each test file in its own namespace: the suite is compiled in batches (unity build).
@@ -313,6 +316,51 @@ TEST_CASE("gpus: user GPUs from JSON") {
   CHECK_THROWS_WITH_AS(io::read_gpu(json::parse(R"({"base": "rtx-9090"})"), "scenario.gpu"),
                        "scenario.gpu.base: unknown GPU 'rtx-9090' (did you mean: rtx-3090, rtx-4090, rtx-5090?)", config_error);
   CHECK_THROWS_WITH_AS(io::read_gpu(json(3)), "gpu: must be a GPU id or an object of GPU fields (got 3)", config_error);
+}
+
+TEST_CASE("gpus: a GPU file with tensor rates alone estimates the runs they serve; others name the missing fp32 rate") {
+  // The reader needs one of bf16, fp16_acc16 and fp32; the time model reads fp32 only where no
+  // tensor rate serves the precision (timing_model.hpp fp32_fallback_of).
+  const std::string figures = R"("id": "my-gpu", "memory_gb": 24, "bandwidth_gb_s": 1000, "compute_capability": "8.9")";
+  scenario s;
+  s.meth = method::lora;
+  s.gpu = io::read_gpu(json::parse("{" + figures + R"(, "bf16_tflops": 165})"));
+  REQUIRE(in_flop_per_s(s.gpu.fp32) == 0);
+  const architecture& m = io::find_model("llama-2-7b");
+  // The default precision, bf16-mixed: memory and a finite step, the same as with an fp32 rate given.
+  const memory_breakdown mem = estimate_memory(m, s);
+  CHECK(in_bytes(mem.peak_allocated) > 0);
+  const double step = in_seconds(estimate_time(m, s).step);
+  CHECK(std::isfinite(step));
+  CHECK(step > 0);
+  scenario with_fp32 = s;
+  with_fp32.gpu = io::read_gpu(json::parse("{" + figures + R"(, "bf16_tflops": 165, "fp32_tflops": 82.6})"));
+  CHECK(step == in_seconds(estimate_time(m, with_fp32).step));
+  CHECK(in_bytes(mem.peak_allocated) == in_bytes(estimate_memory(m, with_fp32).peak_allocated));
+  for (precision p : {precision::bf16_pure, precision::fp16_mixed}) {
+    s.prec = p;
+    CHECK(std::isfinite(in_seconds(estimate_time(m, s).step)));
+  }
+  // Precisions that run at the fp32 rate name the field and the missing value.
+  s.prec = precision::fp32;
+  CHECK_THROWS_WITH_AS((void)estimate_time(m, s), "scenario.gpu.fp32_tflops: precision fp32 needs the GPU's fp32 rate (got none)",
+                       config_error);
+  CHECK_THROWS_WITH_AS((void)estimate_memory(m, s), "scenario.gpu.fp32_tflops: precision fp32 needs the GPU's fp32 rate (got none)",
+                       config_error);
+  s.prec = precision::tf32;
+  CHECK_THROWS_WITH_AS((void)estimate_time(m, s),
+                       "scenario.gpu.fp32_tflops: precision tf32 without tf32_tflops needs the GPU's fp32 rate (got none)",
+                       config_error);
+  s.gpu.tf32 = tflop_per_s(82.6);  // TF32 tensor cores serve tf32
+  CHECK(std::isfinite(in_seconds(estimate_time(m, s).step)));
+  // fp16 tensor rate alone (T4-like): fp16-mixed, the default there, runs; bf16 would be emulated in fp32.
+  s.prec.reset();
+  s.gpu = io::read_gpu(json::parse("{" + figures + R"(, "fp16_acc16_tflops": 65})"));
+  CHECK(std::isfinite(in_seconds(estimate_time(m, s).step)));
+  s.prec = precision::bf16_mixed;
+  CHECK_THROWS_WITH_AS((void)estimate_time(m, s),
+                       "scenario.gpu.fp32_tflops: precision bf16-mixed without bf16_tflops needs the GPU's fp32 rate (got none)",
+                       config_error);
 }
 
 TEST_CASE("gpus: a user file adds and replaces entries") {

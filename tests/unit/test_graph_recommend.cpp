@@ -156,6 +156,17 @@ TEST_CASE("image_training: the 1-GPU row is estimate_graph's step; more GPUs add
   CHECK(in_bytes(e1.reserved) == doctest::Approx(in_bytes(e1.peak_allocated) * 1.10 + 32.0 * kMiB).epsilon(1e-12));
 }
 
+TEST_CASE("estimate_graph: a GPU without an fp32 rate runs 16-bit graphs; fp32 names the missing rate") {
+  gpu_spec g = io::find_gpu("a100-80gb");
+  g.fp32 = flop_per_s(0);  // a GPU file giving its tensor rates alone
+  const auto resnet = vision::vision_model("resnet-50");
+  const auto e = vision::estimate_graph(resnet, 32, precision::bf16_mixed, optimizer::sgd_momentum, g);
+  CHECK(in_seconds(e.step) ==
+        in_seconds(vision::estimate_graph(resnet, 32, precision::bf16_mixed, optimizer::sgd_momentum, io::find_gpu("a100-80gb")).step));
+  CHECK_THROWS_WITH_AS((void)vision::estimate_graph(resnet, 32, precision::fp32, optimizer::sgd_momentum, g),
+                       "gpu.fp32_tflops: precision fp32 needs the GPU's fp32 rate (got none)", config_error);
+}
+
 TEST_CASE("image_training under ZeRO-3: the gathers repeat every micro-batch, so they are in the micro-step") {
   const auto a100 = io::find_gpu("a100-80gb");
   const auto g = vision::vision_model("vit-b-16");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,34 @@ struct peak_rates {
 };
 
 inline std::string sm_name(const gpu_spec& g) { return "sm_" + std::to_string(g.sm()); }
+
+// The tensor rate whose absence makes select_peaks (below) run p's matmuls at the non-tensor FP32
+// rate ("" for fp32 itself, which always does); nullopt where a tensor rate serves p.
+inline std::optional<std::string_view> fp32_fallback_of(const gpu_spec& g, precision p) {
+  switch (p) {
+    case precision::fp32: return "";
+    case precision::tf32: return g.tf32 ? std::nullopt : std::optional<std::string_view>("tf32_tflops");
+    case precision::fp16_mixed:
+      return g.bf16 || g.fp16_acc16 ? std::nullopt : std::optional<std::string_view>("bf16_tflops or fp16_acc16_tflops");
+    case precision::bf16_mixed:
+    case precision::bf16_pure:
+    case precision::fp8_mixed: return g.bf16 ? std::nullopt : std::optional<std::string_view>("bf16_tflops");
+  }
+  return "";
+}
+
+// A GPU file needs only one of bf16, fp16_acc16 and fp32 (catalog.cpp apply_figures), and fp32
+// is not needed where a tensor rate serves the run: select_peaks reads it only as the fallback
+// above, element-wise and optimizer kernels are bandwidth-bound. A run that falls back to an
+// fp32 rate the GPU does not give is refused by name. `path`: "scenario.gpu", or "gpu".
+inline void require_fp32_rate(const gpu_spec& g, precision p, const std::string& path) {
+  const std::optional<std::string_view> lacking = fp32_fallback_of(g, p);
+  const double tflops = in_tflop_per_s(g.fp32);
+  if (!lacking || tflops > 0) return;
+  const std::string why = lacking->empty() ? "" : " without " + std::string(*lacking);
+  const std::string got = tflops == 0 ? "none" : num(tflops);
+  fail(path + ".fp32_tflops", "precision " + std::string(to_string(p)) + why + " needs the GPU's fp32 rate (got " + got + ")");
+}
 
 // Peak selection (src/data/gpus.md conventions):
 //   fp32 -> non-tensor FP32 (PyTorch leaves TF32 off for matmuls by default);

@@ -132,9 +132,9 @@ inline sharding_units sharding_units_of(const graph& g, const layers::graph_cost
   return u;
 }
 
-// The arguments estimate_graph takes: a batch and a GPU count in range, a GPU with memory and
-// bandwidth, a precision and an optimizer layer graphs are modelled with, and checkpointing
-// and ZeRO for training only.
+// The arguments estimate_graph takes: a batch and a GPU count in range, a GPU with memory,
+// bandwidth and the GEMM rate of the precision, a precision and an optimizer layer graphs are
+// modelled with, and checkpointing and ZeRO for training only.
 inline void check_graph_step(std::int64_t batch, precision prec, optimizer opt, const gpu_spec& gpu, bool train,
                              int num_gpus, bool checkpointing, int zero) {
   using gpuplan::detail::fail;
@@ -143,6 +143,7 @@ inline void check_graph_step(std::int64_t batch, precision prec, optimizer opt, 
   if (!(in_bytes(gpu.usable_memory) > 0) || !(in_byte_per_s(gpu.bandwidth) > 0))
     fail("gpu", "needs memory and bandwidth (got '" + gpu.id + "')");
   if (prec == precision::fp8_mixed) fail("precision", "fp8-mixed is not modelled for layer graphs (got fp8-mixed)");
+  gpuplan::detail::require_fp32_rate(gpu, prec, "gpu");  // the GEMM rate the precision runs at
   if (checkpointing && !train) fail("checkpointing", "applies to training only (got inference)");
   if (zero < 0 || zero > 3) fail("zero", "must be 0, 1, 2 or 3 (got " + std::to_string(zero) + ")");
   if (zero > 0 && !train) fail("zero", "shards training states; inference has none (got " + std::to_string(zero) + ")");
