@@ -4,12 +4,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "gpuplan/plan/rl_max_batch.hpp"
 #include "gpuplan/rl.hpp"
 #include "gpuplan/run.hpp"
 #include "json_fields.hpp"
@@ -136,14 +138,19 @@ auto naming_rl_keys(const rl_config& c, F&& f) {
   }
 }
 
-// detail::rl::check, its "rl.<key>" paths under "scenario.".
-void check_rl(const scenario& s, const detail::rl::resolved& r) {
+// f(), its errors' "rl.<key>" paths under "scenario." as the reader's.
+template <class F>
+auto under_scenario(F&& f) -> decltype(f()) {
   try {
-    detail::rl::check(s, r);
+    return f();
   } catch (const config_error& e) {
     if (e.path().rfind("rl.", 0) != 0) throw;
     throw config_error("scenario." + e.path(), std::string(e.what()).substr(e.path().size() + 2), e.kind());
   }
+}
+
+void check_rl(const scenario& s, const detail::rl::resolved& r) {
+  under_scenario([&] { detail::rl::check(s, r); });
 }
 
 // Sequences one step trains and how many the engine generates at once: bounded by the batch
@@ -247,6 +254,12 @@ rl_input read_rl_scenario_file(const std::string& file) {
 }
 
 rl_estimate estimate_rl(const rl_input& in) { return gpuplan::estimate_rl(*in.policy.model, in.policy.settings, in.config); }
+
+std::optional<std::int64_t> set_largest_micro_batch(rl_input& in) {
+  const rl_max_batch b = under_scenario([&] { return largest_rl_micro_batch(*in.policy.model, in.policy.settings, in.config); });
+  in.config.micro_batch = b.micro_batch.value_or(1);
+  return b.micro_batch;
+}
 
 json write_rl(const rl_input& in) {
   const rl_config& c = in.config;

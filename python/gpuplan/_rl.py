@@ -163,6 +163,12 @@ class RlResult(_TableResult):
         return dict(self._data()["scenario"])
 
     @property
+    def max_micro_batch(self) -> Optional[int]:
+        """With ``largest_micro_batch=True``: the largest micro-batch at which every phase fits, the
+        step being reported at it (None when not even one sequence fits, or when not asked)."""
+        return self._data().get("max_micro_batch")
+
+    @property
     def warnings(self) -> List[str]:
         """Warnings of the actor's training estimate."""
         return list(self._data()["warnings"])
@@ -183,7 +189,7 @@ def _rl_result(raw: Mapping[str, Any]) -> RlResult:
 
 
 def rl(model: Union[ModelLike, Scenario], /, *, gpu: Any = None, algorithm: str = "grpo", framework: str = "trl",
-       **kwargs: Any) -> RlResult:
+       largest_micro_batch: bool = False, **kwargs: Any) -> RlResult:
     """One RL post-training step (DPO, GRPO, PPO) under an RL framework (trl, verl, openrlhf,
     nemo-rl): the memory of a training GPU in each phase, the models kept, the step time.
 
@@ -196,7 +202,9 @@ def rl(model: Union[ModelLike, Scenario], /, *, gpu: Any = None, algorithm: str 
     (docs/scenario.md § rl). Other keywords are the policy's scenario keys as for
     :func:`gpuplan.estimate` (method, lora, precision, optimizer, num_gpus, tp, zero, ...);
     ``framework`` here is the RL framework, whose trainer the policy gets unless a
-    :class:`Scenario` passed as `model` names another.
+    :class:`Scenario` passed as `model` names another. ``largest_micro_batch=True`` reports the
+    step at the largest micro-batch that fits (:attr:`RlResult.max_micro_batch`), as
+    ``gpuplan rl --max-micro-batch``.
     """
     obj: Dict[str, Any] = {}
     if algorithm is not None:
@@ -215,15 +223,15 @@ def rl(model: Union[ModelLike, Scenario], /, *, gpu: Any = None, algorithm: str 
         keys["gpu"] = gpu
     d = _scenario_dict(None, keys, base=model._input) if isinstance(model, Scenario) else _scenario_dict(model, keys)
     d["rl"] = obj
-    return _rl_result(_core.rl(d))
+    return _rl_result(_core.rl(d, largest_micro_batch))
 
 
-def rl_scenario(source: Union[Mapping[str, Any], str, "os.PathLike[str]"]) -> RlResult:
+def rl_scenario(source: Union[Mapping[str, Any], str, "os.PathLike[str]"], *, largest_micro_batch: bool = False) -> RlResult:
     """One RL step from a whole scenario with an "rl" object: a dict in the file's schema,
-    JSON text ('{...}') or a file path, read exactly as ``gpuplan rl --scenario FILE``."""
+    JSON text ('{...}') or a file path, read exactly as ``gpuplan rl --scenario FILE``
+    (``largest_micro_batch``: as :func:`rl`)."""
     if isinstance(source, Mapping):
-        return _rl_result(_core.rl(dict(source)))
+        return _rl_result(_core.rl(dict(source), largest_micro_batch))
     src = os.fspath(source)
-    if src.lstrip().startswith("{"):
-        return _rl_result(_core.rl_text(src))
-    return _rl_result(_core.rl_text(_core.read_text_file(src, "scenario")))  # bytes, read once, as Scenario.from_json
+    text = src if src.lstrip().startswith("{") else _core.read_text_file(src, "scenario")
+    return _rl_result(_core.rl_text(text, largest_micro_batch))  # bytes, read once, as Scenario.from_json

@@ -2,8 +2,10 @@
 // with an "rl" object (io/rl_json.hpp), `rl_text` the same as JSON text; both return
 // result_dict (common.hpp): {"data": <`gpuplan rl --json`>, "table": <the phase table>,
 // "summary": <the lines above it>, "details": <the lines under it>, "text", "markdown"}, text
-// and markdown being `gpuplan rl`'s whole report (io/rl_report.hpp). Python's RlResult
-// (_rl.py) reads "data".
+// and markdown being `gpuplan rl`'s whole report (io/rl_report.hpp); with largest_micro_batch,
+// `gpuplan rl --max-micro-batch`'s. Python's RlResult (_rl.py) reads "data".
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common.hpp"
@@ -14,15 +16,21 @@ namespace gpuplan::python {
 
 namespace {
 
-py::dict rl_result(const io::rl_input& in) {
+// largest_micro_batch: the step at the largest micro-batch that fits (plan/rl_max_batch.hpp; at
+// one sequence when none does), data["max_micro_batch"] that micro-batch or None.
+py::dict rl_result(io::rl_input in, bool largest_micro_batch) {
   io::rl_answer a;
+  std::optional<std::int64_t> largest;
   {
     py::gil_scoped_release unlocked;
+    if (largest_micro_batch) largest = io::set_largest_micro_batch(in);
     a = io::answer_rl(in);
   }
   const io::style text{.format = io::report_format::text, .color = false};
   const io::style markdown{.format = io::report_format::markdown, .color = false};
-  py::dict d = result_dict(io::rl_json(a), io::rl_phase_table(a.estimate), io::rl_summary(a));
+  nlohmann::json data = io::rl_json(a);
+  if (largest_micro_batch) data["max_micro_batch"] = largest ? nlohmann::json(*largest) : nlohmann::json(nullptr);
+  py::dict d = result_dict(data, io::rl_phase_table(a.estimate), io::rl_summary(a));
   d["details"] = io::rl_details(a, text);
   d["text"] = io::rl_report(a, text);
   d["markdown"] = io::rl_report(a, markdown);
@@ -33,11 +41,15 @@ py::dict rl_result(const io::rl_input& in) {
 
 void register_rl(py::module_& m) {
   m.def(
-      "rl", [](py::handle obj) { return rl_result(io::read_rl_scenario(to_json(obj, "scenario"))); }, py::arg("scenario"),
+      "rl",
+      [](py::handle obj, bool largest) { return rl_result(io::read_rl_scenario(to_json(obj, "scenario")), largest); },
+      py::arg("scenario"), py::arg("largest_micro_batch") = false,
       "rl.hpp: an RL step (DPO, GRPO, PPO) from a scenario dict with an \"rl\" object: memory of a training GPU per\n"
-      "phase, the models it holds, the step time and, when it does not fit, the changes that lower the peak.");
+      "phase, the models it holds, the step time and, when it does not fit, the changes that lower the peak.\n"
+      "largest_micro_batch: the step at the largest micro-batch that fits (data[\"max_micro_batch\"]).");
   m.def(
-      "rl_text", [](const std::string& text) { return rl_result(io::read_rl_scenario_text(text)); }, py::arg("text"),
+      "rl_text", [](const std::string& text, bool largest) { return rl_result(io::read_rl_scenario_text(text), largest); },
+      py::arg("text"), py::arg("largest_micro_batch") = false,
       "rl from scenario JSON text (a file's content), read exactly as `gpuplan rl --scenario FILE`.");
 }
 

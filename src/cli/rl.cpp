@@ -1,10 +1,13 @@
 // rl.cpp — `gpuplan rl`: RL post-training (DPO, GRPO, PPO) under TRL, verl, OpenRLHF or NeMo RL
 // (rl.hpp): the memory of a training GPU in each phase of a step, the models it holds, the
 // step time and, when it does not fit, what lowers the peak; printed through io/rl_report.hpp
-// (the formatter Python's gp.rl shares). Here --framework is the RL framework; the policy's
-// run flags are the shared ones (run_options.hpp). Exit 0 every phase fits, 1 one does not.
+// (the formatter Python's gp.rl shares); with --max-micro-batch, the largest micro-batch that
+// fits. Here --framework is the RL framework; the policy's run flags are the shared ones
+// (run_options.hpp). Exit 0 every phase fits, 1 one does not (--max-micro-batch: 0 some
+// micro-batch fits, 1 none does).
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -89,18 +92,31 @@ void add_rl_options(CLI::App* sub, run_args& a) {
   add_rl_switch(sub, a, "--no-reward-model", "reward_model", false, "PPO: rewards from a rule, no reward model");
 }
 
-int run_rl(run_args& a, const io::style& st) {
+int run_rl(run_args& a, const io::style& st, bool max_micro_batch) {
   load_extra_gpus(a);
   const json j = build_scenario_json(a, nullptr);
+  std::optional<std::int64_t> largest;
   io::rl_answer answer = [&] {
     try {
-      return io::answer_rl(io::read_rl_scenario(j));
+      io::rl_input in = io::read_rl_scenario(j);
+      if (max_micro_batch) largest = io::set_largest_micro_batch(in);  // the step reported at it
+      return io::answer_rl(in);
     } catch (const config_error& e) {
       rethrow_with_flag(e, a);
     }
   }();
-  if (st.format == io::report_format::json) print_json(io::rl_json(answer));
-  else print(io::rl_report(answer, st));
+  if (st.format == io::report_format::json) {
+    json out = io::rl_json(answer);
+    if (max_micro_batch) out["max_micro_batch"] = largest ? json(*largest) : json(nullptr);
+    print_json(out);
+  } else {
+    if (max_micro_batch)
+      print(largest ? "largest micro-batch that fits: " + std::to_string(*largest) +
+                          " sequences per GPU per forward/backward (the step below is at it)\n\n"
+                    : std::string("no micro-batch fits: not even one sequence (the step below is at one)\n\n"));
+    print(io::rl_report(answer, st));
+  }
+  if (max_micro_batch) return largest ? kExitOk : kExitDoesNotFit;
   return answer.estimate.fits ? kExitOk : kExitDoesNotFit;
 }
 
@@ -113,15 +129,22 @@ command register_rl(CLI::App& app, context& ctx) {
   sub->remove_option(sub->get_option("--profile"));  // a calibration applies to one run, not to the step's several
   add_rl_options(sub, *args);
   add_misspelt_flags(sub);
+  auto max_micro_batch = std::make_shared<bool>(false);
+  sub->add_flag("--max-micro-batch", *max_micro_batch,
+                "The largest micro-batch (sequences per GPU per forward/backward; DPO: pairs) at which every phase fits, "
+                "the step reported at it")
+      ->group("RL");
   add_output_options(sub, ctx.out);
   sub->footer(std::string("Examples:\n"
                           "  gpuplan rl qwen2.5-7b --algorithm grpo --framework trl --gpu h100-sxm --gpus 8\n"
                           "  gpuplan rl qwen2.5-7b --algorithm dpo --method lora --gpu rtx-4090 --max-length 1024\n"
                           "  gpuplan rl llama-3.1-8b --algorithm grpo --framework verl --gpu h100-sxm --gpus 8 --generations 8\n"
                           "  gpuplan rl --scenario grpo.json --json   # a scenario with an \"rl\" object (docs/scenario.md)\n"
-                          "rl exits 0 when every phase of the step fits, 1 when one does not.\n") +
+                          "  gpuplan rl qwen2.5-14b --framework verl --method lora --gpu h100-sxm --gpus 2 --max-micro-batch\n"
+                          "rl exits 0 when every phase of the step fits, 1 when one does not (--max-micro-batch: 0 when some\n"
+                          "micro-batch fits, 1 when none does).\n") +
               kExitCodes);
-  return {sub, [args, &ctx] { return run_rl(*args, make_style(ctx.out)); }};
+  return {sub, [args, max_micro_batch, &ctx] { return run_rl(*args, make_style(ctx.out), *max_micro_batch); }};
 }
 
 }  // namespace gpuplan::cli

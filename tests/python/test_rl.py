@@ -95,3 +95,27 @@ def test_errors_name_the_key(gp):
         gp.rl("qwen2.5-7b", seq_len=4096)
     with pytest.raises(gp.UnknownNameError, match=r"^scenario\.rl\.temperature: unknown key"):
         gp.rl_scenario({"model": "qwen2.5-7b", "rl": {"temperature": 1.0}})
+
+
+def test_largest_micro_batch_agrees_with_the_cli(gp, repo):
+    # The largest micro-batch that fits: the step is reported at it, one more sequence does not fit,
+    # and `gpuplan rl --max-micro-batch --json` gives the same figures.
+    r = gp.rl("qwen2.5-7b", largest_micro_batch=True, **GRPO)
+    n = r.max_micro_batch
+    assert isinstance(n, int) and n > GRPO["micro_batch"]
+    assert r.fits
+    assert r.to_dict() == gp.rl("qwen2.5-7b", **{**GRPO, "micro_batch": n}).to_dict() | {"max_micro_batch": n}
+    assert not gp.rl("qwen2.5-7b", **{**GRPO, "micro_batch": n + 1}).fits
+    assert gp.rl_scenario(json.dumps(GRPO_DICT), largest_micro_batch=True).max_micro_batch == n
+    assert gp.rl("qwen2.5-7b", **GRPO).max_micro_batch is None
+    cli = Path(os.environ.get("GPUPLAN_CLI", repo / "build" / "dev" / "bin" / "gpuplan"))
+    if not cli.exists():
+        pytest.skip(f"the CLI is not built ({cli}); set GPUPLAN_CLI")
+    proc = subprocess.run([str(cli), *GRPO_FLAGS, "--max-micro-batch", "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout) == r.to_dict()
+
+
+def test_largest_micro_batch_of_a_token_bounded_run_is_refused(gp):
+    with pytest.raises(gp.InvalidInputError, match=r"^scenario\.rl\.max_token_len: micro-batches are token-bounded"):
+        gp.rl("qwen2.5-7b", framework="verl", gpu="h100-sxm", method="lora", max_token_len=8192, largest_micro_batch=True)
