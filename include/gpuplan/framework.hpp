@@ -46,6 +46,12 @@ struct framework_profile {
   // frees them, so one micro-batch per step starts its backward without them (DeepSpeed's
   // partitioned gradients live in buffers allocated once, stage3.py grad_partitions_flat_buffer).
   bool gradients_allocated_in_backward = false;
+  // ZeRO-3: the root unit (parameters outside every wrapped block: embeddings, final norm, head)
+  // is not resharded after forward, so it stays gathered through the backward (FSDP1
+  // torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard: "Do not free the root's
+  // parameters in the post-forward"; FSDP2 fully_shard: "The root FSDP state has its value
+  // [reshard_after_forward] specially set to False"). DeepSpeed fetches module by module.
+  bool root_unit_stays_gathered = false;
   // torch.compile covers the loss: the scenario's `compile` fuses the cross-entropy (the model's
   // forward computes it: transformers *ForCausalLM.loss_function; torchtune compiles it with
   // training.compile_loss). false: compile wraps each transformer block and the loss runs eager
@@ -184,6 +190,7 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .sharded_fp32_is_master = true,
      .param_offload_moves_optimizer = true,
      .gradients_allocated_in_backward = true,
+     .root_unit_stays_gathered = true,
      .compile_fuses_loss = false,  // torchtitan-style loops compile the blocks (see the field)
      // torch/distributed/fsdp/api.py ShardingStrategy: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD (no
      // optimizer-only sharding); CPUOffload(offload_params=True) moves parameters, gradients
@@ -202,6 +209,8 @@ inline constexpr std::array<framework_profile, 6> kFrameworkProfiles{{
      .sharded_fp32_is_master = true,
      .param_offload_moves_optimizer = true,  // recipes' fsdp_cpu_offload: FSDP2 CPUOffloadPolicy
      .gradients_allocated_in_backward = true,
+     // root_unit_stays_gathered false: the recipes shard tok_embeddings and output as units of their
+     // own (recipes/configs/llama3_1/8B_full.yaml memory_efficient_fsdp_wrap, later custom_sharded_layers).
      .optimizer_step = optimizer_kernel::fused,  // recipes/configs/*: torch.optim.AdamW with fused: True
      // Single-device recipes, or FSDP2 fully_shard over every rank (recipes/*_distributed.py);
      // fsdp_cpu_offload: True offloads parameters, gradients and optimizer together.

@@ -127,7 +127,13 @@ inline void transient_rules([[maybe_unused]] const architecture& a, const scenar
     rules.add(std::move(terms), std::move(rule), std::move(effect), std::move(source));
   };
   // ---- transients (memory_transients.hpp step_transients, zero3_gather_bytes, loss_bytes)
-  if (train && r.parallel.zero >= 3)
+  if (train && r.parallel.zero >= 3 && p.root_unit_stays_gathered)
+    add("transient_bytes", fw + ".root_unit_stays_gathered",
+        "the unit in use gathered plus the next one prefetched (one transformer block each, the FSDP wrap unit), "
+        "and the root unit (embeddings, final norm, head) gathered from forward to the end of backward",
+        "torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard (the root is not resharded after forward); "
+        "FSDP2 fully_shard reshard_after_forward (False for the root)");
+  else if (train && r.parallel.zero >= 3)
     add("transient_bytes", "all frameworks: ZeRO-3 / FSDP all-gather buffers",
         "the unit in use gathered plus the next one prefetched (one transformer block each, the FSDP wrap unit), "
         "and the largest module not already in the model states",

@@ -269,8 +269,12 @@ def case_explain_framework_rules():
         ([*base7, "--framework", "fsdp", "--zero", "3", "--offload-params", "cpu"], "fsdp",
          {"fsdp.param_offload_moves_optimizer": "optimizer_bytes", "fsdp.sharded_fp32_is_master": "master_weights_bytes",
           "all frameworks: ZeRO-3 / FSDP stream pools": "peak_reserved_bytes",
-          "all frameworks: ZeRO-3 / FSDP all-gather buffers": "transient_bytes",
+          "fsdp.root_unit_stays_gathered": "transient_bytes",
+          "fsdp.gradients_allocated_in_backward": "gradients_bytes",
           "all frameworks: ZeRO-3 / FSDP per micro-batch": "communication_seconds"}),
+        # DeepSpeed ZeRO-3 gathers module by module.
+        ([*base7, "--framework", "deepspeed", "--zero", "3"], "deepspeed",
+         {"all frameworks: ZeRO-3 / FSDP all-gather buffers": "transient_bytes"}),
         # DeepSpeed ZeRO-2 with the optimizer on the CPU.
         ([*base7, "--framework", "deepspeed", "--zero", "2", "--offload-optimizer", "cpu"], "deepspeed",
          {"all frameworks: offload_optimizer": "host_bytes", "deepspeed.reserved_factor": "peak_reserved_bytes"}),

@@ -204,6 +204,29 @@ TEST_CASE("framework: FSDP CPU offload keeps parameters, gradients and the optim
   CHECK(in_seconds(estimate_time(m, s).breakdown.optimizer) == doctest::Approx(psi / e.cpu_adam_params_per_s).epsilon(1e-9));
 }
 
+TEST_CASE("framework: FSDP keeps its root unit gathered beside two blocks; DeepSpeed gathers module by module") {
+  // Llama-2-7B: root = embeddings + head (2 x 32000 x 4096) + final norm (4096) = 262,148,096;
+  // block = 4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096 = 202,383,360 parameters.
+  const architecture& m = io::find_model("llama-2-7b");
+  scenario s{.prec = precision::bf16_mixed, .seq_len = 2048, .fw = framework::fsdp, .ckpt = checkpointing::full,
+             .gpu = io::find_gpu("a100-80gb"), .num_gpus = 8};
+  s.parallel.zero = 3;
+  auto gathered = [&](const scenario& x) {
+    const run r(m, x);
+    const detail::mem::facts f = detail::mem::facts_of(m, r.settings());
+    const detail::mem::stage_params sp = detail::mem::params_of_stage(m, f.p, detail::mem::linears_of_block(m, false),
+                                                                      detail::mem::linears_of_block(m, true), r.settings(), 0);
+    CHECK(sp.root == 262148096.0);
+    CHECK(sp.largest_block == 202383360.0);
+    return detail::mem::zero3_gather_bytes(r.settings(), f, sp, detail::mem::trainables_of_stage(m, r.settings(), f, sp));
+  };
+  // FSDP1 _post_forward_reshard / FSDP2 root reshard_after_forward False: root + the unit in use + the next, bf16.
+  CHECK(gathered(s) == 2.0 * (262148096.0 + 2 * 202383360.0));
+  // DeepSpeed: two blocks (the embedding, 131M, is smaller than a block).
+  s.fw = framework::deepspeed;
+  CHECK(gathered(s) == 2.0 * 2 * 202383360.0);
+}
+
 TEST_CASE("framework: Unsloth's offloaded checkpointing keeps two block inputs on the GPU") {
   const architecture& m = io::find_model("llama-2-7b");
   const scenario s{.meth = method::qlora, .seq_len = 2048, .fw = framework::unsloth, .gpu = io::find_gpu("rtx-4090")};

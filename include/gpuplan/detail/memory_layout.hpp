@@ -18,6 +18,7 @@ struct stage_params {
   double largest = 0;      // largest single module on the stage (ZeRO-3 gather unit)
   double largest_block_matrix = 0;  // largest linear of the stage's blocks (per GPU)
   double head_module = 0;  // the last stage's head as one module (LM: vocab x hidden), per GPU
+  double root = 0;         // outside every block (embeddings, final norm, head): FSDP's root unit
   double largest_block = 0;// one transformer block (FSDP wrap unit)
   std::int64_t begin_block = 0;
   std::int64_t enc_blocks = 0;
@@ -143,6 +144,7 @@ inline stage_params params_of_stage(const architecture& a, const parameter_break
   const double enc_other = static_cast<double>(p.per_layer) - be.dense - be.expert;
   const double dec_other = static_cast<double>(p.per_decoder_layer) - bd.dense - bd.expert;
   s.other = ne * enc_other + nd * std::max(0.0, dec_other);
+  const double in_blocks = s.other;
   // T5 relative-attention tables: one in the encoder's and one in the decoder's first block.
   const double rel = (a.relative_buckets > 0 ? static_cast<double>(a.relative_buckets * a.heads) : 0) *
                      (a.kind == model_kind::encoder_decoder ? 2 : 1);
@@ -153,6 +155,7 @@ inline stage_params params_of_stage(const architecture& a, const parameter_break
     // (Megatron-LM `share_embeddings_and_output_weights` on the last stage).
     if (pp > 1 && a.head == head_kind::lm && a.tied_embeddings) s.other += static_cast<double>(a.vocab * a.hidden) / tp;
   }
+  s.root = s.other - in_blocks;
   const double blk_big = std::max(s.enc_blocks > 0 ? be.biggest : 0.0, s.dec_blocks > 0 ? bd.biggest : 0.0);
   s.largest_block_matrix = blk_big / tp;
   const double lm = static_cast<double>(a.vocab) * static_cast<double>(a.hidden);

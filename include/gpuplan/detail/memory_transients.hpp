@@ -89,9 +89,12 @@ inline double dequantized_weight_bytes(const scenario& r, const facts& f, const 
   return (torchao_eager ? kTorchaoEagerDequantBytes : f.pb.act) * sp.largest_block_matrix;
 }
 
-// ZeRO-3 / FSDP prefetch: the unit in use gathered + the next one prefetched; a
-// largest module not already in the model states is gathered alongside one block.
+// ZeRO-3 / FSDP prefetch: the unit in use gathered + the next one prefetched. FSDP keeps its
+// root unit (what no block holds: embeddings, final norm, head) gathered from forward to the
+// end of backward beside them (framework.hpp root_unit_stays_gathered); DeepSpeed gathers
+// module by module, so a largest module not already in the model states joins one block.
 inline double zero3_gather_bytes(const scenario& r, const facts& f, const stage_params& sp, const stage_trainables& t) {
+  if (profile_of(r.fw).root_unit_stays_gathered) return (sp.root + kGatheredUnitsInFlight * sp.largest_block) * f.pb.weight;
   const bool in_states = zero3_states_hold_gathered(r, f);
   const double extra_big = in_states && sp.largest <= t.largest ? 0.0 : sp.largest * f.pb.weight;
   return std::max(kGatheredUnitsInFlight * sp.largest_block * f.pb.weight, extra_big + sp.largest_block * f.pb.weight);
