@@ -195,6 +195,9 @@ struct rl_estimate {
   bool fits = false;                     // the peak phase fits, and under separate placement so does the engine
   bool rollout_fits = true;              // separate placement: the engine holds a whole sequence on its GPUs
   memory_breakdown policy{};             // the actor's training estimate at its peak
+  // The actor's training run `policy` estimates: its micro-batch and sequence are the heaviest
+  // micro-batch's real tokens where the framework drops padding (verl), else the caps.
+  scenario policy_settings{};
   Bytes reference_bytes = bytes(0), critic_bytes = bytes(0), reward_bytes = bytes(0);
   Bytes engine_budget = bytes(0);        // the rollout engine's memory per GPU while it generates
   Bytes rollout_device = bytes(0);       // separate placement: device memory of a rollout GPU

@@ -228,7 +228,8 @@ nlohmann::json rl_json(const rl_answer& a) {
   j["transfer_seconds"] = seconds_json(e.transfer_time);
   j["step_seconds"] = seconds_json(e.step);
   j["tokens_per_second_per_gpu"] = e.tokens_per_second_per_gpu;
-  j["policy"] = {{"scenario", write_scenario(actor)}, {"memory", memory_json(e.policy)}, {"time", time_json(e.policy_time)}};
+  const resolved_run estimated{run(a.input.policy.model, e.policy_settings), actor.model_spec};
+  j["policy"] = {{"scenario", write_scenario(estimated)}, {"memory", memory_json(e.policy)}, {"time", time_json(e.policy_time)}};
   j["warnings"] = warning_messages(e.policy.warnings | e.policy_time.warnings);
   j["suggestions"] = json::array();
   for (const rl_suggestion& s : a.suggestions) j["suggestions"].push_back(suggestion_json(s));
@@ -364,7 +365,7 @@ std::string rl_summary(const rl_answer& a) {
   std::string t = printable(actor.model().name) + " (" + format_params(actor.run.parameters().total) + " parameters): " +
                   upper(to_string(e.algo)) + " under " + std::string(to_string(e.fw)) + " on " + std::to_string(s.num_gpus) +
                   " × " + printable(s.gpu.name) + "\n";
-  t += "actor: " + run_summary(s) + "; trainer " + std::string(to_string(s.fw)) + "\n";
+  t += "actor: " + run_summary(e.policy_settings) + "; trainer " + std::string(to_string(s.fw)) + "\n";
   return t + rollout_line(a);
 }
 

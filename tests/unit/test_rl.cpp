@@ -376,6 +376,22 @@ TEST_CASE("rl: the largest micro-batch fits and one more sequence does not") {
   CHECK_FALSE(none.estimate.fits);
 }
 
+TEST_CASE("rl: the policy's settings are the run its memory was estimated at") {
+  // verl drops padding: the actor's memory runs at the heaviest micro-batch's real tokens, not the caps.
+  const architecture& m = io::find_model("qwen2.5-7b");
+  scenario s = rl_policy("h100-sxm", 8);
+  s.meth = method::lora;
+  rl_config c;
+  c.fw = rl_framework::verl;
+  c.prompt_len = 1024;
+  c.completion_len = 2048;
+  c.mean_completion_len = 400;
+  c.mean_prompt_len = 200;
+  const rl_estimate e = estimate_rl(m, s, c);
+  CHECK(e.policy_settings.seq_len < 1024 + 2048);
+  CHECK(in_bytes(estimate_memory(m, e.policy_settings).peak_allocated) == doctest::Approx(in_bytes(e.policy.peak_allocated)).epsilon(1e-12));
+}
+
 TEST_CASE("rl: a zero parallel degree is the run's one-line error, not a crash") {
   scenario s = rl_policy("a100-80gb", 1);
   s.parallel.cp = 0;

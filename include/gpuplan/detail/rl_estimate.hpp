@@ -431,6 +431,7 @@ inline rl_estimate estimate_rl(const architecture& model, const scenario& policy
   out.rollout_gpus = r.place != rollout_placement::separate ? 0 : r.c.rollout_gpus > 0 ? r.c.rollout_gpus : s.num_gpus;
   out.gpus = s.num_gpus + out.rollout_gpus;
   out.policy = estimate_memory(actor);
+  out.policy_settings = s;
   // PPO's value model (the critic), built once for its memory and its time.
   const auto value = r.critic ? std::make_shared<const architecture>(value_model(model)) : nullptr;
   estimate_phases(out, model, actor, r, value);

@@ -41,7 +41,8 @@ rl_answer answer_rl(const rl_input& in);
 // "engine_budget_bytes", "rollout_device_bytes", "rollout_concurrency", "rollout_gpus",
 // "rollout_fits", "gpus", "rollout_seconds", "scoring_seconds", "training_seconds",
 // "transfer_seconds", "step_seconds", "tokens_per_second_per_gpu",
-// "policy": {"scenario" (the actor's training run), "memory" (memory_json), "time" (time_json of one optimizer step)},
+// "policy": {"scenario" (the actor's training run memory_json estimated: rl_estimate::policy_settings),
+// "memory" (memory_json), "time" (time_json of one optimizer step)},
 // "warnings", "suggestions": [{"change", "description", "fits", "peak_phase", "device_bytes",
 // "headroom_bytes", "step_seconds", "scenario"}...]}. A rollout whose engine holds no whole
 // sequence has null rollout_seconds and step_seconds.
