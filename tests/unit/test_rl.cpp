@@ -29,6 +29,18 @@ scenario rl_policy(const char* gpu, int gpus) {
   return s;
 }
 
+scenario lora_policy(const char* gpu, int gpus) {
+  scenario s = rl_policy(gpu, gpus);
+  s.meth = method::lora;
+  return s;
+}
+
+rl_config verl_config() {
+  rl_config c;
+  c.fw = rl_framework::verl;
+  return c;
+}
+
 double rl_phase_alloc(const rl_estimate& e, std::string_view name) {
   for (int i = 0; i < e.phase_count; ++i)
     if (e.phases[static_cast<std::size_t>(i)].name == name) return in_bytes(e.phases[static_cast<std::size_t>(i)].allocated);
@@ -354,10 +366,8 @@ TEST_CASE("rl: the published RL rows, out of sample") {
 
 TEST_CASE("rl: the largest micro-batch fits and one more sequence does not") {
   const architecture& m = io::find_model("qwen2.5-7b");
-  scenario s = rl_policy("a100-80gb", 1);
-  s.meth = method::lora;
-  rl_config c;
-  c.fw = rl_framework::verl;
+  const scenario s = lora_policy("a100-80gb", 1);
+  rl_config c = verl_config();
   const rl_max_batch b = largest_rl_micro_batch(m, s, c);
   REQUIRE(b.micro_batch.has_value());
   CHECK(b.estimate.fits);
@@ -379,10 +389,8 @@ TEST_CASE("rl: the largest micro-batch fits and one more sequence does not") {
 TEST_CASE("rl: the policy's settings are the run its memory was estimated at") {
   // verl drops padding: the actor's memory runs at the heaviest micro-batch's real tokens, not the caps.
   const architecture& m = io::find_model("qwen2.5-7b");
-  scenario s = rl_policy("h100-sxm", 8);
-  s.meth = method::lora;
-  rl_config c;
-  c.fw = rl_framework::verl;
+  const scenario s = lora_policy("h100-sxm", 8);
+  rl_config c = verl_config();
   c.prompt_len = 1024;
   c.completion_len = 2048;
   c.mean_completion_len = 400;
