@@ -25,6 +25,16 @@ def _error(path: str, reason: str) -> "_core.ConfigError":
 # --------------------------------------------------------------------------- checks
 
 
+def _pop_keys(kwargs: Dict[str, Any], names: Iterable[str], into: Dict[str, Any]) -> Dict[str, Any]:
+    """Moves the keywords named in `names` out of `kwargs` into `into` (a None value is left unset)."""
+    for key in names:
+        if key in kwargs:
+            value = kwargs.pop(key)
+            if value is not None:
+                into[key] = value
+    return into
+
+
 def _int(value: Any, path: str, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise _error(path, f"must be an integer (got {type(value).__name__} {value!r})")

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Union
 from . import _core
 from ._api import Scenario, _scenario_dict
 from ._catalog import ModelLike
-from ._helpers import _bytes_view, _error, _seconds_view
+from ._helpers import _bytes_view, _error, _pop_keys, _seconds_view
 from ._quantity import Seconds
 from ._results import PlanRow, _datum, _TableResult
 
@@ -211,11 +211,7 @@ def rl(model: Union[ModelLike, Scenario], /, *, gpu: Any = None, algorithm: str 
         obj["algorithm"] = algorithm
     if framework is not None:
         obj["framework"] = framework
-    for key in RL_KEYS:
-        if key in kwargs:
-            value = kwargs.pop(key)
-            if value is not None:
-                obj[key] = value
+    _pop_keys(kwargs, RL_KEYS, obj)
     if "rl" in kwargs:
         raise _error("rl", "give the rl object's keys as keywords, or a whole scenario to gp.rl_scenario")
     keys: Dict[str, Any] = dict(kwargs)

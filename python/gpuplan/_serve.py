@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 from . import _core
 from ._api import Scenario, _scenario_dict
 from ._catalog import ModelLike
-from ._helpers import _error, _int, _seconds_view
+from ._helpers import _error, _int, _pop_keys, _seconds_view
 from ._quantity import Bytes, Seconds
 from ._results import PlanRow, _TableResult
 
@@ -147,11 +147,7 @@ def _serving_scenario(model: Any, gpu: Any, engine: Optional[str], prompt_len: O
         if kwargs.get("gen_len") is not None:
             raise _error("scenario.inference.gen_len", "given twice (as output_len= and gen_len=)")
         inference["gen_len"] = output_len
-    for key in _INFERENCE_KEYS:
-        if key in kwargs:
-            value = kwargs.pop(key)
-            if value is not None:
-                inference[key] = value
+    _pop_keys(kwargs, _INFERENCE_KEYS, inference)
     keys: Dict[str, Any] = dict(kwargs)
     keys["workload"] = "infer"
     if gpu is not None:
