@@ -4,8 +4,6 @@
 // "summary": <the lines above it>, "details": <the lines under it>, "text", "markdown"}, text
 // and markdown being `gpuplan rl`'s whole report (io/rl_report.hpp); with largest_micro_batch,
 // `gpuplan rl --max-micro-batch`'s. Python's RlResult (_rl.py) reads "data".
-#include <cstdint>
-#include <optional>
 #include <string>
 
 #include "common.hpp"
@@ -18,19 +16,15 @@ namespace {
 
 // largest_micro_batch: the step at the largest micro-batch that fits (plan/rl_max_batch.hpp; at
 // one sequence when none does), data["max_micro_batch"] that micro-batch or None.
-py::dict rl_result(io::rl_input in, bool largest_micro_batch) {
+py::dict rl_result(const io::rl_input& in, bool largest_micro_batch) {
   io::rl_answer a;
-  std::optional<std::int64_t> largest;
   {
     py::gil_scoped_release unlocked;
-    if (largest_micro_batch) largest = io::set_largest_micro_batch(in);
-    a = io::answer_rl(in);
+    a = io::answer_rl(in, largest_micro_batch);
   }
   const io::style text{.format = io::report_format::text, .color = false};
   const io::style markdown{.format = io::report_format::markdown, .color = false};
-  nlohmann::json data = io::rl_json(a);
-  if (largest_micro_batch) data["max_micro_batch"] = largest ? nlohmann::json(*largest) : nlohmann::json(nullptr);
-  py::dict d = result_dict(data, io::rl_phase_table(a.estimate), io::rl_summary(a));
+  py::dict d = result_dict(io::rl_json(a), io::rl_phase_table(a.estimate), io::rl_summary(a));
   d["details"] = io::rl_details(a, text);
   d["text"] = io::rl_report(a, text);
   d["markdown"] = io::rl_report(a, markdown);

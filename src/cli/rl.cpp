@@ -7,7 +7,6 @@
 // micro-batch fits, 1 none does).
 #include <cmath>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -95,29 +94,17 @@ void add_rl_options(CLI::App* sub, run_args& a) {
 int run_rl(run_args& a, const io::style& st, bool max_micro_batch) {
   load_extra_gpus(a);
   const json j = build_scenario_json(a, nullptr);
-  std::optional<std::int64_t> largest;
   io::rl_answer answer = [&] {
     try {
-      io::rl_input in = io::read_rl_scenario(j);
-      if (max_micro_batch) largest = io::set_largest_micro_batch(in);  // the step reported at it
-      return io::answer_rl(in);
+      return io::answer_rl(io::read_rl_scenario(j), max_micro_batch);
     } catch (const config_error& e) {
       rethrow_with_flag(e, a);
     }
   }();
-  if (st.format == io::report_format::json) {
-    json out = io::rl_json(answer);
-    if (max_micro_batch) out["max_micro_batch"] = largest ? json(*largest) : json(nullptr);
-    print_json(out);
-  } else {
-    if (max_micro_batch)
-      print(largest ? "largest micro-batch that fits: " + std::to_string(*largest) +
-                          " sequences per GPU per forward/backward (the step below is at it)\n\n"
-                    : std::string("no micro-batch fits: not even one sequence (the step below is at one)\n\n"));
-    print(io::rl_report(answer, st));
-  }
-  if (max_micro_batch) return largest ? kExitOk : kExitDoesNotFit;
-  return answer.estimate.fits ? kExitOk : kExitDoesNotFit;
+  if (st.format == io::report_format::json) print_json(io::rl_json(answer));
+  else print(io::rl_report(answer, st));
+  const bool fits = answer.searched ? answer.max_micro_batch.has_value() : answer.estimate.fits;
+  return fits ? kExitOk : kExitDoesNotFit;
 }
 
 }  // namespace

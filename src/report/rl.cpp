@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -171,9 +172,12 @@ void add_run_keys(json& j, const rl_answer& a) {
 
 }  // namespace rl_report_detail
 
-rl_answer answer_rl(const rl_input& in) {
+rl_answer answer_rl(const rl_input& given, bool largest_micro_batch) {
   using namespace rl_report_detail;
-  rl_answer a{in, estimate_rl(in), {}};
+  rl_input in = given;
+  std::optional<std::int64_t> largest;
+  if (largest_micro_batch) largest = set_largest_micro_batch(in);
+  rl_answer a{in, estimate_rl(in), {}, largest_micro_batch, largest};
   if (a.estimate.fits) return a;
   const detail::rl::resolved r = detail::rl::resolve(in.config);
   std::vector<candidate> tries;
@@ -229,6 +233,7 @@ nlohmann::json rl_json(const rl_answer& a) {
   j["step_seconds"] = seconds_json(e.step);
   j["tokens_per_second_per_gpu"] = e.tokens_per_second_per_gpu;
   const resolved_run estimated{run(a.input.policy.model, e.policy_settings), actor.model_spec};
+  if (a.searched) j["max_micro_batch"] = a.max_micro_batch ? json(*a.max_micro_batch) : json(nullptr);
   j["policy"] = {{"scenario", write_scenario(estimated)}, {"memory", memory_json(e.policy)}, {"time", time_json(e.policy_time)}};
   j["warnings"] = warning_messages(e.policy.warnings | e.policy_time.warnings);
   j["suggestions"] = json::array();
@@ -362,7 +367,12 @@ std::string rl_summary(const rl_answer& a) {
   const resolved_run actor = actor_run(a.input);
   const scenario& s = actor.settings();
   const rl_estimate& e = a.estimate;
-  std::string t = printable(actor.model().name) + " (" + format_params(actor.run.parameters().total) + " parameters): " +
+  std::string t;
+  if (a.searched)
+    t = a.max_micro_batch ? "largest micro-batch that fits: " + std::to_string(*a.max_micro_batch) +
+                                " sequences per GPU per forward/backward (the step below is at it)\n"
+                          : std::string("no micro-batch fits: not even one sequence (the step below is at one)\n");
+  t += printable(actor.model().name) + " (" + format_params(actor.run.parameters().total) + " parameters): " +
                   upper(to_string(e.algo)) + " under " + std::string(to_string(e.fw)) + " on " + std::to_string(s.num_gpus) +
                   " × " + printable(s.gpu.name) + "\n";
   t += "actor: " + run_summary(e.policy_settings) + "; trainer " + std::string(to_string(s.fw)) + "\n";

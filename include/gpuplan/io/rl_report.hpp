@@ -2,6 +2,8 @@
 // markdown and --json) and Python's gp.rl print through these functions, so both read the same.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,12 +27,16 @@ struct rl_suggestion {
 // What `gpuplan rl` prints: the run, its estimate and, when it does not fit, the changes
 // tried on it (the engine's share, sleep mode, LoRA, ZeRO-3, more GPUs, no reference, a
 // smaller micro-batch, a separate rollout placement), those that fit first.
+// With largest_micro_batch (`gpuplan rl --max-micro-batch`): the run at the largest micro-batch
+// that fits (io/rl_json.hpp set_largest_micro_batch; at one sequence when none does).
 struct rl_answer {
   rl_input input;
   rl_estimate estimate;
   std::vector<rl_suggestion> suggestions;
+  bool searched = false;                         // asked for the largest micro-batch
+  std::optional<std::int64_t> max_micro_batch;  // that micro-batch; nullopt: not even one sequence fits
 };
-rl_answer answer_rl(const rl_input& in);
+rl_answer answer_rl(const rl_input& in, bool largest_micro_batch = false);
 
 // `gpuplan rl --json`: {"scenario" (io/rl_json.hpp write_rl_scenario), "model", "algorithm",
 // "framework", "trainer", "rollout", "placement", "rollout_fraction", "reference", "critic",
@@ -41,6 +47,7 @@ rl_answer answer_rl(const rl_input& in);
 // "engine_budget_bytes", "rollout_device_bytes", "rollout_concurrency", "rollout_gpus",
 // "rollout_fits", "gpus", "rollout_seconds", "scoring_seconds", "training_seconds",
 // "transfer_seconds", "step_seconds", "tokens_per_second_per_gpu",
+// "max_micro_batch" (searched answers only: the largest micro-batch, or null),
 // "policy": {"scenario" (the actor's training run memory_json estimated: rl_estimate::policy_settings),
 // "memory" (memory_json), "time" (time_json of one optimizer step)},
 // "warnings", "suggestions": [{"change", "description", "fits", "peak_phase", "device_bytes",
