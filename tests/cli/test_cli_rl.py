@@ -205,6 +205,24 @@ def case_rl_hostile():
             expect_error(["rl", "--scenario", f], prefix, needle)
 
 
+def case_rl_max_micro_batch():
+    """--max-micro-batch: the largest micro-batch that fits, the step reported at it; one more does
+    not fit; exit 1 when none fits; a token-bounded run is refused by its flag."""
+    lora = (*GRPO_VERL, "--method", "lora")
+    rc, out, err = run(*lora, "--max-micro-batch", "--json")
+    expect(rc == 0, "exit 0 when some micro-batch fits", rc, out, err)
+    j = json.loads(out)
+    n = j["max_micro_batch"]
+    expect(isinstance(n, int) and n > 1 and j["fits"] and j["scenario"]["rl"]["micro_batch"] == n, "the step at it", rc, out, err)
+    expect("max_micro_batch" not in rl_json(*lora, "--micro-batch", str(n)), "the key only when asked", rc, out, err)
+    expect(not rl_json(*lora, "--micro-batch", str(n + 1))["fits"], "one more does not fit", rc, out, err)
+    rc, out, err = run(*lora, "--max-micro-batch")
+    expect(rc == 0 and out.startswith(f"largest micro-batch that fits: {n} sequences per GPU"), "the text's first line", rc, out, err)
+    rc, out, err = run("rl", "qwen2.5-72b", "--framework", "verl", "--gpu", "rtx-4090", "--max-micro-batch", "--json")
+    expect(rc == 1 and json.loads(out)["max_micro_batch"] is None, "none fits: null, exit 1", rc, out, err)
+    expect_error([*lora, "--max-token-len", "8192", "--max-micro-batch"], "--max-token-len:", "token-bounded", "(got 8192)")
+
+
 if __name__ == "__main__":
     globals()["case_" + CASE]()
     print(f"ok: {CASE}")
