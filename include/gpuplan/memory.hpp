@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -58,6 +59,9 @@ struct memory_breakdown {
   // Which phase of the step sets peak_allocated.
   enum class phase : std::uint8_t { forward_loss, loss_backward, backward_start, backward_end, optimizer_step, inference };
   phase peak_phase = phase::forward_loss;
+  // Training: the live bytes at each moment of the step, indexed by phase (forward_loss ..
+  // optimizer_step; peak_allocated is their maximum). Serving: zeros.
+  std::array<Bytes, 5> allocated_by_phase{};
   // Optimizer state in CUDA managed memory (bitsandbytes paged optimizers: cudaMallocManaged),
   // included in `optimizer` and, as far as it stays resident, in `device`. The driver
   // evicts it to host memory under pressure, so it never makes a run not fit: `fits`
@@ -120,6 +124,7 @@ inline memory_breakdown train_stage(const architecture& a, const scenario& r, co
   const device_peaks dev = allocator_and_context(peak.terms.total(), states.paged, r.num_gpus, mp, in_bytes(r.gpu.usable_memory));
   memory_breakdown m;
   m.peak_phase = static_cast<memory_breakdown::phase>(peak.phase);
+  for (int i = 0; i < kStepPhases; ++i) m.allocated_by_phase[static_cast<std::size_t>(i)] = bytes(phases[static_cast<std::size_t>(i)].total());
   m.weights = bytes(peak.terms.weights);
   m.master_weights = bytes(peak.terms.master);
   m.gradients = bytes(peak.terms.grads);

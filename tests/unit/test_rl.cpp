@@ -216,6 +216,33 @@ TEST_CASE("rl: under verl's Ulysses a GPU holds 1/cp of the micro-batch's logits
   CHECK_THROWS_WITH((void)estimate_rl(m, s, c), "rl.max_token_len: must be at least 1024 (got 1000)");
 }
 
+TEST_CASE("rl: verl's entropy bonus adds two logit-sized gradients to the loss backward only") {
+  // dp_actor.py: with entropy_coeff != 0 the log-probs' gradient is no longer written in place and
+  // the entropy has its own, both beside the logits while the loss back-propagates; once the head's
+  // backward is done they are gone, before the last block is recomputed.
+  const architecture& m = io::find_model("qwen2.5-7b");
+  rl_config c = verl_config();
+  c.micro_batch = 16;
+  const scenario s = lora_policy("h100-sxm", 1);
+  const rl_estimate without = estimate_rl(m, s, c);
+  c.entropy_bonus = true;
+  const rl_estimate with = estimate_rl(m, s, c);
+  const memory_breakdown& p = with.policy;
+  const auto at = [&](memory_breakdown::phase ph) { return in_bytes(p.allocated_by_phase[static_cast<std::size_t>(ph)]); };
+  CHECK(in_bytes(p.peak_allocated) == doctest::Approx(std::max({at(memory_breakdown::phase::forward_loss),
+                                                                 at(memory_breakdown::phase::loss_backward),
+                                                                 at(memory_breakdown::phase::backward_start),
+                                                                 at(memory_breakdown::phase::backward_end),
+                                                                 at(memory_breakdown::phase::optimizer_step)}))
+                                          .epsilon(1e-12));
+  // 2 x 2 B x vocab x micro-batch x sequence (the memory scenario's, verl's real tokens).
+  const double two_e = 2.0 * 2 * static_cast<double>(m.vocab) * 16 * static_cast<double>(with.policy_settings.seq_len);
+  const double update = std::max(in_bytes(p.peak_allocated), at(memory_breakdown::phase::loss_backward) + two_e);
+  CHECK(rl_phase_alloc(with, "actor update") - rl_phase_alloc(without, "actor update") ==
+        doctest::Approx(update - in_bytes(without.policy.peak_allocated)).epsilon(1e-9));
+  CHECK(update < in_bytes(p.peak_allocated) + two_e);  // the loss backward is not the block recompute's peak
+}
+
 TEST_CASE("rl: bad settings are one-line errors naming the field") {
   const architecture& m = io::find_model("llama-3.2-1b");
   const scenario s = rl_policy("a100-80gb", 1);
