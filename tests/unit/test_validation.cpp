@@ -155,7 +155,7 @@ struct recorded { const char* what; bool held_out; bool memory; bool loso; doubl
 // LOSO memory P90 was 20.2% (n = 90) until cases-5.jsonl added 7 long-context memory rows, new measurements
 // rather than a change of the model: the LLaMA-Factory wiki's QLoRA rows at 1K-2K tokens (LF1 +22.8%, LF2
 // +15.9%: whole-GB figures of 6 and 7 GB) and ArcticTraining's expandable-segments baseline (AT1 +9.7%).
-// Held-out memory was 6.7% / 22.8% and LOSO memory 5.0% / 22.2% until PyTorch FSDP's own timing was
+// Held-out memory was 6.2% / 22.8% and LOSO memory 5.0% / 22.2% until PyTorch FSDP's own timing was
 // counted (framework.hpp gradients_allocated_in_backward, root_unit_stays_gathered): the gradient
 // shards appear in backward, and the root unit (embeddings, final norm, head) stays gathered from
 // forward to the end of backward. The FSDP rows measured as live tensors moved onto their figures
