@@ -151,13 +151,14 @@ inline bool sizes_by_real_tokens(const resolved& r) {
   return r.c.algo != rl_algorithm::dpo && (r.p->removes_padding || r.max_tokens > 0);
 }
 
-// The actor's memory scenario: its micro-batch at the caps, unless the framework drops padding
-// (verl use_remove_padding: dp_actor.py runs the micro-batch's real tokens) or bounds micro-batches
-// by tokens (rl.max_token_len: verl seqlen_balancing.py rearrange_micro_batches splits a GPU's
-// `step_sequences` into ceil(tokens / max_token_len) balanced micro-batches). Then the heaviest
-// micro-batch, written as sequences of equal length: the prompts at their mean, the rest completion.
-inline scenario memory_scenario(const scenario& policy, const resolved& r, std::int64_t step_sequences) {
-  scenario s = actor_scenario(policy, r, r.P, r.C);
+// The actor's memory scenario: `caps` (actor_scenario at the length caps), unless the framework
+// drops padding (verl use_remove_padding: dp_actor.py runs the micro-batch's real tokens) or bounds
+// micro-batches by tokens (rl.max_token_len: verl seqlen_balancing.py rearrange_micro_batches
+// splits a GPU's `step_sequences` into ceil(tokens / max_token_len) balanced micro-batches). Then
+// the heaviest micro-batch, written as sequences of equal length: the prompts at their mean, the
+// rest completion.
+inline scenario memory_scenario(const scenario& caps, const resolved& r, std::int64_t step_sequences) {
+  scenario s = caps;
   if (!sizes_by_real_tokens(r)) return s;
   std::int64_t n = r.max_tokens > 0 ? std::max<std::int64_t>(1, step_sequences) : r.b;
   double tokens = heaviest_tokens(r, n);
@@ -414,7 +415,7 @@ inline rl_estimate estimate_rl(const architecture& model, const scenario& policy
   const std::int64_t steps = optimizer_steps(out, r);
   const std::int64_t per_update = (out.sequences_per_step + steps - 1) / steps;
   const int dp = std::max(1, caps.settings().dp());
-  const run actor = sizes_by_real_tokens(r) ? run(model, memory_scenario(policy, r, (per_update + dp - 1) / dp)) : caps;
+  const run actor = sizes_by_real_tokens(r) ? run(model, memory_scenario(caps.settings(), r, (per_update + dp - 1) / dp)) : caps;
   const scenario& s = actor.settings();
   out.algo = cfg.algo;
   out.fw = cfg.fw;
