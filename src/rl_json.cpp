@@ -4,14 +4,12 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
-#include "gpuplan/plan/rl_max_batch.hpp"
 #include "gpuplan/rl.hpp"
 #include "gpuplan/run.hpp"
 #include "json_fields.hpp"
@@ -255,10 +253,10 @@ rl_input read_rl_scenario_file(const std::string& file) {
 
 rl_estimate estimate_rl(const rl_input& in) { return gpuplan::estimate_rl(*in.policy.model, in.policy.settings, in.config); }
 
-std::optional<std::int64_t> set_largest_micro_batch(rl_input& in) {
-  const rl_max_batch b = under_scenario([&] { return largest_rl_micro_batch(*in.policy.model, in.policy.settings, in.config); });
+rl_max_batch set_largest_micro_batch(rl_input& in) {
+  rl_max_batch b = under_scenario([&] { return largest_rl_micro_batch(*in.policy.model, in.policy.settings, in.config); });
   in.config.micro_batch = b.micro_batch.value_or(1);
-  return b.micro_batch;
+  return b;
 }
 
 json write_rl(const rl_input& in) {

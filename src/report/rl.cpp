@@ -175,9 +175,11 @@ void add_run_keys(json& j, const rl_answer& a) {
 rl_answer answer_rl(const rl_input& given, bool largest_micro_batch) {
   using namespace rl_report_detail;
   rl_input in = given;
-  std::optional<std::int64_t> largest;
-  if (largest_micro_batch) largest = set_largest_micro_batch(in);
-  rl_answer a{in, estimate_rl(in), {}, largest_micro_batch, largest};
+  // The search's estimate at the micro-batch it found is the step's: no second estimate.
+  std::optional<rl_max_batch> search;
+  if (largest_micro_batch) search = set_largest_micro_batch(in);
+  rl_answer a{in, search ? search->estimate : estimate_rl(in), {}, largest_micro_batch,
+              search ? search->micro_batch : std::nullopt};
   if (a.estimate.fits) return a;
   const detail::rl::resolved r = detail::rl::resolve(in.config);
   std::vector<candidate> tries;

@@ -3,13 +3,12 @@
 // rl_config, and written back. `gpuplan rl --scenario FILE` and Python's gp.rl read it here.
 #pragma once
 
-#include <cstdint>
-#include <optional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "gpuplan/io/scenario_json.hpp"
+#include "gpuplan/plan/rl_max_batch.hpp"
 #include "gpuplan/rl.hpp"
 
 namespace gpuplan::io {
@@ -41,9 +40,9 @@ rl_input read_rl_scenario_file(const std::string& file);
 
 // The step's estimate (estimate_rl over what was read).
 rl_estimate estimate_rl(const rl_input& in);
-// The largest micro-batch that fits (plan/rl_max_batch.hpp), written into `in` (one sequence when
-// none fits, the step then reported at it); its errors named as the reader's ("scenario.rl.<key>").
-std::optional<std::int64_t> set_largest_micro_batch(rl_input& in);
+// The largest micro-batch that fits and the step at it (plan/rl_max_batch.hpp), the micro-batch
+// written into `in` (one sequence when none fits); its errors named as the reader's ("scenario.rl.<key>").
+rl_max_batch set_largest_micro_batch(rl_input& in);
 
 // The rl object with every key the step reads, the framework's defaults filled in.
 nlohmann::json write_rl(const rl_input& in);

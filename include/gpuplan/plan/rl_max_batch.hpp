@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "gpuplan/detail/plan_probe.hpp"
 #include "gpuplan/error.hpp"
@@ -35,14 +36,20 @@ inline rl_max_batch largest_rl_micro_batch(const architecture& m, const scenario
   };
   rl_max_batch out;
   out.estimate = at(1);  // a run the rules refuse at any micro-batch says why here
+  if (!out.estimate.fits) return out;
+  // A probe that fits is larger than every one that fit before it (galloping, then bisection
+  // above the last that fit), so the estimate kept last is the answer's.
   out.micro_batch = detail::largest_true(kMaxBatch, [&](std::int64_t b) {
+    if (b == 1) return true;  // estimated above
     try {
-      return at(b).fits;
+      rl_estimate e = at(b);
+      if (!e.fits) return false;
+      out.estimate = std::move(e);
+      return true;
     } catch (const config_error&) {
       return false;
     }
   });
-  if (out.micro_batch) out.estimate = at(*out.micro_batch);
   return out;
 }
 
