@@ -74,7 +74,7 @@ void check_applies(const json& j, const rl_config& c) {
   const bool dpo = c.algo == rl_algorithm::dpo;
   const std::string dpo_has_no = "grpo and ppo: dpo trains on given pairs and generates nothing (got algorithm dpo)";
   for (std::string_view key : {"generations", "completion_len", "mean_completion_len", "mean_prompt_len", "max_token_len", "rollout", "placement",
-                               "rollout_fraction", "sleep_level", "rollout_gpus", "rollout_tp", "train_batch", "offload_trainer",
+                               "rollout_fraction", "sleep_level", "cuda_graphs", "rollout_gpus", "rollout_tp", "train_batch", "offload_trainer",
                                "entropy_bonus"})
     refuse_unless(j, key, !dpo, dpo_has_no);
   if (j.contains("prompt_len") && dpo)
@@ -87,7 +87,7 @@ void check_applies(const json& j, const rl_config& c) {
   const engine eng = c.rollout.value_or(p.rollout);
   const std::string defaulted = c.rollout ? "" : ", " + std::string(to_string(c.fw)) + "'s default";
   const std::string engine_needs = "a vllm or sglang rollout (got rollout " + std::string(to_string(eng)) + defaulted + ")";
-  for (std::string_view key : {"rollout_fraction", "sleep_level", "rollout_tp"}) refuse_unless(j, key, eng != engine::hf, engine_needs);
+  for (std::string_view key : {"rollout_fraction", "sleep_level", "cuda_graphs", "rollout_tp"}) refuse_unless(j, key, eng != engine::hf, engine_needs);
   const rollout_placement place = c.placement.value_or(p.placement);
   refuse_unless(j, "rollout_gpus", place == rollout_placement::separate,
                 "placement separate (got placement " + std::string(to_string(place)) + (c.placement ? "" : ", " + std::string(to_string(c.fw)) + "'s default") + ")");
@@ -107,6 +107,7 @@ void read_lengths(const json& j, rl_config& c) {
 void read_engine_and_models(const json& j, rl_config& c) {
   if (j.contains("rollout_fraction")) c.rollout_fraction = get_number(j["rollout_fraction"], rl_path("rollout_fraction"));
   if (j.contains("sleep_level")) c.sleep_level = get_small_int(j["sleep_level"], rl_path("sleep_level"));
+  if (j.contains("cuda_graphs")) c.cuda_graphs = get_bool(j["cuda_graphs"], rl_path("cuda_graphs"));
   if (j.contains("rollout_gpus")) c.rollout_gpus = get_small_int(j["rollout_gpus"], rl_path("rollout_gpus"));
   if (j.contains("rollout_tp")) c.rollout_tp = get_small_int(j["rollout_tp"], rl_path("rollout_tp"));
   if (j.contains("reference")) c.reference = get_bool(j["reference"], rl_path("reference"));
@@ -203,7 +204,7 @@ rl_config parse_rl(const json& j) {
   const std::string path = "scenario.rl";
   require_object(j, path);
   check_keys(j, path,
-             {"algorithm", "framework", "rollout", "placement", "rollout_fraction", "sleep_level", "reference", "generations",
+             {"algorithm", "framework", "rollout", "placement", "rollout_fraction", "sleep_level", "cuda_graphs", "reference", "generations",
               "prompt_len", "max_length", "completion_len", "mean_completion_len", "mean_prompt_len", "max_token_len",
               "micro_batch", "prompts_per_step",
               "rollout_gpus", "rollout_tp", "reward_model", "train_batch", "offload_trainer", "entropy_bonus"});
@@ -227,10 +228,10 @@ rl_input read_rl_scenario(const json& j) {
   refuse_policy_keys(j);
   rl_input in;
   in.config = j.contains("rl") ? parse_rl(j["rl"]) : rl_config{};
-  const detail::rl::resolved r = detail::rl::resolve(in.config);
   // The RL rules first (ranges, combinations): only num_gpus of the policy takes part.
   scenario probe;
   if (j.contains("num_gpus")) probe.num_gpus = get_small_int(j["num_gpus"], "scenario.num_gpus");
+  const detail::rl::resolved r = detail::rl::resolve(in.config, probe.gpu);
   check_rl(probe, r);
   // The step's micro-batch and sequence, so the scenario's rules (global_batch, positions) see them.
   json policy = j;
@@ -261,7 +262,7 @@ rl_max_batch set_largest_micro_batch(rl_input& in) {
 
 json write_rl(const rl_input& in) {
   const rl_config& c = in.config;
-  const detail::rl::resolved r = detail::rl::resolve(c);
+  const detail::rl::resolved r = detail::rl::resolve(c, in.policy.settings.gpu);
   json o;
   o["algorithm"] = to_string(c.algo);
   o["framework"] = to_string(c.fw);
@@ -273,6 +274,7 @@ json write_rl(const rl_input& in) {
     if (r.eng != engine::hf) {
       o["rollout_fraction"] = r.fraction;
       o["sleep_level"] = r.sleep;
+      o["cuda_graphs"] = r.graphs;
       o["rollout_tp"] = c.rollout_tp;
     }
     if (r.place == rollout_placement::separate) o["rollout_gpus"] = c.rollout_gpus;
@@ -295,7 +297,7 @@ json write_rl(const rl_input& in) {
 }
 
 resolved_run actor_run(const rl_input& in) {
-  const detail::rl::resolved r = detail::rl::resolve(in.config);
+  const detail::rl::resolved r = detail::rl::resolve(in.config, in.policy.settings.gpu);
   return resolved_run{run(in.policy.model, detail::rl::actor_scenario(in.policy.settings, r, r.P, r.C)), in.policy.model_spec};
 }
 

@@ -143,6 +143,10 @@ struct rl_config {
   std::optional<rollout_placement> placement{};
   std::optional<double> rollout_fraction{};
   std::optional<int> sleep_level{};
+  // The engine's decode as CUDA graphs (unset: the engine's default on the GPU, engine.hpp
+  // decode_uses_cuda_graphs). false: vLLM enforce_eager, verl's rollout default until
+  // 2025-08 (trainer/config/ppo_trainer.yaml enforce_eager: True): no graph pool, slower decode.
+  std::optional<bool> cuda_graphs{};
   std::optional<bool> reference{};
   // The trained models' weights and optimizer states wait on the CPU while the engine generates
   // and come back for scoring and the update (verl actor param_offload + optimizer_offload,
@@ -221,11 +225,12 @@ struct resolved {
   rollout_placement place = rollout_placement::colocated;
   double fraction = 0;
   int sleep = 0;
+  bool graphs = false;   // the engine's decode as CUDA graphs, beside a graph pool
   bool ref = false, critic = false, reward = false;
   bool offload = false;  // the trained models' states on the CPU while the engine generates
 };
 
-inline resolved resolve(const rl_config& c) {
+inline resolved resolve(const rl_config& c, const gpu_spec& gpu) {
   resolved r;
   r.c = c;
   r.p = &profile_of(c.fw);
@@ -241,6 +246,7 @@ inline resolved resolve(const rl_config& c) {
   r.place = c.placement.value_or(p.placement);
   r.fraction = c.rollout_fraction.value_or(p.rollout_fraction);
   r.sleep = c.sleep_level.value_or(p.sleep_level);
+  r.graphs = r.eng != engine::hf && c.cuda_graphs.value_or(gpu.sm() >= profile_of(r.eng).cuda_graphs_from_sm);
   // DPO always compares with a reference (TRL DPOTrainer precompute_ref_log_probs False keeps it loaded).
   r.ref = c.reference.value_or(c.algo == rl_algorithm::dpo || c.algo == rl_algorithm::ppo || p.reference);
   r.offload = c.offload_trainer.value_or(p.trainer_offloaded_in_rollout);

@@ -28,7 +28,7 @@ from ._results import PlanRow, _datum, _TableResult
 __all__ = ["RlPhase", "RlSuggestion", "RlResult", "rl", "rl_scenario"]
 
 #: Keywords of gp.rl that are keys of the scenario's "rl" object (docs/scenario.md § rl).
-RL_KEYS = ("rollout", "placement", "rollout_fraction", "sleep_level", "reference", "generations", "prompt_len",
+RL_KEYS = ("rollout", "placement", "rollout_fraction", "sleep_level", "cuda_graphs", "reference", "generations", "prompt_len",
            "max_length", "completion_len", "mean_completion_len", "mean_prompt_len", "max_token_len", "micro_batch",
            "prompts_per_step", "rollout_gpus", "rollout_tp", "reward_model", "train_batch", "offload_trainer",
            "entropy_bonus")
@@ -195,7 +195,7 @@ def rl(model: Union[ModelLike, Scenario], /, *, gpu: Any = None, algorithm: str 
 
     The keywords of the scenario's "rl" object may be given flat: ``rollout`` ("hf", "vllm",
     "sglang"), ``placement``, ``rollout_fraction`` (vLLM's gpu_memory_utilization),
-    ``sleep_level``, ``reference``, ``generations``, ``prompt_len`` (DPO: ``max_length``),
+    ``sleep_level``, ``cuda_graphs``, ``reference``, ``generations``, ``prompt_len`` (DPO: ``max_length``),
     ``completion_len``, ``mean_completion_len``, ``mean_prompt_len``, ``max_token_len``, ``micro_batch``,
     ``prompts_per_step``, ``rollout_gpus``, ``rollout_tp``, ``reward_model``, ``train_batch``, ``offload_trainer``,
     ``entropy_bonus``; unset, they are the framework's

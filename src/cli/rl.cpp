@@ -69,6 +69,8 @@ void add_rl_options(CLI::App* sub, run_args& a) {
   add_rl_key<double>(sub, a, "--gpu-memory-utilization,--rollout-fraction", "rollout_fraction",
                      "The co-located engine's share of GPU memory (vLLM gpu_memory_utilization)");
   add_rl_key<std::int64_t>(sub, a, "--sleep-level", "sleep_level", "Engine while the trainer trains: 0 awake, 1 weights to CPU, 2 discarded");
+  add_rl_switch(sub, a, "--enforce-eager", "cuda_graphs", false,
+                "The engine decodes eagerly: no CUDA graphs, no graph pool (vLLM enforce_eager; verl's default until 2025-08)");
   add_rl_switch(sub, a, "--reference", "reference", true, "Keep a reference model (KL term)");
   add_rl_switch(sub, a, "--no-reference", "reference", false, "No reference model (beta 0)");
   add_rl_switch(sub, a, "--offload-trainer", "offload_trainer", true,

@@ -181,7 +181,7 @@ rl_answer answer_rl(const rl_input& given, bool largest_micro_batch) {
   rl_answer a{in, search ? search->estimate : estimate_rl(in), {}, largest_micro_batch,
               search ? search->micro_batch : std::nullopt};
   if (a.estimate.fits) return a;
-  const detail::rl::resolved r = detail::rl::resolve(in.config);
+  const detail::rl::resolved r = detail::rl::resolve(in.config, in.policy.settings.gpu);
   std::vector<candidate> tries;
   engine_candidates(tries, a.estimate, r);
   trainer_candidates(tries, in, a.estimate, r);
@@ -274,12 +274,13 @@ std::string rollout_line(const rl_answer& a) {
   if (e.rollout == engine::hf) {
     t += "transformers generate in the trainer";
   } else {
-    const detail::rl::resolved r = detail::rl::resolve(c);
+    const detail::rl::resolved r = detail::rl::resolve(c, a.input.policy.settings.gpu);
     t += std::string(to_string(e.rollout)) + " " + std::string(to_string(e.placement)) + " (tp " + std::to_string(c.rollout_tp);
     if (e.placement == rollout_placement::separate)
       t += ", on " + std::to_string(e.rollout_gpus) + " GPUs of its own";
     else
       t += ", gpu_memory_utilization " + detail::num(e.rollout_fraction) + ", sleep level " + std::to_string(r.sleep);
+    if (!r.graphs) t += ", eager decode";
     t += ")";
   }
   if (e.rollout_concurrency > 0) t += ", " + std::to_string(e.rollout_concurrency) + " sequences at once per engine";

@@ -137,10 +137,10 @@ def case_rl_text():
 def case_rl_scenario_file():
     scen = {"model": "qwen2.5-7b", "gpu": "h100-sxm", "num_gpus": 8, "method": "lora",
             "rl": {"algorithm": "grpo", "framework": "trl", "rollout": "vllm", "placement": "colocated", "rollout_fraction": 0.3,
-                   "sleep_level": 0, "reference": True, "generations": 8, "prompt_len": 512, "completion_len": 256,
-                   "mean_completion_len": 200, "micro_batch": 4, "prompts_per_step": 64, "rollout_tp": 1}}
+                   "sleep_level": 0, "cuda_graphs": False, "reference": True, "generations": 8, "prompt_len": 512,
+                   "completion_len": 256, "mean_completion_len": 200, "micro_batch": 4, "prompts_per_step": 64, "rollout_tp": 1}}
     flags = ("rl", "qwen2.5-7b", "--gpu", "h100-sxm", "--gpus", "8", "--method", "lora", "--rollout", "vllm",
-             "--gpu-memory-utilization", "0.3", "--sleep-level", "0", "--reference", "--generations", "8", "--prompt-len", "512",
+             "--gpu-memory-utilization", "0.3", "--sleep-level", "0", "--enforce-eager", "--reference", "--generations", "8", "--prompt-len", "512",
              "--completion-len", "256", "--mean-completion-len", "200", "--micro-batch", "4", "--prompts-per-step", "64")
     with tempfile.TemporaryDirectory() as d:
         f = os.path.join(d, "rl.json")
@@ -151,6 +151,9 @@ def case_rl_scenario_file():
         expect(a == b, "the file and the flags give the same answer", out=json.dumps(a)[:1500])
         check_figures(a, "file")
         expect(a["sequences_per_step"] == 64 * 8 and a["mean_completion_len"] == 200, "the file's figures")
+        # enforce_eager: the engine's budget without the 0.5 GiB CUDA graph pool.
+        expect(a["scenario"]["rl"]["cuda_graphs"] is False and close(a["engine_budget_bytes"], 0.3 * a["capacity_bytes"]),
+               "an eager engine keeps no graph pool", out=json.dumps(a)[:600])
         c = rl_json("rl", "--scenario", f, "--generations", "4")
         expect(c["generations"] == 4 and c["sequences_per_step"] == 256, "a flag overrides the file's rl key")
         with open(f, "w") as h:

@@ -81,6 +81,8 @@ def rl():
          "sleep_level": 0, "reference": True, "generations": 8, "prompt_len": 512, "completion_len": 256,
          "mean_completion_len": 200, "micro_batch": 4, "prompts_per_step": 64, "rollout_tp": 1},
         {"algorithm": "grpo", "framework": "verl", "generations": 5, "sleep_level": 2},
+        {"algorithm": "grpo", "framework": "verl", "rollout_tp": 2, "cuda_graphs": False},
+        {"algorithm": "dpo", "cuda_graphs": "yes"},
         {"algorithm": "grpo", "framework": "nemo-rl", "rollout": "sglang", "mean_completion_len": 100},
         {"algorithm": "ppo", "framework": "openrlhf", "rollout_gpus": 2, "rollout_tp": 2, "reward_model": False},
         {"algorithm": "ppo", "framework": "trl", "rollout": "vllm", "placement": "separate"},

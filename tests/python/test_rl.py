@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-GRPO = dict(gpu="h100-sxm", num_gpus=8, method="lora", rollout="vllm", rollout_fraction=0.3, sleep_level=1,
+GRPO = dict(gpu="h100-sxm", num_gpus=8, method="lora", rollout="vllm", rollout_fraction=0.3, sleep_level=1, cuda_graphs=False,
             generations=8, prompt_len=512, completion_len=256, mean_completion_len=200, micro_batch=4, prompts_per_step=64)
 GRPO_DICT = {"model": "qwen2.5-7b", "gpu": "h100-sxm", "num_gpus": 8, "method": "lora",
-             "rl": {"algorithm": "grpo", "framework": "trl", "rollout": "vllm", "rollout_fraction": 0.3, "sleep_level": 1,
+             "rl": {"algorithm": "grpo", "framework": "trl", "rollout": "vllm", "rollout_fraction": 0.3, "sleep_level": 1, "cuda_graphs": False,
                     "generations": 8, "prompt_len": 512, "completion_len": 256, "mean_completion_len": 200,
                     "micro_batch": 4, "prompts_per_step": 64}}
 GRPO_FLAGS = ["rl", "qwen2.5-7b", "--gpu", "h100-sxm", "--gpus", "8", "--method", "lora", "--rollout", "vllm",
-              "--gpu-memory-utilization", "0.3", "--sleep-level", "1", "--generations", "8", "--prompt-len", "512",
+              "--gpu-memory-utilization", "0.3", "--sleep-level", "1", "--enforce-eager", "--generations", "8", "--prompt-len", "512",
               "--completion-len", "256", "--mean-completion-len", "200", "--micro-batch", "4", "--prompts-per-step", "64"]
 
 

@@ -107,6 +107,7 @@ inline scenario engine_scenario(const scenario& actor, const resolved& r, std::i
     e.meth = method::full;
     e.quant.reset();
     e.inference.memory_fraction = r.fraction;
+    e.inference.cuda_graphs = r.graphs;
   }
   return e;
 }
@@ -220,10 +221,11 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
   p.states = actor_states + critic_states + others;
   if (r.place == rollout_placement::colocated && r.eng != engine::hf) {
     const engine_profile& ep = profile_of(r.eng);
-    p.engine_on = r.fraction * in_bytes(s.gpu.usable_memory) + ep.cuda_graph_bytes;
+    const double graphs = r.graphs ? ep.cuda_graph_bytes : 0.0;  // none under enforce_eager
+    p.engine_on = r.fraction * in_bytes(s.gpu.usable_memory) + graphs;
     // Asleep, the engine keeps its CUDA graph pool and, under tensor parallelism, its NCCL buffers.
     const double comm = r.c.rollout_tp > 1 ? memory_defaults::engine_nccl_buffers : 0.0;
-    p.engine_off = r.sleep == 0 ? p.engine_on : ep.cuda_graph_bytes + comm;
+    p.engine_off = r.sleep == 0 ? p.engine_on : graphs + comm;
   }
   out.engine_budget = bytes(p.engine_on);
   if (r.c.algo != rl_algorithm::dpo) {
@@ -402,7 +404,7 @@ inline void estimate_step_time(rl_estimate& out, const architecture& a, const ru
 
 inline rl_estimate estimate_rl(const architecture& model, const scenario& policy, const rl_config& cfg) {
   using namespace detail::rl;
-  const resolved r = resolve(cfg);
+  const resolved r = resolve(cfg, policy.gpu);
   check(policy, r);
   const run caps(model, actor_scenario(policy, r, r.P, r.C));  // the run's rules (layout, lengths) first
   rl_estimate out;
