@@ -223,6 +223,15 @@ rl_config parse_rl(const json& j) {
   return c;
 }
 
+rl_input read_rl_recommend_scenario(json j, int max_gpus) {
+  if (j.is_object()) {
+    int n = 1;
+    while (n <= max_gpus / 2) n *= 2;
+    j["num_gpus"] = n;
+  }
+  return read_rl_scenario(j);
+}
+
 rl_input read_rl_scenario(const json& j) {
   require_object(j, "scenario");
   refuse_policy_keys(j);

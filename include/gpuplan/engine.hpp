@@ -37,6 +37,12 @@ struct engine_profile {
   bool paged_pool = false;
   double memory_fraction = 1.0;              // the share of the GPU's memory the engine budgets
   std::span<const memory_reserve_rule> reserve_rules{};  // when non-empty: the fraction by GPU size (SGLang)
+  // The fraction is of the memory free when the engine starts (SGLang: model_runner.py takes
+  // total_gpu_memory from get_available_gpu_memory, torch.cuda.mem_get_info's free, before
+  // loading), not of the GPU's total (vLLM >= 0.7: gpu_worker.py requested_memory =
+  // total x gpu_memory_utilization). Alone on a GPU the two agree up to the CUDA context;
+  // beside a trainer that already holds memory (RL, rl.hpp) the first is smaller.
+  bool fraction_of_free = false;
   bool activations_in_budget = true;         // the profiled activation peak is taken from the budget
   double pool_share = 1.0;                   // share of what is left that becomes the pool (TGI wiggle room)
   std::int64_t block_tokens = 1;             // tokens per KV block (page)
@@ -138,6 +144,7 @@ inline constexpr std::array<engine_profile, 5> kEngineProfiles{{
      .paged_pool = true,
      .memory_fraction = 0.88,  // server_args.py fallback mem_fraction_static 0.88 (tp 1)
      .reserve_rules = detail::kSglangReserve,
+     .fraction_of_free = true,
      .activations_in_budget = false,  // the reserved (1 - fraction) holds activations and CUDA graphs
      .block_tokens = 1,               // server_args.py page_size default 1
      .step_tokens_small = 2048,

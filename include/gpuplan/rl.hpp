@@ -161,7 +161,8 @@ struct rl_config {
   // step's sequences on a GPU split into as few balanced micro-batches as hold them.
   std::optional<std::int64_t> max_token_len{};
   // An entropy bonus in the actor's loss (verl actor.entropy_coeff != 0; 0 by default since
-  // verl 0.4.1): the softmax of every logit and its gradients at the loss.
+  // verl 0.4.1; before verl #1100, 2025-04-17, the entropy was in the actor's graph at any
+  // coefficient): the softmax of every logit and its gradients at the loss.
   bool entropy_bonus = false;
   std::optional<std::int64_t> micro_batch{};          // sequences (DPO: pairs) per GPU per forward/backward
   std::optional<std::int64_t> prompts_per_step{};     // unset: the sequences one optimizer step trains / G

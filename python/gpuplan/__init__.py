@@ -58,7 +58,7 @@ from ._plan import (
     suggest,
 )
 from ._quantity import GB, TB, Bytes, GiB, KiB, MiB, Seconds
-from ._rl import RlPhase, RlResult, RlSuggestion, rl, rl_scenario
+from ._rl import RlPhase, RlRecommendation, RlResult, RlSuggestion, rl, rl_recommend, rl_scenario
 from ._serve import ServeOption, ServePoint, ServeRecommendation, ServeResult, recommend_serving, serve
 from ._sweep import sweep
 from ._trace import trace
@@ -109,9 +109,11 @@ __all__ = [
     "serve",
     "rl",
     "rl_scenario",
+    "rl_recommend",
     "RlResult",
     "RlPhase",
     "RlSuggestion",
+    "RlRecommendation",
     "vision",
     "VisionResult",
     "diffusion",

@@ -304,6 +304,9 @@ def max_context(run: Run, ladder_gpus: int = 0, confidence: float = 0.9, headroo
 # under the phase table); "text" and "markdown" are `gpuplan rl`'s whole report.
 def rl(scenario: Dict[str, Any], largest_micro_batch: bool = ...) -> Dict[str, Any]: ...
 def rl_text(text: Union[str, bytes], largest_micro_batch: bool = ...) -> Dict[str, Any]: ...
+# plan/rl_recommend.hpp: `gpuplan rl --recommend --json` as "data" (its "recommendations" rows).
+def rl_recommend(scenario: Dict[str, Any], gpus: Optional[List[str]] = None, max_gpus: int = 64,
+                 prices: Dict[str, float] = ...) -> Dict[str, Any]: ...
 
 # serve.hpp (register_serve.cpp): serve and recommend_serving return the planner's dict
 # (above) plus "summary": the lines the CLI prints above the table.

@@ -9,6 +9,8 @@ changes that lower the peak, each estimated (:class:`RlSuggestion`). It prints a
 ``gpuplan rl`` does, renders as HTML in a notebook, converts with ``to_dict()`` (the CLI's
 ``--json``) and ``to_frame()`` (the phases). ``gp.rl_scenario(source)`` reads a whole RL
 scenario (a dict, JSON text or a file with an "rl" object, docs/scenario.md § rl).
+``gp.rl_recommend(model, gpus=[...])`` answers which GPU and how many
+(:class:`RlRecommendation` rows, ``gpuplan rl --recommend``).
 """
 
 from __future__ import annotations
@@ -16,16 +18,16 @@ from __future__ import annotations
 import dataclasses
 import html
 import os
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._api import Scenario, _scenario_dict
 from ._catalog import ModelLike
-from ._helpers import _bytes_view, _error, _pop_keys, _seconds_view
+from ._helpers import _bytes_view, _error, _int, _number, _pop_keys, _seconds_view
 from ._quantity import Seconds
 from ._results import PlanRow, _datum, _TableResult
 
-__all__ = ["RlPhase", "RlSuggestion", "RlResult", "rl", "rl_scenario"]
+__all__ = ["RlPhase", "RlSuggestion", "RlResult", "RlRecommendation", "rl", "rl_scenario", "rl_recommend"]
 
 #: Keywords of gp.rl that are keys of the scenario's "rl" object (docs/scenario.md § rl).
 RL_KEYS = ("rollout", "placement", "rollout_fraction", "sleep_level", "cuda_graphs", "reference", "generations", "prompt_len",
@@ -206,6 +208,12 @@ def rl(model: Union[ModelLike, Scenario], /, *, gpu: Any = None, algorithm: str 
     step at the largest micro-batch that fits (:attr:`RlResult.max_micro_batch`), as
     ``gpuplan rl --max-micro-batch``.
     """
+    return _rl_result(_core.rl(_rl_dict(model, gpu, algorithm, framework, kwargs), largest_micro_batch))
+
+
+def _rl_dict(model: Union[ModelLike, Scenario], gpu: Any, algorithm: Optional[str], framework: Optional[str],
+             kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """The RL scenario dict of gp.rl's keywords: the policy's scenario keys and an "rl" object."""
     obj: Dict[str, Any] = {}
     if algorithm is not None:
         obj["algorithm"] = algorithm
@@ -219,7 +227,7 @@ def rl(model: Union[ModelLike, Scenario], /, *, gpu: Any = None, algorithm: str 
         keys["gpu"] = gpu
     d = _scenario_dict(None, keys, base=model._input) if isinstance(model, Scenario) else _scenario_dict(model, keys)
     d["rl"] = obj
-    return _rl_result(_core.rl(d, largest_micro_batch))
+    return d
 
 
 def rl_scenario(source: Union[Mapping[str, Any], str, "os.PathLike[str]"], *, largest_micro_batch: bool = False) -> RlResult:
@@ -231,3 +239,49 @@ def rl_scenario(source: Union[Mapping[str, Any], str, "os.PathLike[str]"], *, la
     src = os.fspath(source)
     text = src if src.lstrip().startswith("{") else _core.read_text_file(src, "scenario")
     return _rl_result(_core.rl_text(text, largest_micro_batch))  # bytes, read once, as Scenario.from_json
+
+
+@dataclasses.dataclass(frozen=True)
+class RlRecommendation(PlanRow):
+    """One GPU type of :func:`rl_recommend`: the fewest GPUs at which every phase of the step fits
+    with the planning headroom, its step and, where a price is known, its cost."""
+
+    gpu: str  #: the GPU id
+    gpus: int  #: training GPUs (1, 2, 4, ...)
+    rollout_gpus: int  #: placement separate: the engine's GPUs (0 when co-located)
+    peak_phase: str
+    device_bytes: float  #: device memory of the peak phase on a training GPU
+    capacity_bytes: float  #: the GPU's usable memory
+    headroom_bytes: float  #: capacity - device
+    headroom_kept_bytes: float  #: what the row had to leave free: max(5% of capacity, 1 GiB)
+    step_seconds: float
+    tokens_per_second_per_gpu: float  #: prompt + completion tokens per second per GPU (rollout GPUs included)
+    price_per_gpu_hour: Optional[float]  #: the cheapest published offer, or the caller's price; None: none known
+    cost_per_step: Optional[float]  #: price x all GPUs x step / 3600
+    cost_per_million_tokens: Optional[float]  #: cost_per_step over the step's tokens, x 1e6
+
+    device = _bytes_view("device_bytes", "Device memory of the peak phase as Bytes.")
+    headroom = _bytes_view("headroom_bytes", "Headroom as Bytes.")
+    step = _seconds_view("step_seconds", "The step as Seconds.")
+
+
+def rl_recommend(model: Union[ModelLike, Scenario], /, *, gpus: Optional[Union[str, Sequence[str]]] = None, max_gpus: int = 64,
+                 prices: Optional[Mapping[str, float]] = None, algorithm: str = "grpo", framework: str = "trl",
+                 **kwargs: Any) -> List[RlRecommendation]:
+    """Which GPU and how many for an RL run, as ``gpuplan rl --recommend``: for each GPU type of
+    `gpus` (default every GPU the price catalog rents) the fewest GPUs, 1, 2, 4, ... up to
+    `max_gpus`, at which every phase of the step fits with the planning headroom (the larger of
+    5% of the usable memory and 1 GiB), cheapest step first where priced (then by step time).
+    Prices per GPU-hour: the catalog's cheapest on-demand offer, `prices` ({id: price}) over it.
+    The other keywords are :func:`rl`'s (the RL keys, `algorithm`, `framework` and the policy's
+    scenario keys) but `gpu` and `num_gpus`, which the recommendation picks. A GPU type that
+    fits at no count has no row.
+    """
+    for key in ("gpu", "num_gpus"):
+        if key in kwargs:
+            raise _error(f"rl_recommend.{key}", f"rl_recommend picks the GPU and the count (got {kwargs[key]!r}); name GPUs with gpus=[...]")
+    ids = None if gpus is None else ([gpus] if isinstance(gpus, str) else [str(g) for g in gpus])
+    price_map = {str(k): _number(v, f"rl_recommend.prices.{k}") for k, v in (prices or {}).items()}
+    n = _int(max_gpus, "rl_recommend.max_gpus", 1, 4096)
+    raw = _core.rl_recommend(_rl_dict(model, None, algorithm, framework, kwargs), ids, n, price_map)
+    return [RlRecommendation.from_dict(r) for r in raw["data"]["recommendations"]]

@@ -300,10 +300,14 @@ recommend_options market_options(const recommend_request& request, int max_gpus)
   return o;
 }
 
-std::string prices_line(const recommend_request& request, const recommend_options& o) {
+std::string prices_source(const recommend_request& request) {
   return std::string("prices: ") + (request.spot ? "spot where published, else on-demand" : "on-demand") +
          " (src/data/prices.csv, dated rows" + (request.prices_file.empty() ? "" : ", with " + request.prices_file) +
-         (request.prices.empty() ? "" : ", --price") + "); electricity $" + io::format_number(o.kwh_price) + "/kWh\n";
+         (request.prices.empty() ? "" : ", --price") + ")";
+}
+
+std::string prices_line(const recommend_request& request, const recommend_options& o) {
+  return prices_source(request) + "; electricity $" + io::format_number(o.kwh_price) + "/kWh\n";
 }
 
 namespace {

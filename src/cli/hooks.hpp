@@ -78,6 +78,16 @@ int run_recommend(const io::resolved_run& run, const recommend_request& request,
 // An image or diffusion model (io/graph_plan.hpp): `q` from the model's flags, the rest from `request`.
 int run_recommend_graph(io::graph_recommend_query q, const recommend_request& request, const io::style& style);
 
+// The candidates, prices and limits every recommendation from the recommend flags shares
+// (`recommend`, `rl --recommend`): --gpus-list (empty: every GPU one can rent), --price,
+// --prices, --spot, --max-gpus (default `max_gpus`), --kwh-price, --deadline, --budget, --rank
+// and --top, each checked naming its flag.
+recommend_options market_options(const recommend_request& request, int max_gpus);
+// "prices: on-demand (src/data/prices.csv, dated rows, with FILE, --price)": where the prices come from.
+std::string prices_source(const recommend_request& request);
+// prices_source and the electricity price, one line.
+std::string prices_line(const recommend_request& request, const recommend_options& o);
+
 // "rtx-4090=0.4,a100-80gb=1.8" -> {id: price}. Counts and durations ("2B", "24h") are
 // read by io::parse_amount / io::parse_duration (gpuplan/io/amount.hpp).
 std::map<std::string, double, std::less<>> parse_prices(const std::string& text, const std::string& flag);

@@ -2,9 +2,11 @@
 // (rl.hpp): the memory of a training GPU in each phase of a step, the models it holds, the
 // step time and, when it does not fit, what lowers the peak; printed through io/rl_report.hpp
 // (the formatter Python's gp.rl shares); with --max-micro-batch, the largest micro-batch that
-// fits. Here --framework is the RL framework; the policy's run flags are the shared ones
+// fits; with --recommend, per GPU type the fewest GPUs whose every phase fits with the planning
+// headroom (plan/rl_recommend.hpp), priced as `recommend` prices (hooks.hpp market_options).
+// Here --framework is the RL framework; the policy's run flags are the shared ones
 // (run_options.hpp). Exit 0 every phase fits, 1 one does not (--max-micro-batch: 0 some
-// micro-batch fits, 1 none does).
+// micro-batch fits, 1 none does; --recommend: 0 some GPU type fits, 1 none does).
 #include <cmath>
 #include <memory>
 #include <set>
@@ -18,6 +20,7 @@
 #include "gpuplan/io/rl_json.hpp"
 #include "gpuplan/io/rl_report.hpp"
 #include "gpuplan/names.hpp"
+#include "gpuplan/plan/recommend.hpp"
 #include "gpuplan/rl.hpp"
 
 namespace gpuplan::cli {
@@ -93,36 +96,107 @@ void add_rl_options(CLI::App* sub, run_args& a) {
   add_rl_switch(sub, a, "--no-reward-model", "reward_model", false, "PPO: rewards from a rule, no reward model");
 }
 
-int run_rl(run_args& a, const io::style& st, bool max_micro_batch) {
+// The mode flags of `gpuplan rl` and --recommend's market (hooks.hpp recommend_request).
+struct rl_state {
+  CLI::App* sub = nullptr;
+  run_args args;
+  bool max_micro_batch = false;
+  bool recommend = false;
+  recommend_request market;
+};
+
+// The flags --recommend reads (recommend's, hooks.hpp): refused without it.
+const char* const kRecommendFlags[] = {"--gpus-list", "--max-gpus", "--price", "--prices", "--spot"};
+
+void add_recommend_options(CLI::App* sub, rl_state& s) {
+  sub->add_flag("--recommend", s.recommend,
+                "Per GPU type, the fewest GPUs (1, 2, 4, ...) whose every phase fits with the planning headroom "
+                "(max of 5% and 1 GiB), with the step time and its cost")
+      ->group("Recommend");
+  sub->add_option("--gpus-list", s.market.gpus_list, "--recommend: candidate GPU ids (default: every GPU with a price)")
+      ->group("Recommend");
+  sub->add_option("--max-gpus", s.market.max_gpus, "--recommend: counts 1, 2, 4, ... up to this (default 64)")->group("Recommend");
+  sub->add_option("--price", s.market.prices, "--recommend: your prices per GPU-hour (override the catalog's): h100-sxm=2.5")
+      ->group("Recommend");
+  sub->add_option("--prices", s.market.prices_file, "--recommend: your prices, a CSV or JSON file (src/data/PRICES.md)")
+      ->group("Recommend");
+  sub->add_flag("--spot", s.market.spot, "--recommend: spot prices where the catalog has them (default on-demand)")->group("Recommend");
+}
+
+// One mode at a time; recommend's flags only with --recommend, which picks the GPU and the count.
+void check_modes(const rl_state& s) {
+  if (!s.recommend) {
+    for (const char* flag : kRecommendFlags)
+      if (const CLI::Option* o = s.sub->get_option(flag); o->count() > 0)
+        throw config_error(flag, "only applies with --recommend (got " +
+                                     (o->get_expected_min() == 0 ? std::string(flag) : "'" + o->as<std::string>() + "'") + ")");
+    return;
+  }
+  if (s.max_micro_batch) throw config_error("--recommend", "give one of --recommend or --max-micro-batch (got both)");
+  if (!s.args.gpu.empty())
+    throw config_error("--gpu", "rl --recommend ranks the GPUs of --gpus-list (got '" + s.args.gpu + "')");
+  if (const CLI::Option* n = s.sub->get_option("--gpus"); n->count() > 0)
+    throw config_error("--gpus", "rl --recommend picks the count, 1, 2, 4, ... up to --max-gpus (got " + n->as<std::string>() + ")");
+}
+
+// f(rl_input read from the flags by `read`), an error of the reader's keys ("scenario.rl.<key>")
+// re-thrown naming the flag that set it.
+template <class Read, class F>
+auto with_rl_input(run_args& a, Read&& read, F&& f) -> decltype(f(std::declval<const io::rl_input&>())) {
   load_extra_gpus(a);
   const json j = build_scenario_json(a, nullptr);
-  io::rl_answer answer = [&] {
-    try {
-      return io::answer_rl(io::read_rl_scenario(j), max_micro_batch);
-    } catch (const config_error& e) {
-      rethrow_with_flag(e, a);
-    }
-  }();
+  try {
+    return f(read(j));
+  } catch (const config_error& e) {
+    rethrow_with_flag(e, a);
+  }
+}
+
+int run_rl(run_args& a, const io::style& st, bool max_micro_batch) {
+  const io::rl_answer answer = with_rl_input(a, [](const json& j) { return io::read_rl_scenario(j); },
+                                             [&](const io::rl_input& in) { return io::answer_rl(in, max_micro_batch); });
   if (st.format == io::report_format::json) print_json(io::rl_json(answer));
   else print(io::rl_report(answer, st));
   const bool fits = answer.searched ? answer.max_micro_batch.has_value() : answer.estimate.fits;
   return fits ? kExitOk : kExitDoesNotFit;
 }
 
+// --recommend: the market first (its flags' errors), then the run, then one row per GPU type.
+int run_rl_recommend(rl_state& s, const io::style& st) {
+  const recommend_options market = market_options(s.market, 64);
+  const io::rl_recommendation r =
+      with_rl_input(s.args, [&](const json& j) { return io::read_rl_recommend_scenario(j, market.max_gpus); },
+                    [&](const io::rl_input& in) { return io::recommend_rl(in, market); });
+  if (st.format == io::report_format::json) {
+    print_json(io::rl_recommend_json(r));
+  } else {
+    const bool md = st.format == io::report_format::markdown;
+    print(std::string(md ? "### " : "") + io::rl_recommend_summary(r) + prices_source(s.market) + "\n\n" +
+          io::render(io::rl_recommend_table(r), st));
+  }
+  return r.rows.empty() ? kExitDoesNotFit : kExitOk;
+}
+
+int run_rl_command(rl_state& s, const io::style& st) {
+  check_modes(s);
+  return s.recommend ? run_rl_recommend(s, st) : run_rl(s.args, st, s.max_micro_batch);
+}
+
 }  // namespace
 
 command register_rl(CLI::App& app, context& ctx) {
-  auto args = std::make_shared<run_args>();
+  auto s = std::make_shared<rl_state>();
   auto* sub = app.add_subcommand("rl", "RL post-training (DPO, GRPO, PPO): memory per phase, the models kept, step time");
-  add_run_options(sub, *args, true, false, kSkippedRunFlags);
+  s->sub = sub;
+  add_run_options(sub, s->args, true, false, kSkippedRunFlags);
   sub->remove_option(sub->get_option("--profile"));  // a calibration applies to one run, not to the step's several
-  add_rl_options(sub, *args);
+  add_rl_options(sub, s->args);
   add_misspelt_flags(sub);
-  auto max_micro_batch = std::make_shared<bool>(false);
-  sub->add_flag("--max-micro-batch", *max_micro_batch,
+  sub->add_flag("--max-micro-batch", s->max_micro_batch,
                 "The largest micro-batch (sequences per GPU per forward/backward; DPO: pairs) at which every phase fits, "
                 "the step reported at it")
       ->group("RL");
+  add_recommend_options(sub, *s);
   add_output_options(sub, ctx.out);
   sub->footer(std::string("Examples:\n"
                           "  gpuplan rl qwen2.5-7b --algorithm grpo --framework trl --gpu h100-sxm --gpus 8\n"
@@ -130,10 +204,11 @@ command register_rl(CLI::App& app, context& ctx) {
                           "  gpuplan rl llama-3.1-8b --algorithm grpo --framework verl --gpu h100-sxm --gpus 8 --generations 8\n"
                           "  gpuplan rl --scenario grpo.json --json   # a scenario with an \"rl\" object (docs/scenario.md)\n"
                           "  gpuplan rl qwen2.5-14b --framework verl --method lora --gpu h100-sxm --gpus 2 --max-micro-batch\n"
+                          "  gpuplan rl qwen2.5-7b --framework verl --generations 8 --recommend --gpus-list h100-sxm,a100-40gb\n"
                           "rl exits 0 when every phase of the step fits, 1 when one does not (--max-micro-batch: 0 when some\n"
-                          "micro-batch fits, 1 when none does).\n") +
+                          "micro-batch fits, 1 when none does; --recommend: 0 when some GPU type fits, 1 when none does).\n") +
               kExitCodes);
-  return {sub, [args, max_micro_batch, &ctx] { return run_rl(*args, make_style(ctx.out), *max_micro_batch); }};
+  return {sub, [s, &ctx] { return run_rl_command(*s, make_style(ctx.out)); }};
 }
 
 }  // namespace gpuplan::cli

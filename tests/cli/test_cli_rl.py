@@ -226,6 +226,77 @@ def case_rl_max_micro_batch():
     expect_error([*lora, "--max-token-len", "8192", "--max-micro-batch"], "--max-token-len:", "token-bounded", "(got 8192)")
 
 
+RECOMMEND = ("rl", "qwen2.5-7b", "--framework", "verl", "--generations", "8", "--recommend",
+             "--gpus-list", "h100-sxm,a100-40gb,rtx-4090")
+
+
+def case_rl_recommend():
+    """--recommend: per GPU type the fewest GPUs (a power of two) whose every phase fits with the
+    planning headroom, max(5% of usable, 1 GiB); half as many does not (re-run as a plain rl run);
+    cheapest step first; the text has a header and one line per row; the refusals."""
+    rc, out, err = run(*RECOMMEND, "--json")
+    expect(rc == 0, "exit 0 when a row fits", rc, out, err)
+    j = json.loads(out)
+    rows = j["recommendations"]
+    expect(rows and j["candidates"] == ["h100-sxm", "a100-40gb", "rtx-4090"], "rows and candidates", rc, out, err)
+    expect(sorted(j["not_fitting"] + [r["gpu"] for r in rows]) == sorted(j["candidates"]), "each candidate a row or not fitting",
+           out=out)
+    priced = [r for r in rows if r["cost_per_step"] is not None]
+    expect(rows[:len(priced)] == priced, "priced rows first", out=out)
+    expect([r["cost_per_step"] for r in priced] == sorted(r["cost_per_step"] for r in priced), "cheapest step first", out=out)
+    unpriced = rows[len(priced):]
+    expect([r["step_seconds"] for r in unpriced] == sorted(r["step_seconds"] for r in unpriced), "then the fastest", out=out)
+    for r in rows:
+        what = f"{r['gpu']} x {r['gpus']}"
+        n = r["gpus"]
+        expect(n >= 1 and n & (n - 1) == 0 and n <= 64, f"{what}: a power of two up to --max-gpus", out=json.dumps(r))
+        keep = max(0.05 * r["capacity_bytes"], 2**30)
+        expect(close(r["headroom_kept_bytes"], keep) and r["headroom_bytes"] >= keep, f"{what}: headroom >= max(5%, 1 GiB)",
+               out=json.dumps(r))
+        one = ("rl", "qwen2.5-7b", "--framework", "verl", "--generations", "8", "--gpu", r["gpu"])
+        same = rl_json(*one, "--gpus", str(n))
+        expect(close(same["headroom_bytes"], r["headroom_bytes"]) and close(same["step_seconds"], r["step_seconds"]) and
+               same["peak_phase"] == r["peak_phase"], f"{what}: the plain rl run gives the row's figures", out=json.dumps(r))
+        if r["price_per_gpu_hour"] is not None:
+            cost = r["price_per_gpu_hour"] * (n + r["rollout_gpus"]) * r["step_seconds"] / 3600
+            tokens = r["tokens_per_second_per_gpu"] * (n + r["rollout_gpus"]) * r["step_seconds"]
+            expect(close(r["cost_per_step"], cost) and close(r["cost_per_million_tokens"], cost / tokens * 1e6),
+                   f"{what}: cost = price x GPUs x step / 3600, per million tokens", out=json.dumps(r))
+        if n > 1:  # half as many: below the headroom, no whole sequence, or no layout (exit 2)
+            rc2, out2, err2 = run(*one, "--gpus", str(n // 2), "--json")
+            if rc2 != 2:
+                h = json.loads(out2)
+                expect(h["headroom_bytes"] < max(0.05 * h["capacity_bytes"], 2**30) or h["step_seconds"] is None,
+                       f"{what}: half as many GPUs does not fit with the headroom", rc2, out2[:1500], err2)
+    rc, text, err = run(*RECOMMEND)
+    lines = text.splitlines()
+    header = [i for i, line in enumerate(lines) if line.startswith("GPU ") and "Peak phase" in line]
+    expect(rc == 0 and len(header) == 1, "one header line", rc, text, err)
+    body = lines[header[0] + 2:header[0] + 2 + len(rows)]  # under the rule
+    expect([line.split()[0] for line in body] == [r["gpu"] for r in rows], "one line per row, in order", rc, text, err)
+    expect(lines[header[0] + 2 + len(rows)].startswith("Cheapest step first"), "then the notes", rc, text, err)
+    # A price given overrides the catalog's.
+    p = json.loads(run(*RECOMMEND, "--price", "h100-sxm=1", "--json")[1])["recommendations"]
+    expect([r["price_per_gpu_hour"] for r in p if r["gpu"] == "h100-sxm"] == [1], "--price overrides", out=json.dumps(p))
+    # Nothing fits: exit 1, no rows.
+    rc, out, err = run("rl", "qwen2.5-72b", "--framework", "verl", "--recommend", "--gpus-list", "rtx-4090", "--max-gpus", "2", "--json")
+    expect(rc == 1 and json.loads(out)["recommendations"] == [] and json.loads(out)["not_fitting"] == ["rtx-4090"],
+           "none fits: exit 1", rc, out, err)
+    # A layout needing several GPUs (a rollout TP of 4) is read at the largest count tried; the
+    # counts it cannot take (1, 2) are skipped.
+    rc, out, err = run("rl", "qwen2.5-7b", "--framework", "verl", "--rollout-tp", "4", "--recommend", "--gpus-list", "h100-sxm", "--json")
+    tp4 = json.loads(out)["recommendations"] if rc == 0 else []
+    expect(rc == 0 and tp4 and tp4[0]["gpus"] >= 4, "a rollout TP of 4 from 4 GPUs", rc, out, err)
+    m = ("rl", "qwen2.5-7b", "--framework", "verl")
+    expect_error([*m, "--recommend", "--max-micro-batch"], "--recommend:", "--max-micro-batch")
+    expect_error([*m, "--recommend", "--gpus-list", "nosuchgpu"], "--gpus-list:", "nosuchgpu")
+    expect_error([*m, "--gpus-list", "h100-sxm"], "--gpus-list:", "--recommend", "h100-sxm")
+    expect_error([*m, "--recommend", "--gpus", "8"], "--gpus:", "(got 8)")
+    expect_error([*m, "--recommend", "--gpu", "h100-sxm"], "--gpu:", "--gpus-list", "h100-sxm")
+    expect_error([*m, "--recommend", "--max-gpus", "0"], "--max-gpus:", "(got 0)")
+    expect_error([*m, "--recommend", "--price", "h100-sxm=x"], "--price:", "h100-sxm=x")
+
+
 if __name__ == "__main__":
     globals()["case_" + CASE]()
     print(f"ok: {CASE}")

@@ -1,6 +1,6 @@
-"""gp.rl and gp.rl_scenario (C++ rl.hpp through io/rl_json.hpp and io/rl_report.hpp): the
-keyword arguments, the scenario dict and the CLI's --json give the same figures; the result's
-attributes, rows and views; errors name the key."""
+"""gp.rl, gp.rl_scenario and gp.rl_recommend (C++ rl.hpp through io/rl_json.hpp and
+io/rl_report.hpp): the keyword arguments, the scenario dict and the CLI's --json give the same
+figures; the result's attributes, rows and views; errors name the key."""
 
 import json
 import math
@@ -119,3 +119,46 @@ def test_largest_micro_batch_agrees_with_the_cli(gp, repo):
 def test_largest_micro_batch_of_a_token_bounded_run_is_refused(gp):
     with pytest.raises(gp.InvalidInputError, match=r"^scenario\.rl\.max_token_len: micro-batches are token-bounded"):
         gp.rl("qwen2.5-7b", framework="verl", gpu="h100-sxm", method="lora", max_token_len=8192, largest_micro_batch=True)
+
+
+RECOMMEND_GPUS = ["h100-sxm", "a100-40gb", "rtx-4090"]
+
+
+def test_rl_recommend_agrees_with_the_cli(gp, repo):
+    rows = gp.rl_recommend("qwen2.5-7b", gpus=RECOMMEND_GPUS, framework="verl", generations=8)
+    assert rows and all(isinstance(r, gp.RlRecommendation) for r in rows)
+    for r in rows:
+        assert r.headroom_bytes >= max(0.05 * r.capacity_bytes, 2**30) == pytest.approx(r.headroom_kept_bytes)
+        assert r.gpus & (r.gpus - 1) == 0 and r.step.seconds == pytest.approx(r.step_seconds)
+    # Each row is the plain run's estimate at its count.
+    first = rows[0]
+    one = gp.rl("qwen2.5-7b", gpu=first.gpu, num_gpus=first.gpus, framework="verl", generations=8)
+    assert one.headroom_bytes == pytest.approx(first.headroom_bytes) and one.step_seconds == pytest.approx(first.step_seconds)
+    cli = Path(os.environ.get("GPUPLAN_CLI", repo / "build" / "dev" / "bin" / "gpuplan"))
+    if not cli.exists():
+        pytest.skip(f"the CLI is not built ({cli}); set GPUPLAN_CLI")
+    flags = ["rl", "qwen2.5-7b", "--framework", "verl", "--generations", "8", "--recommend", "--gpus-list", ",".join(RECOMMEND_GPUS)]
+    proc = subprocess.run([str(cli), *flags, "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["recommendations"] == [r.to_dict() for r in rows]
+    # The catalog's candidates and a caller's price, likewise.
+    both = subprocess.run([str(cli), "rl", "qwen2.5-7b", "--framework", "verl", "--method", "lora", "--recommend", "--max-gpus", "8",
+                           "--price", "h100-sxm=1.5", "--json"], capture_output=True, text=True)
+    mine = gp.rl_recommend("qwen2.5-7b", framework="verl", method="lora", max_gpus=8, prices={"h100-sxm": 1.5})
+    assert json.loads(both.stdout)["recommendations"] == [r.to_dict() for r in mine]
+    assert [r.price_per_gpu_hour for r in mine if r.gpu == "h100-sxm"] == [1.5]
+
+
+def test_rl_recommend_errors_name_the_key(gp):
+    with pytest.raises(gp.InvalidInputError, match=r"^scenario\.rl\.generations: .*\(got -1\)"):
+        gp.rl_recommend("qwen2.5-7b", gpus=["h100-sxm"], generations=-1)
+    with pytest.raises(gp.UnknownNameError, match=r"^rl_recommend\.gpus: .*nosuchgpu"):
+        gp.rl_recommend("qwen2.5-7b", gpus=["nosuchgpu"])
+    with pytest.raises(gp.InvalidInputError, match=r"^rl_recommend\.max_gpus: .*\(got 0\)"):
+        gp.rl_recommend("qwen2.5-7b", max_gpus=0)
+    with pytest.raises(gp.UnknownNameError, match=r"^scenario\.temperature: unknown key"):
+        gp.rl_recommend("qwen2.5-7b", temperature=1.0)
+    with pytest.raises(gp.InvalidInputError, match=r"^rl_recommend\.num_gpus: "):
+        gp.rl_recommend("qwen2.5-7b", num_gpus=8)
+    with pytest.raises(gp.InvalidInputError, match=r"^rl_recommend\.prices\.h100-sxm: "):
+        gp.rl_recommend("qwen2.5-7b", prices={"h100-sxm": "cheap"})

@@ -106,6 +106,26 @@ TEST_CASE("rl: a co-located vLLM holds its fraction of the GPU while it generate
   }
 }
 
+TEST_CASE("rl: SGLang's fraction is of the memory free when it starts, beside what the trainer holds") {
+  const architecture& m = io::find_model("qwen2.5-7b");
+  rl_config c;
+  c.fw = rl_framework::verl;  // fraction 0.5
+  c.rollout = engine::sglang;
+  c.offload_trainer = false;  // the trained states stay on the GPU while the engine generates
+  const scenario s = rl_policy("h100-sxm", 8);
+  const rl_estimate e = estimate_rl(m, s, c);
+  // model_runner.py: total_gpu_memory is the free memory before the weights load; the engine
+  // holds mem_fraction_static of it: 0.5 x (usable - the trainer's context - its rollout holdings).
+  const double context = in_bytes(e.policy.device) - in_bytes(e.policy.peak_reserved);
+  const double held = in_bytes(e.phases[0].allocated);
+  REQUIRE(held > 0);
+  CHECK(in_bytes(e.engine_budget) == doctest::Approx(0.5 * (in_bytes(s.gpu.usable_memory) - context - held)).epsilon(1e-12));
+  // vLLM >= 0.7 takes its fraction of the whole GPU, whatever the trainer holds.
+  c.rollout = engine::vllm;
+  const rl_estimate v = estimate_rl(m, s, c);
+  CHECK(in_bytes(v.engine_budget) == doctest::Approx(0.5 * in_bytes(s.gpu.usable_memory) + profile_of(engine::vllm).cuda_graph_bytes).epsilon(1e-12));
+}
+
 TEST_CASE("rl: NeMo RL moves the policy to the CPU while vLLM generates and swaps the reference in from the CPU") {
   const architecture& m = io::find_model("llama-3.1-8b");
   scenario s = rl_policy("h100-sxm", 16);
@@ -298,7 +318,9 @@ TEST_CASE("serving: the scenario's memory fraction replaces the engine's budget"
   CHECK_THROWS_WITH(serve(m, s), "scenario.inference.memory_fraction: only applies to an engine with a KV pool (vllm, sglang, tgi; got engine hf)");
 }
 
-TEST_CASE("rl: the recommendation is each GPU's smallest count that fits with the headroom") {
+// The headroom is the planner's (plan/margin.hpp): the larger of 5% of the usable memory and
+// 1 GiB, so a 24 GiB card keeps 1.2 GiB and an 80 GiB one 4 GiB.
+TEST_CASE("rl: the recommendation is each GPU's smallest count that fits with the planning headroom") {
   const architecture& m = io::find_model("qwen2.5-7b");
   rl_config c;
   c.fw = rl_framework::verl;
@@ -309,27 +331,38 @@ TEST_CASE("rl: the recommendation is each GPU's smallest count that fits with th
   const std::vector<rl_option> rows = recommend_rl(m, scenario{}, c, req);
   REQUIRE(!rows.empty());
   CHECK(rows.front().gpu.id == "h100-sxm");  // the only priced row comes first
+  const auto keep = [](const rl_estimate& e) { return std::max(0.05 * in_bytes(e.capacity), in_bytes(gib(1))); };
   for (const rl_option& o : rows) {
     CAPTURE(o.gpu.id);
-    CHECK(in_bytes(o.estimate.headroom) >= 0.05 * in_bytes(o.estimate.capacity));
-    if (o.gpus > 1) {  // half as many GPUs does not fit with the headroom
+    CHECK(in_bytes(o.estimate.headroom) >= keep(o.estimate));
+    CHECK(in_bytes(o.estimate.headroom) >= in_bytes(margin_headroom(plan_margin{}, o.estimate.capacity)));
+    if (o.gpus > 1) {  // half as many GPUs does not fit with the headroom (or cannot be laid out)
       scenario fewer;
       fewer.gpu = o.gpu;
       fewer.num_gpus = o.gpus / 2;
-      const rl_estimate e = estimate_rl(m, fewer, c);
-      CHECK(in_bytes(e.headroom) < 0.05 * in_bytes(e.capacity));
+      try {
+        const rl_estimate e = estimate_rl(m, fewer, c);
+        CHECK((in_bytes(e.headroom) < keep(e) || !std::isfinite(in_seconds(e.step))));
+      } catch (const config_error&) {
+      }
     }
   }
   CHECK(*rows.front().cost_per_step == doctest::Approx(3.0 * rows.front().gpus * in_seconds(rows.front().estimate.step) / 3600));
+  // A floor beyond every card's memory leaves no row; a negative one is refused.
+  req.headroom_min = gib(200);
+  CHECK(recommend_rl(m, scenario{}, c, req).empty());
+  req.headroom_min = gib(-1);
+  CHECK_THROWS_WITH(recommend_rl(m, scenario{}, c, req), doctest::Contains("rl.recommend.headroom_min"));
 }
 
 // The published rows (tests/data/validation/rl.jsonl, sources and caveats in each row's note),
 // read by the scenario reader. No constant was fitted to them: these are out-of-sample errors,
 // listed with their figures in docs/rl.md. Bands: every memory row within 20%, every time row
 // within 50% (the 70B NeMo RL rows miss by 34-47%, docs/rl.md), the median step-time error at
-// most 20% and the median memory error at most 10%; of the 14 published fit/OOM verdicts, the 13
-// the model gets right stay right (the miss, in docs/rl.md: verl's 72B MIN script on H800, at 100.3%
-// of the card); each of verl's four LoRA batch searches (rl.max_micro_batch) finds its largest
+// most 20% and the median memory error at most 10%; of the 14 published fit/OOM verdicts, the 12
+// the model gets right stay right (the misses, in docs/rl.md: verl's 14B and 72B MIN scripts on
+// H800, at 102.4% and 106.6% of the card; 13 until their rows took the entropy their verl kept in
+// the actor's graph before #1100); each of verl's four LoRA batch searches (rl.max_micro_batch) finds its largest
 // micro-batch within 32% of the interval [last that ran, first that failed) (now -13% to +31%;
 // 30% until the rows took the eager engine of their verl, enforce_eager True, whose missing
 // 0.5 GiB graph pool shows 1-2 points more of the Ulysses gap, docs/rl.md).
@@ -390,7 +423,7 @@ TEST_CASE("rl: the published RL rows, out of sample") {
   }
   CHECK(rows == 44);
   CHECK(verdicts == 14);
-  CHECK(verdicts_right >= 13);
+  CHECK(verdicts_right >= 12);
   REQUIRE(boundary_errors.size() == 4);
   const auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());

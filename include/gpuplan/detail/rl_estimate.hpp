@@ -219,10 +219,16 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
   out.reward_bytes = bytes(r.reward && r.p->models_colocated ? frozen_copy_bytes(actor, bytes_of(precision_of(s)).act) : 0.0);
   const double others = in_bytes(out.reference_bytes) + in_bytes(out.reward_bytes);
   p.states = actor_states + critic_states + others;
+  // What the trainer holds while the engine generates, as when the engine started (the
+  // frameworks build the trained models, and offload them, before the engine).
+  const double held = (r.offload ? 0.0 : actor_states + critic_states) + others;
   if (r.place == rollout_placement::colocated && r.eng != engine::hf) {
     const engine_profile& ep = profile_of(r.eng);
     const double graphs = r.graphs ? ep.cuda_graph_bytes : 0.0;  // none under enforce_eager
-    p.engine_on = r.fraction * in_bytes(s.gpu.usable_memory) + graphs;
+    // SGLang's fraction is of the memory then free: the card less the trainer's context and holdings.
+    const double context = in_bytes(m.device) - in_bytes(m.peak_reserved);
+    const double base = ep.fraction_of_free ? std::max(0.0, in_bytes(s.gpu.usable_memory) - context - held) : in_bytes(s.gpu.usable_memory);
+    p.engine_on = r.fraction * base + graphs;
     // Asleep, the engine keeps its CUDA graph pool and, under tensor parallelism, its NCCL buffers.
     const double comm = r.c.rollout_tp > 1 ? memory_defaults::engine_nccl_buffers : 0.0;
     p.engine_off = r.sleep == 0 ? p.engine_on : graphs + comm;
@@ -235,8 +241,7 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
       const memory_breakdown g = estimate_memory(run(a, engine_scenario(s, r, batch)));
       generation = in_bytes(g.kv_cache) + in_bytes(g.activations) + in_bytes(g.transient);
     }
-    const double trainer = r.offload ? 0.0 : actor_states + critic_states;
-    add_phase(out, actor, "rollout", trainer + others + generation, p.engine_on);
+    add_phase(out, actor, "rollout", held + generation, p.engine_on);
     add_phase(out, actor, "scoring", p.states + logprob_working_set(a, actor, r), p.engine_off);
   }
   // The entropy's gradients live in the loss backward only, beside the logits (entropy_extra).

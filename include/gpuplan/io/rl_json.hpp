@@ -37,6 +37,10 @@ rl_config parse_rl(const nlohmann::json& rl);
 rl_input read_rl_scenario(const nlohmann::json& j);
 rl_input read_rl_scenario_text(const std::string& text);
 rl_input read_rl_scenario_file(const std::string& file);
+// The run a recommendation sizes (`gpuplan rl --recommend`, gp.rl_recommend), which picks the
+// GPU count itself: read at the largest count it tries (the largest power of two up to
+// max_gpus), so that a layout needing several GPUs (a rollout or tensor-parallel size) reads.
+rl_input read_rl_recommend_scenario(nlohmann::json j, int max_gpus);
 
 // The step's estimate (estimate_rl over what was read).
 rl_estimate estimate_rl(const rl_input& in);

@@ -1,5 +1,6 @@
 // io/rl_report.hpp — the formatter of an RL step's estimate (rl.hpp): `gpuplan rl` (text,
-// markdown and --json) and Python's gp.rl print through these functions, so both read the same.
+// markdown and --json) and Python's gp.rl print through these functions, so both read the same;
+// likewise `gpuplan rl --recommend` and gp.rl_recommend (src/report/rl_recommend.cpp).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,12 @@
 
 #include "gpuplan/io/report.hpp"
 #include "gpuplan/io/rl_json.hpp"
+#include "gpuplan/plan/rl_recommend.hpp"
 #include "gpuplan/rl.hpp"
+
+namespace gpuplan {
+struct recommend_options;  // plan/recommend.hpp
+}
 
 namespace gpuplan::io {
 
@@ -63,5 +69,29 @@ std::string rl_summary(const rl_answer& a);
 std::string rl_details(const rl_answer& a, const style& s);
 // rl_summary, the table and rl_details: the whole text or markdown report.
 std::string rl_report(const rl_answer& a, const style& s);
+
+// Which GPU and how many (`gpuplan rl --recommend`, gp.rl_recommend): the run of `input` on
+// each candidate of a market (io::market_options: the GPUs named, else every GPU one can
+// rent) at the fewest GPUs, 1, 2, 4, ... up to its max_gpus, whose every phase fits with its
+// margin's headroom (plan/rl_recommend.hpp), priced at io::hourly_prices (the cheapest
+// published offer per GPU-hour, the user's prices over it). Rows in recommend_rl's order.
+struct rl_recommendation {
+  rl_input input;
+  rl_recommend_request request;
+  std::vector<rl_option> rows;
+};
+rl_recommendation recommend_rl(const rl_input& in, const recommend_options& market);
+// {"model", "algorithm", "framework", "max_gpus", "headroom_fraction", "headroom_min_bytes",
+// "candidates": [GPU ids], "not_fitting": [GPU ids with no count that fits], "recommendations":
+// [{"gpu", "gpus" (training GPUs), "rollout_gpus" (placement separate, else 0), "peak_phase",
+// "device_bytes", "capacity_bytes", "headroom_bytes", "headroom_kept_bytes", "step_seconds",
+// "tokens_per_second_per_gpu", "price_per_gpu_hour", "cost_per_step", "cost_per_million_tokens"
+// (the last three null without a price)}...]}.
+nlohmann::json rl_recommend_json(const rl_recommendation& r);
+// One row per GPU type that fits: GPU, GPUs, peak phase, device, headroom, step, tokens/s per
+// GPU, $/GPU-hour, $/step, $ per million tokens.
+table rl_recommend_table(const rl_recommendation& r);
+// The line above the table: the model, algorithm, framework and the criterion.
+std::string rl_recommend_summary(const rl_recommendation& r);
 
 }  // namespace gpuplan::io
