@@ -373,6 +373,11 @@ launch_config axolotl_yaml(const resolved_run& run, const layout& l, const check
   t += "tf32: " + yaml_bool(precision_of(s) == precision::tf32) + "\n";
   t += "optimizer: " + axolotl_optimizer(s) + "\n";
   t += std::string("attn_implementation: ") + (s.attn == attention::flash ? "flash_attention_2" : "eager") + "\n";
+  // ALST's TiledMLP (examples/alst/llama3-8b-fsdp2-alst.yaml) and Liger's fused linear
+  // cross-entropy through its plugin (integrations/liger/args.py LigerArgs, README.md).
+  if (s.tiled_mlp) t += "tiled_mlp: true\n";
+  if (s.fused_linear_loss)
+    t += "plugins:\n  - axolotl.integrations.liger.LigerPlugin\nliger_fused_linear_cross_entropy: true\n";
   t += sharding;
   out.text = t;
   out.fill_in.emplace_back("datasets: your data (data/train.jsonl in alpaca format is a placeholder)");

@@ -156,6 +156,8 @@ void read_training(const json& j, const architecture& model, scenario& s) {
   if (j.contains("fused_kernels")) s.fused_kernels = get_bool(j["fused_kernels"], "scenario.fused_kernels");
   if (j.contains("chunked_loss")) s.chunked_loss = get_bool(j["chunked_loss"], "scenario.chunked_loss");
   if (j.contains("inplace_loss")) s.inplace_loss = get_bool(j["inplace_loss"], "scenario.inplace_loss");
+  if (j.contains("fused_linear_loss")) s.fused_linear_loss = get_bool(j["fused_linear_loss"], "scenario.fused_linear_loss");
+  if (j.contains("tiled_mlp")) s.tiled_mlp = get_bool(j["tiled_mlp"], "scenario.tiled_mlp");
   if (j.contains("loss_tokens")) s.loss_tokens = get_int(j["loss_tokens"], "scenario.loss_tokens");
   if (j.contains("activation_offload")) s.activation_offload = get_bool(j["activation_offload"], "scenario.activation_offload");
   if (j.contains("optimizer_in_backward"))
@@ -165,6 +167,14 @@ void read_training(const json& j, const architecture& model, scenario& s) {
   if (j.contains("keep_gradients")) s.keep_gradients = get_bool(j["keep_gradients"], "scenario.keep_gradients");
   if (j.contains("expandable_segments"))
     s.expandable_segments = get_bool(j["expandable_segments"], "scenario.expandable_segments");
+  // Training kernels: a serving run computes no loss and keeps nothing for a backward pass.
+  if (s.work != workload::train) {
+    if (s.fused_linear_loss) fail("scenario.fused_linear_loss", "only applies to workload train (got workload infer)");
+    if (s.tiled_mlp) fail("scenario.tiled_mlp", "only applies to workload train (got workload infer)");
+  }
+  if (s.fused_linear_loss && (s.chunked_loss || s.inplace_loss))
+    fail("scenario.fused_linear_loss", std::string("the fused head and loss replace chunked_loss and inplace_loss (got both fused_linear_loss and ") +
+                                           (s.chunked_loss ? "chunked_loss" : "inplace_loss") + ")");
 }
 
 // scenario.network: the inter-node link, its latency and the host memory per node.
@@ -263,7 +273,7 @@ scenario_input parse_scenario(const json& j) {
   check_keys(j, "scenario", {
     "model", "workload", "method", "lora", "peft", "freeze", "quantization", "precision", "optimizer", "micro_batch",
     "seq_len", "grad_accum", "global_batch", "framework", "checkpointing", "attention", "compile", "fused_kernels",
-    "chunked_loss", "inplace_loss", "loss_tokens", "activation_offload", "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "expandable_segments", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
+    "chunked_loss", "fused_linear_loss", "tiled_mlp", "inplace_loss", "loss_tokens", "activation_offload", "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "expandable_segments", "gpu", "num_gpus", "gpus_per_node", "network", "parallel",
     "inference", "tokens", "price_per_gpu_hour", "engine"});
   scenario s;
   if (!j.contains("model")) fail("scenario.model", "is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)");
@@ -394,6 +404,8 @@ json write_scenario(const resolved_run& r) {
   j["compile"] = s.compile;
   j["fused_kernels"] = s.fused_kernels;
   j["chunked_loss"] = s.chunked_loss;
+  j["fused_linear_loss"] = s.fused_linear_loss;
+  j["tiled_mlp"] = s.tiled_mlp;
   j["inplace_loss"] = s.inplace_loss;
   if (s.loss_tokens) j["loss_tokens"] = *s.loss_tokens;
   j["activation_offload"] = s.activation_offload;

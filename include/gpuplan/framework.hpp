@@ -304,6 +304,10 @@ constexpr bool optimizer_brings_own_kernels(optimizer o) {
          o == optimizer::adafactor;
 }
 
+// The LM head and the loss fused chunk by chunk, no logits tensor: the framework's own
+// (Unsloth, framework_profile fused_linear_loss) or the run's (scenario fused_linear_loss: Liger, ALST).
+constexpr bool fused_linear_loss(const scenario& s) { return s.fused_linear_loss || profile_of(s.fw).fused_linear_loss; }
+
 // The optimizer step's kernels: the scenario's, else its framework's default.
 constexpr optimizer_kernel optimizer_kernel_of(const scenario& s) {
   return s.opt_kernel.value_or(profile_of(s.fw).optimizer_step);

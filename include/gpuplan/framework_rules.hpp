@@ -150,18 +150,24 @@ inline void transient_rules([[maybe_unused]] const architecture& a, const scenar
             : "one 16-bit copy of the largest block linear, dequantized for its matmul",
         r.fw == framework::torchtune ? "torchao/dtypes/nf4tensor.py get_original_weight (linear_nf4)"
                                      : "bitsandbytes autograd/_functions.py MatMul4Bit (F.dequantize_4bit)");
-  if (train && a.head == head_kind::lm && p.fused_linear_loss)
-    add("transient_bytes", fw + ".fused_linear_loss",
+  if (train && a.head == head_kind::lm && fused_linear_loss(r))
+    add("transient_bytes", p.fused_linear_loss ? fw + ".fused_linear_loss" : std::string("all frameworks: fused_linear_loss"),
         "the LM head and cross-entropy fused chunk by chunk: no logits tensor, the head's input gradient "
         "(e·h per token) and an fp32 statistic per token",
-        "unslothai/unsloth unsloth/models/llama.py fused_linear_cross_entropy (cut cross-entropy)");
+        p.fused_linear_loss ? "unslothai/unsloth unsloth/models/llama.py fused_linear_cross_entropy (cut cross-entropy)"
+                            : "linkedin/Liger-Kernel ops/fused_linear_cross_entropy.py; DeepSpeed ulysses_sp.py TiledFusedLogitsLoss");
+  if (train && r.tiled_mlp)
+    add("activations_bytes, transient_bytes", "all frameworks: tiled_mlp",
+        "TiledMLP: each block's MLP runs over ceil(s / hidden) sequence shards under no_grad, saving its input; "
+        "backward recomputes and back-propagates one shard at a time (+ one MLP forward per block)",
+        "deepspeed/runtime/sequence_parallel/ulysses_sp.py TiledMLP; ArcticTraining tiled_mlp_compute");
   if (train && is_peft(r.meth) && p.fused_lora_kernels)
     add("activations_bytes, transient_bytes", fw + ".fused_lora_kernels",
         "fused LoRA autograd functions save the block's inputs and Q, K, V, gate and up outputs, "
         "e·(2h + 2q + 2kv + 2f) per token, and back-propagate SwiGLU in place",
         "unslothai/unsloth unsloth/kernels/fast_lora.py (LoRA_MLP, LoRA_QKV), unsloth/kernels/swiglu.py");
   if (train && a.head == head_kind::lm && a.vocab > 0 && !(r.compile && p.compile_fuses_loss) && !r.chunked_loss &&
-      !r.inplace_loss && !p.fused_linear_loss)
+      !r.inplace_loss && !fused_linear_loss(r))
     add("transient_bytes", r.compile ? fw + ".compile_fuses_loss" : std::string("all frameworks: eager cross-entropy"),
         "fp32 logits copy: the loss holds the 16-bit logits, their fp32 copy and log_softmax's fp32 output "
         "(e + 8 B per logit) on the last pipeline stage",

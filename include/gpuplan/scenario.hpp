@@ -146,6 +146,14 @@ struct scenario {
   // MLP ops, Transformer Engine layers. Time only (timing_compute.hpp fused()).
   bool fused_kernels = false;
   bool chunked_loss = false;
+  // The LM head and the cross-entropy fused, a chunk of tokens at a time, so no logits tensor
+  // exists (Liger LigerFusedLinearCrossEntropyLoss, transformers use_liger_kernel, ALST's
+  // TiledFusedLogitsLoss; framework.hpp fused_linear_loss is a framework's own, e.g. Unsloth's).
+  bool fused_linear_loss = false;
+  // ALST TiledMLP (deepspeed/runtime/sequence_parallel/ulysses_sp.py; ArcticTraining
+  // tiled_mlp_compute, axolotl tiled_mlp): each block's MLP runs over ceil(s / hidden) shards of
+  // the sequence, saving only its input and recomputing one shard at a time in backward.
+  bool tiled_mlp = false;
   // The loss reads the 16-bit logits and writes their gradient into them (flash-attn's Triton
   // cross_entropy_loss with inplace_backward: verl logprobs_from_logits): no fp32 copies.
   bool inplace_loss = false;

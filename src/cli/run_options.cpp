@@ -117,6 +117,10 @@ void add_adapter_keys(CLI::App* sub, run_args& a) {
 void add_kernel_keys(CLI::App* sub, run_args& a) {
   using gpuplan::name_list;
   add_bool_key(sub, a, "--chunked-loss", "chunked_loss", "Chunked cross-entropy (no full logits)");
+  add_bool_key(sub, a, "--fused-linear-loss", "fused_linear_loss",
+               "LM head and cross-entropy fused per chunk of tokens, no logits tensor (Liger FLCE, use_liger_kernel; ALST TiledFusedLogitsLoss)");
+  add_bool_key(sub, a, "--tiled-mlp", "tiled_mlp",
+               "ALST TiledMLP: the MLP over sequence shards of hidden-size tokens (ArcticTraining tiled_mlp_compute, axolotl tiled_mlp)");
   add_bool_key(sub, a, "--inplace-loss", "inplace_loss", "Cross-entropy writing its gradient into the 16-bit logits (flash-attn Triton)");
   add_key<std::int64_t>(sub, a, "--loss-tokens", "loss_tokens", "Positions per sequence the loss computes logits for (logits_to_keep; default all)");
   add_bool_key(sub, a, "--compile", "compile", "torch.compile");
@@ -153,7 +157,8 @@ void group_run_options(CLI::App* sub, const std::set<std::string>& skip) {
   // Help groups, in the order a reader looks for them.
   const std::pair<const char*, std::vector<const char*>> groups[] = {
       {"Run", {"--scenario", "--gpu", "--gpu-file", "--method", "--seq", "--batch", "--grad-accum", "--global-batch",
-               "--framework", "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss", "--loss-tokens", "--compile", "--fused-kernels",
+               "--framework", "--precision", "--optimizer", "--checkpointing", "--attention", "--chunked-loss",
+               "--fused-linear-loss", "--tiled-mlp", "--loss-tokens", "--compile", "--fused-kernels",
                "--activation-offload", "--optimizer-in-backward", "--optimizer-kernel", "--keep-gradients"}},
       {"Parallelism", {"--gpus", "--gpus-per-node", "--tp", "--pp", "--virtual-stages", "--sp", "--cp", "--ep",
                        "--zero", "--offload-optimizer", "--offload-params", "--account-for-embedding-in-pipeline-split",
@@ -182,7 +187,7 @@ constexpr std::string_view kTrainingOnlyKeys[] = {
     "parallel.virtual_stages", "parallel.sp", "parallel.cp", "parallel.zero", "parallel.offload_optimizer",
     "parallel.offload_params", "parallel.account_for_embedding_in_pipeline_split",
     "parallel.account_for_loss_in_pipeline_split", "parallel.first_stage_layers", "parallel.last_stage_layers",
-    "freeze.trainable_layers", "chunked_loss", "inplace_loss", "loss_tokens", "compile", "fused_kernels", "activation_offload",
+    "freeze.trainable_layers", "chunked_loss", "fused_linear_loss", "tiled_mlp", "inplace_loss", "loss_tokens", "compile", "fused_kernels", "activation_offload",
     "optimizer_in_backward", "optimizer_kernel", "keep_gradients", "expandable_segments", "tokens", "price_per_gpu_hour"};
 
 // A training-only flag given for a serving run: one line naming the flag.

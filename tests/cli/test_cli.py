@@ -1295,6 +1295,8 @@ def case_infer_refuses_training_flags():
                        (["explain", m, "--infer", "--gpus", "2", "--zero", "3"], "--zero"),
                        (["fit", m, "--infer", "--method", "full,lora", "--grad-accum", "4"], "--grad-accum"),
                        (["search", m, "--infer", "--gpus", "2", "--compile"], "--compile"),
+                       (["estimate", m, "--infer", "--fused-linear-loss"], "--fused-linear-loss"),
+                       (["estimate", m, "--infer", "--tiled-mlp"], "--tiled-mlp"),
                        (["recommend", m, "--infer", "--checkpointing", "full"], "--checkpointing"),
                        # search's own --global-batch with a serving run (plan --export vllm exports it).
                        (["plan", "llama-2-13b", "--gpu", "l40s", "--gpus", "2", "--tp", "2", "--infer", "--export", "vllm",
@@ -1346,6 +1348,17 @@ def case_infer_keeps_serving_flags():
     rc, out, err = run("estimate", "llama-3.1-8b", "--optimizer", "sgd", "--seq", "1024", "--batch", "2", "--compile",
                        "--tokens", "1B", "--price", "2", "--json")
     expect(rc == 0 and json.loads(out)["scenario"]["optimizer"] == "sgd", "training keeps them", rc, out, err)
+
+
+def case_loss_and_mlp_kernel_flags():
+    """--fused-linear-loss and --tiled-mlp reach the scenario; the fused loss refuses chunked/in-place loss."""
+    rc, out, err = run("estimate", "llama-3.1-8b", "--fused-linear-loss", "--tiled-mlp", "--seq", "8192", "--json")
+    expect(rc == 0, "both flags accepted for training", rc, out, err)
+    s = json.loads(out)["scenario"]
+    expect(s["fused_linear_loss"] is True and s["tiled_mlp"] is True, "the flags reach the run", rc, out, err)
+    for other in ("--chunked-loss", "--inplace-loss"):
+        expect_error(["estimate", "llama-3.1-8b", "--fused-linear-loss", other], "--fused-linear-loss:",
+                     "the fused head and loss replace chunked_loss and inplace_loss", other[2:].replace("-", "_"))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ def row(change, error, remove=()):
 R = []
 add = lambda *a, **k: R.append(row(*a, **k))
 # Structure and unknown keys.
-add({"modle": "llama-2-13b"}, "scenario.modle: unknown key (expected one of: model, workload, method, lora, peft, freeze, quantization, precision, optimizer, micro_batch, seq_len, grad_accum, global_batch, framework, checkpointing, attention, compile, fused_kernels, chunked_loss, inplace_loss, loss_tokens, activation_offload, optimizer_in_backward, optimizer_kernel, keep_gradients, expandable_segments, gpu, num_gpus, gpus_per_node, network, parallel, inference, tokens, price_per_gpu_hour, engine)")
+add({"modle": "llama-2-13b"}, "scenario.modle: unknown key (expected one of: model, workload, method, lora, peft, freeze, quantization, precision, optimizer, micro_batch, seq_len, grad_accum, global_batch, framework, checkpointing, attention, compile, fused_kernels, chunked_loss, fused_linear_loss, tiled_mlp, inplace_loss, loss_tokens, activation_offload, optimizer_in_backward, optimizer_kernel, keep_gradients, expandable_segments, gpu, num_gpus, gpus_per_node, network, parallel, inference, tokens, price_per_gpu_hour, engine)")
 add({}, "scenario.model: is required (a catalog name, a config.json path, a checkpoint directory or an inline config object)", remove=["model"])
 add({"parallel": {"tq": 2}}, "scenario.parallel.tq: unknown key (expected one of: tp, pp, virtual_stages, sp, cp, ep, zero, offload_optimizer, offload_params, account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split, first_stage_layers, last_stage_layers)")
 add({"parallel": 4}, "scenario.parallel: must be a JSON object (got number 4)")
@@ -64,6 +64,8 @@ for key, bad, what in [
     ("compile", "yes", 'must be true or false (got string "yes")'),
     ("fused_kernels", "on", 'must be true or false (got string "on")'),
     ("chunked_loss", 1, "must be true or false (got number 1)"),
+    ("fused_linear_loss", 1, "must be true or false (got number 1)"),
+    ("tiled_mlp", "yes", 'must be true or false (got string "yes")'),
     ("inplace_loss", 1, "must be true or false (got number 1)"),
     ("activation_offload", None, "must be true or false (got null null)"),
     ("optimizer_in_backward", "true", 'must be true or false (got string "true")'),
@@ -169,6 +171,8 @@ add({"quantization": {"weights": "nf4"}}, "scenario.quantization: cannot train q
 add({"method": "lora", "quantization": {"weights": "int8", "double_quant": True}}, "scenario.quantization.double_quant: applies to nf4/fp4 only (got weights=int8)")
 add({"method": "qlora", "quantization": {"group_size": -64}}, "scenario.quantization.group_size: must be at least 0 (got -64)")
 add({"optimizer_in_backward": True, "grad_accum": 4}, "scenario.optimizer_in_backward: cannot be combined with gradient accumulation (got grad_accum=4)")
+add({"fused_linear_loss": True, "chunked_loss": True}, "scenario.fused_linear_loss: the fused head and loss replace chunked_loss and inplace_loss (got both fused_linear_loss and chunked_loss)")
+add({"fused_linear_loss": True, "inplace_loss": True}, "scenario.fused_linear_loss: the fused head and loss replace chunked_loss and inplace_loss (got both fused_linear_loss and inplace_loss)")
 # Hardware.
 add({"precision": "fp8-mixed", "gpu": "a100-80gb"}, "scenario.precision: fp8-mixed needs FP8 tensor cores (sm_89+); a100-80gb is sm_80")
 add({"precision": "fp8-mixed", "gpu": "t4"}, "scenario.precision: fp8-mixed needs FP8 tensor cores (sm_89+); t4 is sm_75")
@@ -225,6 +229,8 @@ add({"price_per_gpu_hour": 1e-300}, "scenario.price_per_gpu_hour: must be 0 or a
 # Serving engines (engine.hpp): unknown names, keys of another engine, negative counts.
 add({"workload": "infer", "engine": "vllm2"}, "scenario.engine: must be one of hf, vllm, sglang, tgi, llama.cpp (got \"vllm2\")")
 add({"engine": "vllm"}, "scenario.engine: only applies to workload infer (got workload train)")
+add({"workload": "infer", "fused_linear_loss": True}, "scenario.fused_linear_loss: only applies to workload train (got workload infer)")
+add({"workload": "infer", "tiled_mlp": True}, "scenario.tiled_mlp: only applies to workload train (got workload infer)")
 add({"workload": "infer", "engine": "vllm", "inference": {"gguf": "Q4_K_M"}}, "scenario.inference.gguf: only applies to engine llama.cpp (got engine vllm)")
 add({"workload": "infer", "engine": "llama.cpp", "inference": {"gguf": "Q3_K_XXL"}}, "scenario.inference.gguf: must be one of F16, Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0 (got \"Q3_K_XXL\")")
 add({"workload": "infer", "engine": "llama.cpp", "inference": {"gpu_layers": -1}}, "scenario.inference.gpu_layers: must be at least 0 (got -1)")

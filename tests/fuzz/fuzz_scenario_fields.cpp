@@ -28,7 +28,7 @@ struct field {
   std::string_view path;                     // '/'-separated JSON pointer without the leading '/'
   std::array<std::string_view, 9> plausible; // enum names or numbers as JSON text
 };
-constexpr std::array<field, 52> kFields = {{
+constexpr std::array<field, 54> kFields = {{
     {"workload", {R"("train")", R"("infer")"}},
     {"method", {R"("full")", R"("lora")", R"("qlora")", R"("freeze")"}},
     {"precision", {R"("fp32")", R"("tf32")", R"("fp16-mixed")", R"("bf16-mixed")", R"("bf16-pure")", R"("fp8-mixed")"}},
@@ -43,6 +43,8 @@ constexpr std::array<field, 52> kFields = {{
     {"compile", {"true", "false"}},
     {"fused_kernels", {"true", "false"}},
     {"chunked_loss", {"true", "false"}},
+    {"fused_linear_loss", {"true", "false"}},
+    {"tiled_mlp", {"true", "false"}},
     {"inplace_loss", {"true", "false"}},
     {"activation_offload", {"true", "false"}},
     {"optimizer_in_backward", {"true", "false"}},

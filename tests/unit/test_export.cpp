@@ -297,6 +297,20 @@ TEST_CASE("export: axolotl YAML carries adapter, batch and the DeepSpeed stage")
   CHECK(ds.at("train_micro_batch_size_per_gpu") == "auto");  // the HF integration fills it from axolotl's keys
 }
 
+TEST_CASE("export: axolotl YAML carries tiled_mlp and Liger's fused linear cross-entropy") {
+  const auto plain = run_on("llama-2-13b", "a100-80gb", 1, {{"method", "qlora"}});
+  const auto p = yaml_keys(io::export_config(plain, io::export_target::axolotl));
+  CHECK(p.count("tiled_mlp") == 0);
+  CHECK(p.count("plugins") == 0);
+  CHECK(p.count("liger_fused_linear_cross_entropy") == 0);
+  const auto run = run_on("llama-2-13b", "a100-80gb", 1, {{"method", "qlora"}, {"tiled_mlp", true}, {"fused_linear_loss", true}});
+  const std::string text = io::export_config(run, io::export_target::axolotl);
+  const auto y = yaml_keys(text);
+  CHECK(y.at("tiled_mlp") == "true");
+  CHECK(y.at("liger_fused_linear_cross_entropy") == "true");
+  CHECK(text.find("plugins:\n  - axolotl.integrations.liger.LigerPlugin\n") != std::string::npos);
+}
+
 TEST_CASE("export: vllm serve arguments for a serving run") {
   // llama-2-70b on 4 GPUs at tp 4, fp8 KV cache; max model len = prompt 1000 + gen 24.
   const auto run = run_on("llama-2-70b", "h100-sxm", 4,

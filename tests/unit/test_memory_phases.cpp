@@ -262,6 +262,40 @@ TEST_CASE("memory phases 2: activation plan of llama-2-7b, bf16-mixed, 1 x 2048 
   }
 }
 
+TEST_CASE("memory phases 2: TiledMLP keeps one sequence shard of the MLP's intermediates and gradients") {
+  // 16,384 tokens: ceil(16384 / 4096) = 4 shards (DeepSpeed ulysses_sp.py TiledMLP, num_shards
+  // = ceil(seqlen / hidden)). Per token: the block 186,512 B of which the SwiGLU intermediates
+  // 88,064 (test above); TiledMLP saves none of them and recomputes one shard, 88,064 / 4 = 22,016.
+  constexpr double T16 = 16384;
+  const double block = 186512.0, mlp = 88064.0, shard = mlp / 4;
+  const double edges = 8 * T16 + (8 * 4096.0 + 8) * T16;
+  scenario s = train_7b(method::full, precision::bf16_mixed);
+  s.seq_len = 16384;
+  s.tiled_mlp = true;
+  SUBCASE("no checkpointing: the blocks store no MLP intermediates; backward holds one shard") {
+    const auto p = stage_view(llama2_7b(), s).acts();
+    CHECK(p.stored == doctest::Approx(32 * (block - mlp) * T16 + edges).epsilon(kEps));
+    CHECK(p.recomputed == doctest::Approx(shard * T16).epsilon(kEps));
+  }
+  SUBCASE("full checkpointing: the recomputed block holds one shard of its MLP") {
+    s.ckpt = checkpointing::full;
+    const auto p = stage_view(llama2_7b(), s).acts();
+    CHECK(p.stored == doctest::Approx(32 * 2 * 4096 * T16 + edges).epsilon(kEps));
+    CHECK(p.recomputed == doctest::Approx((block - mlp - 2 * 4096 + shard) * T16).epsilon(kEps));
+  }
+  SUBCASE("selective: the MLP's matmul outputs are not kept (its forward runs under no_grad)") {
+    // input 2h + attention output 2q + (q, v of q,k,v,o) x 2 B = 8192 + 8192 + 16384 = 32,768 B/token.
+    s.ckpt = checkpointing::selective;
+    const auto p = stage_view(llama2_7b(), s).acts();
+    CHECK(p.kept_per_block == doctest::Approx(32768 * T16).epsilon(kEps));
+    CHECK(p.recomputed == doctest::Approx((block - mlp - 32768 + shard) * T16).epsilon(kEps));
+  }
+  SUBCASE("the backward block's gradients: one shard of the three MLP-wide ones, the residual's whole") {
+    // e (3 f / 4 + 2 h) per token = 2 x (8256 + 8192).
+    CHECK(stage_view(llama2_7b(), s).trans().backward_block == doctest::Approx(2 * (3 * 11008.0 / 4 + 2 * 4096) * T16).epsilon(kEps));
+  }
+}
+
 TEST_CASE("memory phases 2: 1F1B keeps min(pp - i, micro-batches) in flight; interleaving adds (pp-1)/(pp·v) on stage 0") {
   scenario s = train_7b(method::full, precision::bf16_mixed);
   s.num_gpus = 4; s.parallel.pp = 4; s.grad_accum = 8; s.ckpt = checkpointing::full;
@@ -299,8 +333,14 @@ TEST_CASE("memory phases 3: loss working set, V·T = 32000 x 2048 logits") {
   x = stage_view(llama2_7b(), s).trans();
   CHECK(x.loss_forward == doctest::Approx(2 * VT + 8 * VT / 8).epsilon(kEps));
   CHECK(x.loss_backward == doctest::Approx(2 * VT + 12 * VT / 8).epsilon(kEps));
+  // Fused head and loss (Liger FLCE, ALST; scenario fused_linear_loss): no logits tensor, the
+  // head's input gradient e·h and an fp32 statistic per token: (2 x 4096 + 4) x 2048.
+  s.chunked_loss = false; s.fused_linear_loss = true;
+  x = stage_view(llama2_7b(), s).trans();
+  CHECK(x.loss_forward == doctest::Approx((2 * 4096.0 + 4) * T).epsilon(kEps));
+  CHECK(x.loss_backward == doctest::Approx((2 * 4096.0 + 4) * T).epsilon(kEps));
   // fp32: the logits are already fp32, forward 8 B (copy + log_softmax).
-  s.chunked_loss = false; s.prec = precision::fp32;
+  s.fused_linear_loss = false; s.prec = precision::fp32;
   x = stage_view(llama2_7b(), s).trans();
   CHECK(x.loss_forward == doctest::Approx(8 * VT).epsilon(kEps));
   // Only the last stage computes the loss.

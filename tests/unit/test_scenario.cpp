@@ -64,7 +64,7 @@ TEST_CASE("scenario: every key parsed, data-parallel degree derived") {
     "lora": {"rank": 16, "alpha": 32, "dropout": 0.05, "targets": "all-linear"},
     "precision": "bf16-pure", "optimizer": "paged-adamw-8bit", "micro_batch": 2, "seq_len": 4096,
     "global_batch": 64, "checkpointing": "selective", "attention": "eager", "compile": true,
-    "chunked_loss": true, "activation_offload": true, "optimizer_in_backward": false,
+    "chunked_loss": true, "tiled_mlp": true, "activation_offload": true, "optimizer_in_backward": false,
     "gpu": "h100-sxm", "num_gpus": 32, "gpus_per_node": 8,
     "network": {"internode_gb_s": 50, "latency_us": 3, "host_memory_gib": 2048},
     "parallel": {"tp": 4, "pp": 2, "virtual_stages": 2, "sp": true, "cp": 1, "ep": 1, "zero": 1,
@@ -81,14 +81,22 @@ TEST_CASE("scenario: every key parsed, data-parallel degree derived") {
   CHECK(in_seconds(s.cluster.internode_latency) == doctest::Approx(3e-6));
   CHECK(*s.tokens == doctest::Approx(1e12));
   CHECK(s.parallel.offload_optimizer == offload::cpu);
+  CHECK(s.chunked_loss);
+  CHECK(s.tiled_mlp);
+  CHECK_FALSE(s.fused_linear_loss);
 }
 
 TEST_CASE("scenario: write then read gives the same run") {
   const json j = json::parse(R"({"model": "mixtral-8x7b", "method": "qlora", "lora": {"rank": 4, "targets": ["q","k","v","o"]},
-    "gpu": "a100-40gb", "num_gpus": 8, "parallel": {"ep": 4, "zero": 2}, "seq_len": 1024, "micro_batch": 3, "tokens": 5e9})");
+    "gpu": "a100-40gb", "num_gpus": 8, "parallel": {"ep": 4, "zero": 2}, "seq_len": 1024, "micro_batch": 3, "tokens": 5e9,
+    "fused_linear_loss": true, "tiled_mlp": true})");
   const auto a = io::read_scenario(j);
   const auto b = io::read_scenario(io::write_scenario(a));
   CHECK(a.settings() == b.settings());
+  CHECK(b.settings().fused_linear_loss);
+  CHECK(b.settings().tiled_mlp);
+  CHECK(io::write_scenario(a).at("fused_linear_loss") == true);
+  CHECK(io::write_scenario(a).at("tiled_mlp") == true);
   CHECK(a.model() == b.model());
   CHECK(io::write_scenario(b) == io::write_scenario(a));
 }

@@ -202,6 +202,11 @@ TEST_CASE("time phases: compute per micro-batch from the block costs") {
   c = add_block_compute(compute_cost{}, g, checkpointing::full, full);
   CHECK(c.recompute == doctest::Approx(55e-3));
   CHECK(c.kernels == doctest::Approx(1400));
+  // TiledMLP runs the MLP forward once more in backward: 10 blocks x 2.25 ms of MLP linears.
+  g.cost.linear_mlp = 2.25e-3;
+  CHECK(add_block_compute(compute_cost{}, g, checkpointing::full, full, true).recompute == doctest::Approx(55e-3 + 22.5e-3));
+  CHECK(add_block_compute(compute_cost{}, g, checkpointing::none, full, true).recompute == doctest::Approx(22.5e-3));
+  g.cost.linear_mlp = 0;
   // LoRA: every block on the gradient path, no weight grads: linears 1× (40 ms) + 35 ms.
   const backward_scope lora{.trained_blocks = 0.0, .path_blocks = 1.0, .head_trains = false};
   CHECK(add_block_compute(compute_cost{}, g, checkpointing::none, lora).bwd == doctest::Approx(75e-3));

@@ -94,6 +94,8 @@ inline activation_plan stage_activations(const architecture& a, const scenario& 
     stored += f.T * norm_bytes(a, c) / f.seq_div;
   }
   p.recomputed = r.ckpt != checkpointing::none ? std::max(0.0, saved_max - p.kept_per_block) : 0.0;
+  // TiledMLP recomputes its MLP in backward one shard at a time, checkpointed or not.
+  p.recomputed += std::max(sp.enc_blocks > 0 ? mlp_tile_bytes(f, f.full_enc) : 0.0, sp.dec_blocks > 0 ? mlp_tile_bytes(f, f.full_dec) : 0.0);
   p.in_flight = in_flight_micro_batches(r, f, stage);
   stored *= p.in_flight;
   // Unsloth's offloaded gradient checkpointing moves the same checkpointed inputs (framework.hpp checkpoints_on_host).

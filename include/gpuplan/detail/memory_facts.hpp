@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "gpuplan/detail/memory_layout.hpp"
@@ -86,6 +87,7 @@ struct facts {
   double T_loss = 0;     // of those, the tokens whose logits the loss computes (scenario.loss_tokens)
   double s = 0;          // sequence length (keys per query) for eager scores
   double seq_div = 1;    // division of non-tp activation terms (sp)
+  double mlp_tile = 1;   // share of T in one TiledMLP shard (scenario tiled_mlp; 1 without)
   bool quantized = false;
   quantization q;
   lora_block lora_enc, lora_dec;
@@ -104,6 +106,9 @@ inline facts facts_of(const architecture& a, const scenario& r, const parameter_
   f.shard = r.parallel.zero > 0 ? std::max(1.0, static_cast<double>(r.num_gpus) / (f.tp * f.pp)) : 1.0;
   f.s = d(a.is_vit() ? a.vit_tokens() : r.seq_len + prompt_tokens(r));  // prompt tuning: S+P positions (peft.hpp)
   f.T = d(r.micro_batch) * f.s / f.cp;
+  // TiledMLP's num_shards = ceil(seqlen / hidden) of the GPU's own sequence (after Ulysses)
+  // (DeepSpeed ulysses_sp.py TiledMLP docs; ArcticTraining and axolotl tiled_mlp_forward).
+  if (r.tiled_mlp && a.hidden > 0) f.mlp_tile = 1.0 / std::max(1.0, std::ceil(f.s / f.cp / d(a.hidden)));
   // transformers logits_to_keep (TRL GRPO/PPO: the completion's tokens only): the LM head and
   // the loss see that many positions per sequence (modeling_llama.py LlamaForCausalLM.forward).
   f.T_loss = r.loss_tokens ? std::min(f.T, d(r.micro_batch) * d(*r.loss_tokens) / f.cp) : f.T;
@@ -120,6 +125,7 @@ inline facts facts_of(const architecture& a, const scenario& r, const parameter_
   f.ctx.compiled = r.compile;
   f.ctx.drop = a.dropout > 0;
   f.ctx.flash = r.attn == attention::flash;
+  f.ctx.tiled_mlp = r.tiled_mlp;
   f.ctx.frozen_linears = is_peft(r.meth);
   f.ctx.frozen_norms = is_peft(r.meth) && r.meth != method::ln_tuning;
   f.lin_enc = linears_of_block(a, false);
@@ -138,6 +144,10 @@ inline stage_params params_of_stage(const architecture& a, const facts& f, const
 inline double block_bytes(const facts& f, const layer_act& l) {
   return f.T * (l.tp / f.tp + l.seq / f.seq_div + l.lse / f.tp) + f.T * f.s / f.cp * l.s2 / f.tp;
 }
+
+// One TiledMLP shard's MLP intermediates, one micro-batch, per GPU: what the block being
+// back-propagated recomputes at a time (0 without tiled_mlp).
+inline double mlp_tile_bytes(const facts& f, const layer_act& l) { return f.T * f.mlp_tile * l.mlp / f.tp; }
 
 inline layer_act acts_for(const architecture& a, const facts& f, bool dec, bool selective) {
   act_context c = f.ctx;

@@ -25,6 +25,9 @@ struct layer_act {
   double seq = 0;      // bytes/token of norms, residuals, dropout masks (split by tp only with sp)
   double s2 = 0;       // bytes per token per sequence position (x seq_len): eager attention scores
   double lse = 0;      // flash-attention logsumexp, bytes/token (split by tp)
+  // Under ALST's TiledMLP (scenario tiled_mlp): the MLP intermediates, bytes/token (split by
+  // tp), which exist for one sequence shard at a time and only in backward (mlp_tile_bytes).
+  double mlp = 0;
 };
 
 struct act_context {
@@ -33,6 +36,7 @@ struct act_context {
   bool compiled = false; // torch.compile: pointwise ops fused, cheap results recomputed
   bool drop = false;     // dropout present (model.dropout > 0)
   bool flash = true;
+  bool tiled_mlp = false;  // ALST TiledMLP: the MLP runs under no_grad, its input saved (layer_act::mlp)
   double lora_rank_elems = 0;  // per token: sum over targeted linear instances of rank
   double lora_drop_elems = 0;  // per token: sum of targeted input widths when LoRA dropout > 0
   double peft_saved_bytes = 0; // per token: other PEFT methods' saved tensors (peft.hpp peft_of_block)
@@ -131,13 +135,14 @@ inline layer_act block_activations(const architecture& a, const act_context& c, 
   if (c.drop) r.seq += (attn_blocks + 1) * kMaskBytes * h;
   // MLP (dense, or top-k experts + shared experts: each routed token copy holds
   // its own intermediates plus the permuted input, MegaBlocks/Mixtral style).
+  double& mlp = c.tiled_mlp ? r.mlp : r.tp;
   if (a.is_moe()) {
     const double f = static_cast<double>(a.d_expert());
     const double k = static_cast<double>(a.experts_per_token);
-    r.tp += k * (mlp_intermediate_bytes(a, c, f) + h * c.e) + static_cast<double>(a.shared_experts) * mlp_intermediate_bytes(a, c, f);
-    r.tp += kFp32Bytes * static_cast<double>(a.experts);  // router logits in fp32
+    mlp += k * (mlp_intermediate_bytes(a, c, f) + h * c.e) + static_cast<double>(a.shared_experts) * mlp_intermediate_bytes(a, c, f);
+    mlp += kFp32Bytes * static_cast<double>(a.experts);  // router logits in fp32
   } else {
-    r.tp += mlp_intermediate_bytes(a, c, static_cast<double>(a.ffn));
+    mlp += mlp_intermediate_bytes(a, c, static_cast<double>(a.ffn));
   }
   // LoRA: lora_B saves lora_A's r-wide output; A saves its input (adapter_input_bytes), or
   // with LoRA dropout the dropped copy + mask.
@@ -184,9 +189,11 @@ inline layer_act block_activations_selective(const architecture& a, const act_co
     // op-level policy saves the SDPA outputs instead, logsumexp included: +4·heads
     // B/token per block, 0.1% of TT1.)
   }
-  if (a.mlp == mlp_kind::gated) mm[n++] = copies * f;
-  mm[n++] = copies * f;
-  mm[n++] = copies * h;
+  if (!c.tiled_mlp) {  // TiledMLP's forward runs under no_grad: the MLP saves nothing but its input
+    if (a.mlp == mlp_kind::gated) mm[n++] = copies * f;
+    mm[n++] = copies * f;
+    mm[n++] = copies * h;
+  }
   for (int i = 0; i < n; i += 2) r.tp += c.e * mm[i];
   r.tp += c.adapter_bytes * c.lora_rank_elems;
   r.tp += c.peft_saved_bytes;

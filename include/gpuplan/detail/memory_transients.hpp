@@ -36,7 +36,7 @@ inline loss_working_set loss_bytes(const architecture& a, const scenario& r, con
     return {logits, logits};
   }
   const double e = f.pb.act;
-  if (profile_of(r.fw).fused_linear_loss) {  // framework.hpp fused_linear_loss: no logits tensor
+  if (fused_linear_loss(r)) {  // no logits tensor
     const double per_token = f.T_loss * (e * d(a.hidden) + kFp32Bytes);
     return {per_token, per_token};
   }
@@ -72,7 +72,8 @@ inline double backward_block_bytes(const architecture& a, const scenario& r, con
   const double fmax = a.is_moe() ? d(a.d_expert()) * d(a.experts_per_token) : d(a.ffn);
   // Fused LoRA kernels back-propagate SwiGLU in place: one MLP-wide gradient (framework.hpp fused_lora_kernels).
   const double mlp_grads = uses_fused_lora(r) ? 1 : a.mlp == mlp_kind::gated ? 3 : 2;
-  double work = f.T * f.pb.act * (mlp_grads * fmax / f.tp + 2 * h / f.seq_div);
+  // TiledMLP back-propagates one sequence shard of the MLP at a time (f.mlp_tile).
+  double work = f.T * f.pb.act * (mlp_grads * fmax / f.tp * f.mlp_tile + 2 * h / f.seq_div);
   if (r.attn == attention::eager) work += f.T * f.s / f.cp * d(a.heads) * (kFp32Bytes + f.pb.act) / f.tp;
   return work;
 }
@@ -109,7 +110,7 @@ inline transients step_transients(const architecture& a, const scenario& r, cons
   if (sp.last) {
     const loss_working_set loss = loss_bytes(a, r, f);
     // lm_head's backward reads the e-gradient of the logits (none when head and loss are fused).
-    const bool logits = a.head == head_kind::lm && !profile_of(r.fw).fused_linear_loss;
+    const bool logits = a.head == head_kind::lm && !fused_linear_loss(r);
     const double dlogits = logits ? pb.act * d(a.vocab) / f.tp * f.T_loss : 0;
     x.loss_forward = loss.forward;
     x.loss_backward = std::max(loss.backward, dlogits);

@@ -90,6 +90,7 @@ struct block_cost {
   double linear = 0;        // forward block linears (dense / fp8 where eligible)
   double linear_col_attn = 0;  // forward q,k,v (column-parallel) linears: their dW GEMM hides one backward TP all-reduce
   double linear_col_mlp = 0;   // forward gate/up (column-parallel) linears: the same for the MLP's
+  double linear_mlp = 0;       // forward MLP linears (gate, up, down; experts): TiledMLP runs them once more
   double core = 0;          // forward attention core
   double core_bwd = 0;      // backward attention core (flash: includes in-kernel recompute)
   double elementwise = 0;   // forward element-wise (norms, activations, residuals, rope, dropout, casts)
@@ -118,7 +119,7 @@ inline bool flash_kernel(const scenario& run, const peak_rates& r) { return run.
 
 // Forward seconds of one block's linears and what hangs off them.
 struct linear_cost {
-  double linear = 0, col_attn = 0, col_mlp = 0;  // as block_cost
+  double linear = 0, col_attn = 0, col_mlp = 0, mlp = 0;  // as block_cost
   double adapters = 0;
   double dequant = 0, dequant_bwd = 0;  // as block_cost
   double dequant_kernels = 0;
@@ -163,14 +164,17 @@ inline linear_cost block_linears(const architecture& a, const scenario& run, con
     double active = count;
     if (is_mlp(id) && a.is_moe()) {
       const double E = static_cast<double>(a.experts), k = static_cast<double>(a.experts_per_token);
-      c.linear += gemm_seconds(tokens * k * ep / E, out, in, 1, E / ep, r.fp8_gemm, ceil, d.sms, bw, eb, e);
+      double t = gemm_seconds(tokens * k * ep / E, out, in, 1, E / ep, r.fp8_gemm, ceil, d.sms, bw, eb, e);
       if (a.shared_experts > 0)
-        c.linear += gemm_seconds(tokens, out, in, 1, static_cast<double>(a.shared_experts), r.fp8_gemm, ceil, d.sms, bw, eb, e);
+        t += gemm_seconds(tokens, out, in, 1, static_cast<double>(a.shared_experts), r.fp8_gemm, ceil, d.sms, bw, eb, e);
+      c.linear += t;
+      c.mlp += t;
       active = k + static_cast<double>(a.shared_experts);
       linear_params += in * out * E / ep + in * out * static_cast<double>(a.shared_experts);
     } else {
       const double t = gemm_seconds(m, out, in, 1, count, r.fp8_gemm, ceil, d.sms, bw, r.fp8 ? kFp8Bytes : eb, e);
       c.linear += t;
+      if (is_mlp(id)) c.mlp += t;
       if (column_parallel(id)) (is_mlp(id) ? c.col_mlp : c.col_attn) += t;
       linear_params += in * out * count;
     }
@@ -194,6 +198,7 @@ inline linear_cost block_linears(const architecture& a, const scenario& run, con
       c.linear *= kLlmInt8GemmFactor;
       c.col_attn *= kLlmInt8GemmFactor;
       c.col_mlp *= kLlmInt8GemmFactor;
+      c.mlp *= kLlmInt8GemmFactor;
     }
   }
   return c;
@@ -301,6 +306,7 @@ inline block_cost block_seconds(const architecture& a, const scenario& run, cons
   c.linear = l.linear;
   c.linear_col_attn = l.col_attn;
   c.linear_col_mlp = l.col_mlp;
+  c.linear_mlp = l.mlp;
   c.adapters = l.adapters;
   c.dequant = l.dequant;
   c.dequant_bwd = l.dequant_bwd;
@@ -469,7 +475,9 @@ struct compute_cost {
 
 // Adds one group of blocks: forward; backward over the blocks backward runs through
 // (backward_scope_of); recompute per checkpointing (Korthikanti et al. 2022 §5).
-inline compute_cost add_block_compute(compute_cost c, const block_group& g, checkpointing ckpt, const backward_scope& sc) {
+// TiledMLP (scenario tiled_mlp) runs each block's MLP forward once more, in its backward.
+inline compute_cost add_block_compute(compute_cost c, const block_group& g, checkpointing ckpt, const backward_scope& sc,
+                                      bool tiled_mlp = false) {
   if (g.count <= 0) return c;
   const block_cost& b = g.cost;
   const double path = g.count * sc.path_blocks;        // blocks backward runs through
@@ -481,6 +489,7 @@ inline compute_cost add_block_compute(compute_cost c, const block_group& g, chec
                    kTrainableBackwardRatio * b.adapters + b.dequant_bwd);
   if (ckpt == checkpointing::full) c.recompute += path * forward;
   else if (ckpt == checkpointing::selective) c.recompute += path * (b.core + b.scores);
+  if (tiled_mlp) c.recompute += path * b.linear_mlp;
   c.kernels += g.count * b.kernels * (ckpt == checkpointing::full ? kLaunchPassesFullRecompute : kLaunchPasses);
   c.kernels += g.count * b.dequant_kernels * (ckpt == checkpointing::full ? 2 : 1);  // forward passes only
   return c;
@@ -541,8 +550,9 @@ inline compute_cost compute_per_microbatch(const architecture& a, const scenario
                                            const microbatch_shape& m, const stage_blocks& blocks,
                                            const backward_scope& sc, const efficiency_params& e, double trainable_params,
                                            bool with_head = true) {
-  compute_cost c = add_block_compute(compute_cost{}, blocks.plain, run.ckpt.value_or(checkpointing::none), sc);
-  c = add_block_compute(c, blocks.decoder, run.ckpt.value_or(checkpointing::none), sc);
+  const checkpointing ckpt = run.ckpt.value_or(checkpointing::none);
+  compute_cost c = add_block_compute(compute_cost{}, blocks.plain, ckpt, sc, run.tiled_mlp);
+  c = add_block_compute(c, blocks.decoder, ckpt, sc, run.tiled_mlp);
   const head_cost hd = with_head ? head_seconds(a, run, d, m, sc, e) : head_cost{};
   const double tensors = blocks.plain.count * cast_tensors_per_block(a, run, false) +
                          blocks.decoder.count * cast_tensors_per_block(a, run, true);

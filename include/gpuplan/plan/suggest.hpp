@@ -196,7 +196,7 @@ inline bool apply_training_change(change_kind k, scenario& s, std::string& text)
   if (s.work == workload::infer) return false;
   switch (k) {
     case change_kind::chunked_loss:
-      if (s.chunked_loss) return false;
+      if (s.chunked_loss || s.fused_linear_loss) return false;  // the fused head and loss keep no logits to chunk
       s.chunked_loss = true;
       text = "chunked cross-entropy loss";
       return true;
