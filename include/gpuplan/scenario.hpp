@@ -143,7 +143,8 @@ struct scenario {
   bool compile = false;
   // The block's element-wise ops run in fused kernels without torch.compile: Liger Kernel
   // (transformers TrainingArguments use_liger_kernel), Apex / flash-attn fused norm, rotary and
-  // MLP ops, Transformer Engine layers. Time only (timing_compute.hpp fused()).
+  // MLP ops, Transformer Engine layers. Time: timing_compute.hpp fused(); memory (without
+  // compile): Liger's fused RMSNorm and SwiGLU saves (detail/memory_terms.hpp act_context::fused).
   bool fused_kernels = false;
   bool chunked_loss = false;
   // The LM head and the cross-entropy fused, a chunk of tokens at a time, so no logits tensor

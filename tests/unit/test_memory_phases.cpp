@@ -296,6 +296,25 @@ TEST_CASE("memory phases 2: TiledMLP keeps one sequence shard of the MLP's inter
   }
 }
 
+TEST_CASE("memory phases 2: fused norm and SwiGLU kernels (Liger) keep less than eager PyTorch") {
+  // Per token without checkpointing: 2 fused RMSNorms x (input 2h + output 2h + 8 B stats) =
+  // 32,784 (eager 65,552: no fp32 upcast, no normalised copy); attention 32,768 + 128 as eager;
+  // SwiGLU gate, up and the product kept by down, 3 x 11008 x 2 = 66,048 (eager 4f). 131,728 B.
+  scenario s = train_7b(method::full, precision::bf16_mixed);
+  s.fused_kernels = true;
+  const stage_view v(llama2_7b(), s);
+  CHECK(v.acts().kept_per_block == doctest::Approx(131728.0 * T).epsilon(kEps));
+  // Liger's SwiGLU backward writes the gate's and up's gradients into their saved outputs: one
+  // MLP-wide gradient (the product's) besides the residual's 2h: e (f + 2h) per token.
+  CHECK(v.trans().backward_block == doctest::Approx(2 * (11008.0 + 2 * 4096) * T).epsilon(kEps));
+  // Under torch.compile the compiled rules apply instead.
+  s.compile = true;
+  const stage_view c(llama2_7b(), s);
+  scenario compiled = train_7b(method::full, precision::bf16_mixed);
+  compiled.compile = true;
+  CHECK(c.acts().kept_per_block == doctest::Approx(stage_view(llama2_7b(), compiled).acts().kept_per_block).epsilon(kEps));
+}
+
 TEST_CASE("memory phases 2: 1F1B keeps min(pp - i, micro-batches) in flight; interleaving adds (pp-1)/(pp·v) on stage 0") {
   scenario s = train_7b(method::full, precision::bf16_mixed);
   s.num_gpus = 4; s.parallel.pp = 4; s.grad_accum = 8; s.ckpt = checkpointing::full;

@@ -65,11 +65,6 @@ constexpr known_miss kKnownVerdictMisses[] = {
     {"UC8", 0, "Unsloth README 70B table, 48 GB row: a maximum context the table interpolates between measured "
                "cards (cases-4-notes.md); the estimate needs 53.6 GB of the card's 50.5 GB, 40.6 GB of it the NF4 "
                "weights with the bf16 embeddings and head"},
-    {"AT3", 0, "ArcticTraining's ALST ablation without TiledMLP, 1.1M tokens on 8 H100 (137k per GPU): the estimate "
-               "needs 98.6 GB; the recipe loads the model as \"liger\", whose SwiGLU keeps gate and up and "
-               "back-propagates in place and whose RMSNorm keeps no fp32 copy (not modelled: fused_kernels is time only)"},
-    {"AT5", 0, "the same with checkpoint offload at 2.4M tokens (300k per GPU): 114 GB, the MLP's recompute and its "
-               "gradients at 300k tokens dominating; Liger's kernels, as AT3"},
 };
 TEST_CASE("validation: every fit/OOM verdict is right but the known misses") {
   int verdicts = 0, misses = 0;

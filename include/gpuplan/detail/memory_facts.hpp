@@ -123,6 +123,7 @@ inline facts facts_of(const architecture& a, const scenario& r, const parameter_
   f.ctx.e = f.pb.act;
   f.ctx.mixed = f.pb.mixed;
   f.ctx.compiled = r.compile;
+  f.ctx.fused = r.fused_kernels && !r.compile;
   f.ctx.drop = a.dropout > 0;
   f.ctx.flash = r.attn == attention::flash;
   f.ctx.tiled_mlp = r.tiled_mlp;

@@ -34,6 +34,9 @@ struct act_context {
   double e = 2;          // activation bytes
   bool mixed = false;    // autocast: LayerNorm/softmax run in fp32
   bool compiled = false; // torch.compile: pointwise ops fused, cheap results recomputed
+  // Fused norm and SwiGLU kernels without torch.compile (scenario fused_kernels; Liger's
+  // LigerRMSNorm and LigerSiLUMulFunction, Apex FusedRMSNorm/FusedLayerNorm).
+  bool fused = false;
   bool drop = false;     // dropout present (model.dropout > 0)
   bool flash = true;
   bool tiled_mlp = false;  // ALST TiledMLP: the MLP runs under no_grad, its input saved (layer_act::mlp)
@@ -60,6 +63,10 @@ struct norm_saves {
 inline norm_saves norm_parts(const architecture& a, const act_context& c) {
   const double h = static_cast<double>(a.hidden);
   if (c.compiled) return {h * c.e, 0, 0};  // Inductor saves the norm input, recomputes the output
+  // A fused norm kernel saves its input (and its fp32 statistics) and computes the weight's
+  // gradient from them; the next linear keeps the output (Liger ops/rms_norm.py
+  // LigerRMSNormFunction: ctx.save_for_backward(X, W, RSTD); Apex FusedRMSNormAffineFunction).
+  if (c.fused) return {h * c.e, 0, h * c.e};
   if (a.norm == norm_kind::rmsnorm) {
     // x.float() (4h, kept by pow and the rsqrt multiply), the normalised tensor cast back to
     // the input dtype and kept by the weight multiply (HF LlamaRMSNorm `self.weight *
@@ -110,7 +117,9 @@ inline double mlp_intermediate_bytes(const architecture& a, const act_context& c
   if (a.mlp == mlp_kind::gated) {
     // gate out (act input), up out, act out, product (down input, kept by a trainable down
     // only): 4f, frozen 3f; compiled: gate, up
-    double v = c.compiled ? 2 * f * c.e : (c.frozen_linears ? 3 : 4) * f * c.e;
+    // Fused SwiGLU (Liger ops/swiglu.py LigerSiLUMulFunction): gate and up outputs kept, the
+    // product recomputed in backward and kept by a trainable down only: 3f, frozen 2f.
+    double v = c.compiled ? 2 * f * c.e : c.fused ? (c.frozen_linears ? 2 : 3) * f * c.e : (c.frozen_linears ? 3 : 4) * f * c.e;
     if (inner_drop) v += f * (kMaskBytes + c.e);  // T5 dropout between the product and wo
     return v;
   }

@@ -70,8 +70,11 @@ inline loss_working_set loss_bytes(const architecture& a, const scenario& r, con
 inline double backward_block_bytes(const architecture& a, const scenario& r, const facts& f) {
   const double h = d(a.hidden);
   const double fmax = a.is_moe() ? d(a.d_expert()) * d(a.experts_per_token) : d(a.ffn);
-  // Fused LoRA kernels back-propagate SwiGLU in place: one MLP-wide gradient (framework.hpp fused_lora_kernels).
-  const double mlp_grads = uses_fused_lora(r) ? 1 : a.mlp == mlp_kind::gated ? 3 : 2;
+  // Fused LoRA kernels back-propagate SwiGLU in place: one MLP-wide gradient (framework.hpp
+  // fused_lora_kernels); so does Liger's fused SwiGLU (ops/swiglu.py swiglu_backward writes the
+  // gate's and up's gradients into their saved outputs; scenario fused_kernels).
+  const bool in_place = uses_fused_lora(r) || (r.fused_kernels && !r.compile && a.mlp == mlp_kind::gated);
+  const double mlp_grads = in_place ? 1 : a.mlp == mlp_kind::gated ? 3 : 2;
   // TiledMLP back-propagates one sequence shard of the MLP at a time (f.mlp_tile).
   double work = f.T * f.pb.act * (mlp_grads * fmax / f.tp * f.mlp_tile + 2 * h / f.seq_div);
   if (r.attn == attention::eager) work += f.T * f.s / f.cp * d(a.heads) * (kFp32Bytes + f.pb.act) / f.tp;
