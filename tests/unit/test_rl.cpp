@@ -286,6 +286,20 @@ TEST_CASE("rl: bad settings are one-line errors naming the field") {
   rl_config c;
   c.rollout_fraction = std::nan("");
   CHECK(message(c) == "rl.rollout_fraction: must be a finite number (got nan)");
+  // verl's log-probs come from the logits in place: a fused head and loss is not its path.
+  c = {};
+  c.fw = rl_framework::verl;
+  scenario fused = s;
+  fused.fused_linear_loss = true;
+  try {
+    (void)estimate_rl(m, fused, c);
+    FAIL("verl with fused_linear_loss estimated");
+  } catch (const config_error& e) {
+    CHECK(std::string(e.what()) ==
+          "scenario.fused_linear_loss: verl computes its log-probs from the logits in place; its own fused kernels are not modelled (got true)");
+  }
+  c.fw = rl_framework::trl;  // TRL's scoring takes the logits path whatever the training loss
+  CHECK_NOTHROW((void)estimate_rl(m, fused, c));
   c = {};
   c.algo = rl_algorithm::dpo;
   c.generations = 4;
