@@ -12,6 +12,7 @@
 #include "gpuplan/engine.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/framework.hpp"
+#include "gpuplan/kernels.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/peft.hpp"
 #include "gpuplan/scenario.hpp"
@@ -77,6 +78,8 @@ inline void validate_sizes(const scenario& s) {
     if (s.inference.cuda_graphs.value_or(false) && !profile_of(s.inference.eng).has_cuda_graphs())
       fail("scenario.inference.cuda_graphs", "engine " + std::string(to_string(s.inference.eng)) +
                                                  " does not replay decode as CUDA graphs (got true)");
+    // The weight format needs a kernel on this GPU (kernels.hpp kernel_for names the field when none runs).
+    (void)kernel_for(s);
   }
 }
 

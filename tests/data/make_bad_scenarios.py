@@ -175,6 +175,8 @@ add({"fused_linear_loss": True, "chunked_loss": True}, "scenario.fused_linear_lo
 add({"fused_linear_loss": True, "inplace_loss": True}, "scenario.fused_linear_loss: the fused head and loss replace chunked_loss and inplace_loss (got both fused_linear_loss and inplace_loss)")
 # Hardware.
 add({"precision": "fp8-mixed", "gpu": "a100-80gb"}, "scenario.precision: fp8-mixed needs FP8 tensor cores (sm_89+); a100-80gb is sm_80")
+add({"workload": "infer", "quantization": {"weights": "fp8"}, "gpu": "t4"},
+    "scenario.quantization.weights: fp8 weights need FP8 tensor cores (sm_89+) or Marlin (sm_80+); t4 is sm_75")
 add({"precision": "fp8-mixed", "gpu": "t4"}, "scenario.precision: fp8-mixed needs FP8 tensor cores (sm_89+); t4 is sm_75")
 add({"precision": "fp8-mixed", "gpu": "v100-sxm2-32gb"}, "scenario.precision: fp8-mixed needs FP8 tensor cores (sm_89+); v100-sxm2-32gb is sm_70")
 add({"precision": "fp8-mixed", "gpu": "rtx-3090"}, "scenario.precision: fp8-mixed needs FP8 tensor cores (sm_89+); rtx-3090 is sm_86")
