@@ -2,6 +2,8 @@
 // object <-> (policy scenario, rl_config). Every rejection names the JSON path and the value.
 #include "gpuplan/io/rl_json.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -224,11 +226,7 @@ rl_config parse_rl(const json& j) {
 }
 
 rl_input read_rl_recommend_scenario(json j, int max_gpus) {
-  if (j.is_object()) {
-    int n = 1;
-    while (n <= max_gpus / 2) n *= 2;
-    j["num_gpus"] = n;
-  }
+  if (j.is_object()) j["num_gpus"] = std::bit_floor(static_cast<unsigned>(std::max(1, max_gpus)));
   return read_rl_scenario(j);
 }
 

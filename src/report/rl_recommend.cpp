@@ -17,18 +17,14 @@ namespace gpuplan::io {
 namespace rl_report_detail {  // defined in report/rl.cpp
 std::string gib_cell(Bytes b);
 std::string upper(std::string_view s);
+const rl_phase& peak_of(const rl_estimate& e);
 }  // namespace rl_report_detail
 
 namespace rl_recommend_detail {
 
 using json = nlohmann::json;
 
-std::string_view peak_name(const rl_estimate& e) { return e.phases[static_cast<std::size_t>(e.peak_phase)].name; }
-
-// The headroom the row had to keep: max(fraction x usable, floor) (plan/margin.hpp margin_headroom).
-Bytes kept(const rl_recommend_request& q, Bytes capacity) {
-  return margin_headroom(plan_margin{.headroom_fraction = q.headroom_fraction, .headroom_min = q.headroom_min}, capacity);
-}
+using rl_report_detail::peak_of;
 
 // Price x GPUs x step / 3600 over the step's tokens (tokens/s per GPU x GPUs x step), per 1e6 tokens.
 std::optional<double> cost_per_million_tokens(const rl_option& o) {
@@ -44,11 +40,11 @@ json row_json(const rl_option& o, const rl_recommend_request& q) {
   return {{"gpu", o.gpu.id},
           {"gpus", o.gpus},
           {"rollout_gpus", e.rollout_gpus},
-          {"peak_phase", std::string(peak_name(e))},
+          {"peak_phase", std::string(peak_of(e).name)},
           {"device_bytes", in_bytes(e.device)},
           {"capacity_bytes", in_bytes(e.capacity)},
           {"headroom_bytes", in_bytes(e.headroom)},
-          {"headroom_kept_bytes", in_bytes(kept(q, e.capacity))},
+          {"headroom_kept_bytes", in_bytes(q.headroom_kept(e.capacity))},
           {"step_seconds", in_seconds(e.step)},
           {"tokens_per_second_per_gpu", e.tokens_per_second_per_gpu},
           {"price_per_gpu_hour", optional_json(o.price_per_gpu_hour)},
@@ -113,7 +109,7 @@ table rl_recommend_table(const rl_recommendation& r) {
   t.header = {"GPU", "GPUs", "Peak phase", "Device (GiB)", "Headroom (GiB)", "Step", "Tokens/s/GPU", "$/GPU-h", "$/step", "$/M tokens"};
   for (const rl_option& o : r.rows) {
     const rl_estimate& e = o.estimate;
-    t.rows.push_back({o.gpu.id, gpus_cell(o), std::string(peak_name(e)), gib_cell(e.device), gib_cell(e.headroom),
+    t.rows.push_back({o.gpu.id, gpus_cell(o), std::string(peak_of(e).name), gib_cell(e.device), gib_cell(e.headroom),
                       format_seconds(e.step), format_number(e.tokens_per_second_per_gpu), money(o.price_per_gpu_hour),
                       money(o.cost_per_step), money(cost_per_million_tokens(o))});
   }

@@ -73,7 +73,7 @@ inline double backward_block_bytes(const architecture& a, const scenario& r, con
   // Fused LoRA kernels back-propagate SwiGLU in place: one MLP-wide gradient (framework.hpp
   // fused_lora_kernels); so does Liger's fused SwiGLU (ops/swiglu.py swiglu_backward writes the
   // gate's and up's gradients into their saved outputs; scenario fused_kernels).
-  const bool in_place = uses_fused_lora(r) || (r.fused_kernels && !r.compile && a.mlp == mlp_kind::gated);
+  const bool in_place = uses_fused_lora(r) || (f.ctx.fused && a.mlp == mlp_kind::gated);
   const double mlp_grads = in_place ? 1 : a.mlp == mlp_kind::gated ? 3 : 2;
   // TiledMLP back-propagates one sequence shard of the MLP at a time (f.mlp_tile).
   double work = f.T * f.pb.act * (mlp_grads * fmax / f.tp * f.mlp_tile + 2 * h / f.seq_div);

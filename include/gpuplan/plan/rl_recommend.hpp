@@ -32,6 +32,11 @@ struct rl_recommend_request {
   double headroom_fraction = 0.05;          // of each GPU's usable memory left free (plan/margin.hpp's default)
   Bytes headroom_min = gib(1);              // at least this left free (plan/margin.hpp's default)
   std::map<std::string, double, std::less<>> prices;  // price per GPU-hour by GPU id
+
+  // What a GPU of `capacity` must keep free: max(headroom_fraction x capacity, headroom_min).
+  [[nodiscard]] Bytes headroom_kept(Bytes capacity) const {
+    return margin_headroom(plan_margin{.headroom_fraction = headroom_fraction, .headroom_min = headroom_min}, capacity);
+  }
 };
 
 namespace detail::rl {
@@ -43,7 +48,6 @@ namespace detail::rl {
 inline std::optional<rl_option> smallest_fit(const architecture& m, scenario policy, const rl_config& cfg,
                                              const gpu_spec& gpu, const rl_recommend_request& req) {
   policy.gpu = gpu;
-  const plan_margin margin{.headroom_fraction = req.headroom_fraction, .headroom_min = req.headroom_min};
   for (int n = 1; n <= req.max_gpus; n *= 2) {
     policy.num_gpus = n;
     rl_estimate e;
@@ -52,7 +56,7 @@ inline std::optional<rl_option> smallest_fit(const architecture& m, scenario pol
     } catch (const config_error&) {
       continue;
     }
-    if (in_bytes(e.headroom) < in_bytes(margin_headroom(margin, e.capacity)) || !std::isfinite(in_seconds(e.step))) continue;
+    if (in_bytes(e.headroom) < in_bytes(req.headroom_kept(e.capacity)) || !std::isfinite(in_seconds(e.step))) continue;
     rl_option o{gpu, n, e, std::nullopt, std::nullopt};
     if (const auto p = req.prices.find(gpu.id); p != req.prices.end()) {
       o.price_per_gpu_hour = p->second;
