@@ -221,10 +221,18 @@ TEST_CASE("framework: FSDP keeps its root unit gathered beside two blocks; DeepS
     return detail::mem::zero3_gather_bytes(r.settings(), f, sp, detail::mem::trainables_of_stage(m, r.settings(), f, sp));
   };
   // FSDP1 _post_forward_reshard / FSDP2 root reshard_after_forward False: root + the unit in use + the next, bf16.
-  CHECK(gathered(s) == 2.0 * (262148096.0 + 2 * 202383360.0));
-  // DeepSpeed: two blocks (the embedding, 131M, is smaller than a block).
+  const auto fsdp = gathered(s);
+  CHECK(fsdp.block == 2.0 * (262148096.0 + 2 * 202383360.0));
+  // At the loss the root alone (the last block resharded, no forward prefetch); at the head's
+  // backward the root and the last block, prefetched by the root's pre-backward hook.
+  CHECK(fsdp.loss == 2.0 * 262148096.0);
+  CHECK(fsdp.head == 2.0 * (262148096.0 + 202383360.0));
+  // DeepSpeed: two blocks (the embedding, 131M, is smaller than a block), at every moment.
   s.fw = framework::deepspeed;
-  CHECK(gathered(s) == 2.0 * 2 * 202383360.0);
+  const auto ds = gathered(s);
+  CHECK(ds.block == 2.0 * 2 * 202383360.0);
+  CHECK(ds.loss == ds.block);
+  CHECK(ds.head == ds.block);
 }
 
 TEST_CASE("framework: Unsloth's offloaded checkpointing keeps two block inputs on the GPU") {

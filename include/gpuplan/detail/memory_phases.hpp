@@ -54,17 +54,22 @@ inline gradient_schedule gradients_by_phase(const scenario& r, const facts& f, c
   return g;
 }
 
-// The five moments: forward + loss; loss backward; backward start (one block
-// recomputed, its gradient temporaries); backward end (all gradients, the first
-// block's kept activations per in-flight micro-batch plus that block recomputed);
-// optimizer step (no activations).
+// The five moments: forward + loss; loss backward, the larger of the loss's own backward and
+// the head's (the head's backward needs the logits' whole gradient, so its weight gradient, its
+// reduction and FSDP's prefetch of the last block come after the loss's working set is freed); backward
+// start (one block recomputed, its gradient temporaries); backward end (all gradients, the first
+// block's kept activations per in-flight micro-batch plus that block recomputed); optimizer step
+// (no activations).
 inline std::array<phase_terms, kStepPhases> step_phases(const model_states& s, const activation_plan& p, const transients& x,
                                                         const gradient_schedule& g) {
   const double W = s.weights, M = s.master, O = s.optimizer;
   const double first_block = std::min(p.stored, p.in_flight * p.kept_per_block) + p.recomputed;
   std::array<phase_terms, kStepPhases> ph;
-  ph[0] = {W, M, g.persistent, O, p.stored, x.loss_forward + x.collective};
-  ph[1] = {W, M, g.persistent > 0 ? g.persistent : g.head, O, p.stored, x.loss_backward + x.collective + x.reduce_backward};
+  ph[0] = {W, M, g.persistent, O, p.stored, x.loss_forward + x.collective_at_loss};
+  const phase_terms own{W, M, g.persistent, O, p.stored, x.loss_backward + x.collective_at_loss};
+  const phase_terms head{W, M, g.persistent > 0 ? g.persistent : g.head, O, p.stored,
+                         x.head_backward + x.collective_at_head + x.reduce_backward};
+  ph[1] = own.total() > head.total() ? own : head;
   ph[2] = {W, M, std::max(g.persistent, g.head), O, p.stored + p.recomputed, x.backward_block + x.collective + x.reduce_backward};
   ph[3] = {W, M, g.all, O, first_block, x.backward_block + x.collective + x.reduce_backward};
   ph[4] = {W, M, g.at_step, O, 0.0, x.optimizer_step};

@@ -19,8 +19,12 @@ namespace gpuplan::detail::mem {
 // Bytes per GPU of the transient working sets of one stage.
 struct transients {
   double loss_forward = 0;    // last stage: loss forward working set
-  double loss_backward = 0;   // last stage: loss backward working set, at least the logits' gradient
-  double collective = 0;      // ZeRO-3 gathered units, or the ZeRO-1/2 reduce bucket (forward and backward)
+  double loss_backward = 0;   // last stage: the loss's own backward working set (before the head's), at least the logits' gradient
+  double head_backward = 0;   // last stage: what the head's backward reads, the logits' gradient (a fused
+                              // head + loss: its backward working set)
+  double collective = 0;      // ZeRO-3 gathered units in a block's forward or backward, or the ZeRO-1/2 reduce bucket
+  double collective_at_loss = 0;  // the same at the loss, forward and its own backward
+  double collective_at_head = 0;  // the same at the head's backward
   double reduce_backward = 0; // backward: the largest trainable module's unsharded gradient (ZeRO-3, no master)
   double backward_block = 0;  // gradient temporaries of the block being back-propagated
   double optimizer_step = 0;  // optimizer-step temporaries (none with optimizer_in_backward)
@@ -93,15 +97,27 @@ inline double dequantized_weight_bytes(const scenario& r, const facts& f, const 
   return (torchao_eager ? kTorchaoEagerDequantBytes : f.pb.act) * sp.largest_block_matrix;
 }
 
+// ZeRO-3 / FSDP gathered parameters, bytes: in a block's forward or backward, at the loss, at
+// the head's backward.
+struct zero3_gathered { double block = 0, loss = 0, head = 0; };
+
 // ZeRO-3 / FSDP prefetch: the unit in use gathered + the next one prefetched. FSDP keeps its
 // root unit (what no block holds: embeddings, final norm, head) gathered from forward to the
 // end of backward beside them (framework.hpp root_unit_stays_gathered); DeepSpeed gathers
 // module by module, so a largest module not already in the model states joins one block.
-inline double zero3_gather_bytes(const scenario& r, const facts& f, const stage_params& sp, const stage_trainables& t) {
-  if (profile_of(r.fw).root_unit_stays_gathered) return (sp.root + kGatheredUnitsInFlight * sp.largest_block) * f.pb.weight;
+// At the loss FSDP holds its root unit alone: the last block is resharded after its forward
+// (FULL_SHARD), forward_prefetch is off by default, and the backward prefetch of the last block
+// starts in the root's pre-backward hook, registered on its outputs, so once the logits'
+// gradient is complete: the head's backward holds the root and that one block
+// (torch/distributed/fsdp/_runtime_utils.py _pre_backward_hook, _prefetch_handle).
+inline zero3_gathered zero3_gather_bytes(const scenario& r, const facts& f, const stage_params& sp, const stage_trainables& t) {
+  if (profile_of(r.fw).root_unit_stays_gathered)
+    return {(sp.root + kGatheredUnitsInFlight * sp.largest_block) * f.pb.weight, sp.root * f.pb.weight,
+            (sp.root + sp.largest_block) * f.pb.weight};
   const bool in_states = zero3_states_hold_gathered(r, f);
   const double extra_big = in_states && sp.largest <= t.largest ? 0.0 : sp.largest * f.pb.weight;
-  return std::max(kGatheredUnitsInFlight * sp.largest_block * f.pb.weight, extra_big + sp.largest_block * f.pb.weight);
+  const double all = std::max(kGatheredUnitsInFlight * sp.largest_block * f.pb.weight, extra_big + sp.largest_block * f.pb.weight);
+  return {all, all, all};
 }
 
 // Phase 3.
@@ -117,15 +133,20 @@ inline transients step_transients(const architecture& a, const scenario& r, cons
     const double dlogits = logits ? pb.act * d(a.vocab) / f.tp * f.T_loss : 0;
     x.loss_forward = loss.forward;
     x.loss_backward = std::max(loss.backward, dlogits);
+    x.head_backward = logits ? dlogits : loss.backward;
   }
   if (zero >= 3) {
-    x.collective = zero3_gather_bytes(r, f, sp, t);
+    const zero3_gathered g = zero3_gather_bytes(r, f, sp, t);
+    x.collective = g.block;
+    x.collective_at_loss = sp.last ? g.loss : g.block;  // a stage without the loss ends its forward in a block
+    x.collective_at_head = sp.last ? g.head : g.block;
     if (!zero3_states_hold_gathered(r, f) && !r.optimizer_in_backward) x.reduce_backward = t.largest * pb.grad;
   }
   // DeepSpeed ZeRO-1/2 reduce bucket (reduce_bucket_size).
   // With optimizer offload every gradient passes through it, even on one GPU.
   const bool reduces = r.num_gpus > 1 || r.parallel.offload_optimizer != offload::none;
-  if ((zero == 1 || zero == 2) && reduces) x.collective = std::min(t.params, memory_defaults::zero_reduce_bucket_elems) * pb.grad;
+  if ((zero == 1 || zero == 2) && reduces)
+    x.collective = x.collective_at_loss = x.collective_at_head = std::min(t.params, memory_defaults::zero_reduce_bucket_elems) * pb.grad;
   x.backward_block = backward_block_bytes(a, r, f) + dequantized_weight_bytes(r, f, sp);
   // DoRA's per-layer weight-norm working set (peft.hpp) lives during a block's forward;
   // it reaches a peak moment only when the block's forward is recomputed in backward.

@@ -244,9 +244,12 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
     add_phase(out, actor, "rollout", held + generation, p.engine_on);
     add_phase(out, actor, "scoring", p.states + logprob_working_set(a, actor, r), p.engine_off);
   }
-  // The entropy's gradients live in the loss backward only, beside the logits (entropy_extra).
+  // The entropy's gradients live in the loss's own backward only, beside the logits
+  // (entropy_extra), before the head's backward adds its gradient and FSDP prefetches a block
+  // (memory_phases.hpp step_phases): with the log-probs in place (inplace_logprobs, which the
+  // bonus requires) that moment holds what the loss's forward did, the logits alone.
   const auto at = [&](memory_breakdown::phase ph) { return in_bytes(m.allocated_by_phase[static_cast<std::size_t>(ph)]); };
-  const double trained = std::max(in_bytes(m.peak_allocated), at(memory_breakdown::phase::loss_backward) + entropy_extra(a, actor, r));
+  const double trained = std::max(in_bytes(m.peak_allocated), at(memory_breakdown::phase::forward_loss) + entropy_extra(a, actor, r));
   add_phase(out, actor, "actor update", trained + fp32_base + critic_states + others, p.engine_off);
   if (critic_peak > 0) add_phase(out, actor, "critic update", actor_states + critic_peak + others, p.engine_off);
   for (int i = 0; i < out.phase_count; ++i)
