@@ -130,9 +130,11 @@ inline void transient_rules([[maybe_unused]] const architecture& a, const scenar
   if (train && r.parallel.zero >= 3 && p.root_unit_stays_gathered)
     add("transient_bytes", fw + ".root_unit_stays_gathered",
         "the unit in use gathered plus the next one prefetched (one transformer block each, the FSDP wrap unit), "
-        "and the root unit (embeddings, final norm, head) gathered from forward to the end of backward",
-        "torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard (the root is not resharded after forward); "
-        "FSDP2 fully_shard reshard_after_forward (False for the root)");
+        "and the root unit (embeddings, final norm, head) gathered from forward to the end of backward; at the loss "
+        "the root alone, at the head's backward the root and the last block",
+        "torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard (the root is not resharded after forward), "
+        "_pre_backward_hook (the backward prefetch starts at the root's outputs); FSDP2 fully_shard "
+        "reshard_after_forward (False for the root)");
   else if (train && r.parallel.zero >= 3)
     add("transient_bytes", "all frameworks: ZeRO-3 / FSDP all-gather buffers",
         "the unit in use gathered plus the next one prefetched (one transformer block each, the FSDP wrap unit), "

@@ -445,6 +445,37 @@ TEST_CASE("memory phases 4: LoRA r8 q,v on llama-2-7b peaks in the loss backward
         doctest::Approx(W + O + (32 * kept + edges) + (block - kept) + T * 2 * (3 * 11008 + 2 * 4096)).epsilon(kEps));
 }
 
+TEST_CASE("memory phases 4: the loss's own backward and the head's are two moments") {
+  // bf16-pure full fine-tune, one GPU, eager loss: the loss's backward holds its 12 V·T (saved
+  // log-probs, nll's dense fp32 gradient, log_softmax's fp32 gradient); the head's backward reads
+  // the 2 V·T logits' gradient and adds the head's 2 L7 gradient. 12 V·T > 2 V·T + 2 L7, so the
+  // phase is the loss's own moment, without the head's gradient.
+  scenario s = train_7b(method::full, precision::bf16_pure);
+  const stage_view v(llama2_7b(), s);
+  const auto x = v.trans();
+  CHECK(x.loss_backward == doctest::Approx(12 * VT).epsilon(kEps));
+  CHECK(x.head_backward == doctest::Approx(2 * VT).epsilon(kEps));
+  const auto g = mem::gradients_by_phase(v.r.settings(), v.f, v.t, v.states());
+  CHECK(g.head == doctest::Approx(2 * L7).epsilon(kEps));
+  const auto ph = mem::step_phases(v.states(), v.acts(), x, g);
+  CHECK(ph[1].grads == 0);
+  CHECK(ph[1].total() == doctest::Approx(ph[0].total() - 10 * VT + 12 * VT).epsilon(kEps));
+  // PyTorch FSDP over 8 GPUs, in-place loss (2 V·T both ways): the head's moment is the larger,
+  // with its gradient, its unsharded copy awaiting the reduce-scatter and the root unit plus the
+  // last block (root 262,148,096 and block 202,383,360 parameters, bf16); at the loss the root alone.
+  s.prec = precision::bf16_mixed; s.fw = framework::fsdp; s.num_gpus = 8; s.parallel.zero = 3; s.inplace_loss = true;
+  const stage_view z(llama2_7b(), s);
+  const auto xz = z.trans();
+  CHECK(xz.collective_at_loss == doctest::Approx(2 * 262148096.0).epsilon(kEps));
+  CHECK(xz.collective_at_head == doctest::Approx(2 * (262148096.0 + 202383360.0)).epsilon(kEps));
+  const auto gz = mem::gradients_by_phase(z.r.settings(), z.f, z.t, z.states());
+  const auto pz = mem::step_phases(z.states(), z.acts(), xz, gz);
+  CHECK(pz[0].transient == doctest::Approx(2 * VT + 2 * 262148096.0).epsilon(kEps));
+  CHECK(pz[1].grads == doctest::Approx(gz.head).epsilon(kEps));
+  CHECK(pz[1].transient == doctest::Approx(2 * VT + 2 * (262148096.0 + 202383360.0) + xz.reduce_backward).epsilon(kEps));
+  CHECK(pz[2].transient == doctest::Approx(xz.backward_block + 2 * (262148096.0 + 2 * 202383360.0) + xz.reduce_backward).epsilon(kEps));
+}
+
 TEST_CASE("memory phases 4: persistent gradients and the optimizer step") {
   // bf16-mixed full fine-tune with grad_accum 2: gradients persist through the forward.
   scenario s = train_7b(method::full, precision::bf16_mixed);
