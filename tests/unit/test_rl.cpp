@@ -64,6 +64,30 @@ TEST_CASE("rl: a reference of a fully trained policy adds its parameters in the 
     CHECK(rl_phase_alloc(with, phase) - rl_phase_alloc(without, phase) == doctest::Approx(expected).epsilon(1e-9));
 }
 
+TEST_CASE("rl: TRL under ZeRO-3 gathers the trained models whole for transformers' generate") {
+  // trl/models/utils.py unwrap_model_for_generation: GatheredParameters(model.parameters()) for the
+  // whole rollout (ds3_gather_for_generation True); DeepSpeed's bf16 module: 2 bytes per parameter.
+  const architecture& m = io::find_model("llama-3.2-1b");
+  scenario s = rl_policy("a100-80gb", 8);
+  s.parallel.zero = 3;
+  rl_config c;  // TRL GRPO, transformers generate
+  const run actor(m, s);
+  const double whole = 2.0 * static_cast<double>(count_parameters(m).total);
+  CHECK(detail::rl::gathered_for_generation(m, actor.settings(), detail::rl::resolve(c, s.gpu)) == doctest::Approx(whole).epsilon(1e-12));
+  const rl_estimate z3 = estimate_rl(m, s, c);
+  CHECK(rl_phase_alloc(z3, "rollout") > whole);
+  // ZeRO-2 keeps whole 16-bit weights anyway; a vLLM rollout (verl) gathers nothing for generate.
+  scenario z2 = s;
+  z2.parallel.zero = 2;
+  CHECK(detail::rl::gathered_for_generation(m, run(m, z2).settings(), detail::rl::resolve(c, s.gpu)) == 0);
+  CHECK(detail::rl::gathered_for_generation(m, actor.settings(), detail::rl::resolve(verl_config(), s.gpu)) == 0);
+  // PPO gathers its PolicyAndValueWrapper: the value model (a one-output head in place of the LM
+  // head) with the policy.
+  const architecture value = detail::rl::value_model(m);
+  CHECK(detail::rl::gathered_for_generation(value, run(value, s).settings(), detail::rl::resolve(c, s.gpu)) ==
+        doctest::Approx(2.0 * static_cast<double>(count_parameters(value).total)).epsilon(1e-12));
+}
+
 TEST_CASE("rl: with LoRA the reference is the base with the adapter disabled: no copy") {
   const architecture& m = io::find_model("llama-3.2-1b");
   scenario s = rl_policy("a100-80gb", 1);

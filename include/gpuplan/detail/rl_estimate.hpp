@@ -195,6 +195,21 @@ inline void add_phase(rl_estimate& out, const run& actor, std::string_view name,
   ph.device = bytes(d.device + engine);
 }
 
+// A trained model's weights gathered whole for generation: TRL generates with transformers
+// inside unwrap_model_for_generation, which under ZeRO-3 gathers every parameter of the trained
+// model for the whole rollout (trl/models/utils.py, gather_deepspeed3_params =
+// ds3_gather_for_generation, True by default; PPO passes its PolicyAndValueWrapper, so the value
+// model is gathered with the policy): the weights the same run holds without ZeRO-3, beside its
+// shards.
+inline double gathered_for_generation(const architecture& a, const scenario& s, const resolved& r) {
+  if (r.eng != engine::hf || s.parallel.zero < 3 || !r.p->gathers_for_generation) return 0;
+  scenario whole = s;
+  whole.parallel.zero = 0;
+  whole.parallel.offload_params = offload::none;
+  whole.parallel.offload_optimizer = offload::none;
+  return in_bytes(estimate_memory(run(a, whole)).weights);
+}
+
 // Memory of every phase on an actor GPU, and the peak (`value`: PPO's value model, else null).
 inline void estimate_phases(rl_estimate& out, const architecture& a, const run& actor, const resolved& r,
                             const std::shared_ptr<const architecture>& value) {
@@ -203,7 +218,7 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
   phase_parts p;
   const double fp32_base = fp32_base_extra(actor, r);
   const double actor_states = resident_states(m, s) + fp32_base;
-  double critic_peak = 0, critic_states = 0;
+  double critic_peak = 0, critic_states = 0, gathered = gathered_for_generation(a, s, r);
   if (value && r.p->models_colocated) {
     const run critic(value, [&] {
       scenario c = s;
@@ -213,6 +228,7 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
     const memory_breakdown cm = estimate_memory(critic);
     critic_peak = in_bytes(cm.peak_allocated);
     critic_states = resident_states(cm, critic.settings());
+    gathered += gathered_for_generation(*value, critic.settings(), r);
   }
   out.critic_bytes = bytes(critic_states);
   out.reference_bytes = bytes(reference_bytes(actor, r));
@@ -241,7 +257,7 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
       const memory_breakdown g = estimate_memory(run(a, engine_scenario(s, r, batch)));
       generation = in_bytes(g.kv_cache) + in_bytes(g.activations) + in_bytes(g.transient);
     }
-    add_phase(out, actor, "rollout", held + generation, p.engine_on);
+    add_phase(out, actor, "rollout", held + generation + gathered, p.engine_on);
     add_phase(out, actor, "scoring", p.states + logprob_working_set(a, actor, r), p.engine_off);
   }
   // The entropy's gradients live in the loss's own backward only, beside the logits
