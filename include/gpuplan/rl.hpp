@@ -85,6 +85,9 @@ struct rl_profile {
   // Generation by transformers under ZeRO-3 gathers every parameter of the trained model for the
   // whole rollout (TRL unwrap_model_for_generation, ds3_gather_for_generation True by default).
   bool gathers_for_generation;
+  // PPO trains the policy and the value model in one forward and one backward (TRL
+  // PolicyAndValueWrapper) rather than as two updates.
+  bool critic_trained_with_actor;
 };
 
 inline constexpr std::array<rl_profile, 4> kRlProfiles{{
@@ -97,9 +100,10 @@ inline constexpr std::array<rl_profile, 4> kRlProfiles{{
     // (trl/trainer/utils.py create_model_from_path). DPO: beta 0.1 with a reference, max_length 1024.
     // One optimizer step per generation batch (steps_per_generation = gradient_accumulation_steps).
     // Under ZeRO-3, generation gathers the trained model whole (ds3_gather_for_generation True).
+    // PPO: policy and value model in one PolicyAndValueWrapper, one loss pg_loss + vf_coef * vf_loss.
     {rl_framework::trl, "TRL GRPOTrainer / DPOTrainer / PPOTrainer (transformers Trainer, one process per GPU)",
      framework::hf, 0, engine::hf, rollout_placement::colocated, 0.3, 0, false, false, true, false, true, false, 8, 0, 512, 256, 8,
-     checkpointing::full, 1024, 0, 1, false, false, false, false, true},
+     checkpointing::full, 1024, 0, 1, false, false, false, false, true, true},
     // verl trainer/config/ppo_trainer.yaml and its GRPO recipes (examples/grpo_trainer/*.sh):
     // FSDP actor (full shard), vLLM hybrid engine colocated at gpu_memory_utilization 0.5 whose
     // weights and KV are freed after generation (free_cache_engine, sleep level 2), reference
@@ -110,7 +114,7 @@ inline constexpr std::array<rl_profile, 4> kRlProfiles{{
     // micro-batch to its real tokens), use_dynamic_bsz off (rl.max_token_len turns it on).
     {rl_framework::verl, "verl (FSDP workers, vLLM hybrid engine sleeping between rollouts)",
      framework::fsdp, 3, engine::vllm, rollout_placement::colocated, 0.5, 2, true, true, false, true, true, false, 5, 1024, 512, 512, 4,
-     checkpointing::full, 1024, 1, 4, false, true, true, true, false},
+     checkpointing::full, 1024, 1, 4, false, true, true, true, false, false},
     // OpenRLHF cli/train_ppo_ray.py: DeepSpeed ZeRO-2 actor; reference, critic, reward model and
     // vLLM engines each on GPUs of their own (no --colocate_all_models) with vLLM at
     // vllm_gpu_memory_utilization 0.95, reference (init_kl_coef 0.01) as a bf16 copy, prompt 1024 +
@@ -119,7 +123,7 @@ inline constexpr std::array<rl_profile, 4> kRlProfiles{{
     // train_batch_size 128: 8 optimizer steps per rollout batch, --packing_samples off.
     {rl_framework::openrlhf, "OpenRLHF (Ray; DeepSpeed actor/critic, vLLM engines on their own GPUs)",
      framework::deepspeed, 2, engine::vllm, rollout_placement::separate, 0.95, 0, true, false, false, true, false, false, 1, 1024, 1024, 1024, 1,
-     checkpointing::full, 2048, 0, 8, false, false, false, false, false},
+     checkpointing::full, 2048, 0, 8, false, false, false, false, false, false},
     // NeMo RL examples/configs/grpo_math_1B.yaml: Megatron/DTensor policy, vLLM colocated at
     // gpu_memory_utilization 0.6 and offloaded while training, the policy offloaded to the CPU
     // while vLLM generates (nemo_rl/algorithms/grpo.py refit_policy_generation:
@@ -132,7 +136,7 @@ inline constexpr std::array<rl_profile, 4> kRlProfiles{{
     // (policy.sequence_packing: bins of max_total_sequence_length x train_micro_batch_size tokens).
     {rl_framework::nemo_rl, "NeMo RL (Megatron-core or DTensor policy, vLLM colocated and offloaded while training)",
      framework::megatron, 1, engine::vllm, rollout_placement::colocated, 0.6, 1, true, true, false, true, true, true, 16, 32, 512, 512, 4,
-     checkpointing::full, 1024, 3, 1, true, false, false, false, false},
+     checkpointing::full, 1024, 3, 1, true, false, false, false, false, false},
 }};
 
 constexpr const rl_profile& profile_of(rl_framework f) { return kRlProfiles[static_cast<std::size_t>(f)]; }

@@ -557,3 +557,31 @@ TEST_CASE("rl: offload_trainer takes the trained states off the GPU while the en
   // Out and back over PCIe 5 x16 at 0.8 each step (verl's engine sleeps at level 2: no engine copies).
   CHECK(in_seconds(off.transfer_time) - in_seconds(kept.transfer_time) == doctest::Approx(2 * states / (64e9 * 0.8)).epsilon(1e-9));
 }
+
+TEST_CASE("rl: TRL trains policy and value model in one backward (PolicyAndValueWrapper)") {
+  // trl/trainer/ppo_trainer.py: the wrapper runs the value model's backbone, then the policy, and
+  // one loss pg_loss + vf_coef * vf_loss back-propagates through both: the policy's backward (its
+  // nodes are the later ones) runs beside the value model's saved activations, the value model's
+  // beside the policy's gradients.
+  const architecture& m = io::find_model("llama-3.2-1b");
+  const architecture value = detail::rl::value_model(m);
+  rl_config c;  // TRL
+  c.algo = rl_algorithm::ppo;
+  const rl_estimate e = estimate_rl(m, rl_policy("a100-80gb", 1), c);
+  const scenario& ps = e.policy_settings;
+  scenario cs = ps;
+  cs.loss_tokens.reset();
+  const run actor(m, ps), critic(value, cs);
+  const detail::rl::stage_parts policy = detail::rl::stage_parts_of(actor), vm = detail::rl::stage_parts_of(critic);
+  // bf16 gradients of the 1,235,814,400 parameters; the value model's 16 block inputs of 8 x 768
+  // tokens x 2048 (checkpointing) and its edges.
+  CHECK(policy.gradients == doctest::Approx(2.0 * 1235814400).epsilon(1e-12));
+  CHECK(vm.stored >= 16.0 * 8 * 768 * 2048 * 2);
+  const memory_breakdown cm = estimate_memory(critic);
+  const double others = in_bytes(e.reference_bytes) + in_bytes(e.reward_bytes);
+  const double actor_states = detail::rl::resident_states(e.policy, ps), critic_states = detail::rl::resident_states(cm, cs);
+  CHECK(rl_phase_alloc(e, "critic update") ==
+        doctest::Approx(actor_states + policy.gradients + in_bytes(cm.peak_allocated) + others).epsilon(1e-12));
+  CHECK(rl_phase_alloc(e, "actor update") ==
+        doctest::Approx(in_bytes(e.policy.peak_allocated) + critic_states + vm.stored + others).epsilon(1e-12));
+}

@@ -210,6 +210,20 @@ inline double gathered_for_generation(const architecture& a, const scenario& s, 
   return in_bytes(estimate_memory(run(a, whole)).weights);
 }
 
+// Stage 0's gradients and stored activations of a trained model (memory_states.hpp,
+// memory_activations.hpp), bytes per GPU.
+struct stage_parts {
+  double gradients = 0, stored = 0;
+};
+inline stage_parts stage_parts_of(const run& x) {
+  const architecture& a = x.model();
+  const scenario& s = x.settings();
+  const mem::facts f = mem::facts_with_acts(a, s, x.parameters());
+  const mem::stage_params sp = mem::params_of_stage(a, f, s, 0);
+  const mem::stage_trainables t = mem::trainables_of_stage(a, s, f, sp);
+  return {mem::resident_states(a, s, f, sp, t).gradients, mem::stage_activations(a, s, f, sp, 0).stored};
+}
+
 // Memory of every phase on an actor GPU, and the peak (`value`: PPO's value model, else null).
 inline void estimate_phases(rl_estimate& out, const architecture& a, const run& actor, const resolved& r,
                             const std::shared_ptr<const architecture>& value) {
@@ -218,7 +232,7 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
   phase_parts p;
   const double fp32_base = fp32_base_extra(actor, r);
   const double actor_states = resident_states(m, s) + fp32_base;
-  double critic_peak = 0, critic_states = 0, gathered = gathered_for_generation(a, s, r);
+  double critic_peak = 0, critic_states = 0, critic_stored = 0, gathered = gathered_for_generation(a, s, r);
   if (value && r.p->models_colocated) {
     const run critic(value, [&] {
       scenario c = s;
@@ -228,6 +242,7 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
     const memory_breakdown cm = estimate_memory(critic);
     critic_peak = in_bytes(cm.peak_allocated);
     critic_states = resident_states(cm, critic.settings());
+    critic_stored = stage_parts_of(critic).stored;
     gathered += gathered_for_generation(*value, critic.settings(), r);
   }
   out.critic_bytes = bytes(critic_states);
@@ -266,8 +281,15 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
   // bonus requires) that moment holds what the loss's forward did, the logits alone.
   const auto at = [&](memory_breakdown::phase ph) { return in_bytes(m.allocated_by_phase[static_cast<std::size_t>(ph)]); };
   const double trained = std::max(in_bytes(m.peak_allocated), at(memory_breakdown::phase::forward_loss) + entropy_extra(a, actor, r));
-  add_phase(out, actor, "actor update", trained + fp32_base + critic_states + others, p.engine_off);
-  if (critic_peak > 0) add_phase(out, actor, "critic update", actor_states + critic_peak + others, p.engine_off);
+  // TRL's PPOTrainer trains policy and value model in one forward and one backward
+  // (ppo_trainer.py PolicyAndValueWrapper: the value model's backbone, then the policy; one loss
+  // pg_loss + vf_coef * vf_loss): the policy, run last, back-propagates first beside the value
+  // model's saved activations, then the value model beside the policy's gradients.
+  const bool joint = critic_peak > 0 && r.p->critic_trained_with_actor;
+  add_phase(out, actor, "actor update", trained + fp32_base + critic_states + others + (joint ? critic_stored : 0.0), p.engine_off);
+  if (critic_peak > 0)
+    add_phase(out, actor, "critic update", actor_states + (joint ? stage_parts_of(actor).gradients : 0.0) + critic_peak + others,
+              p.engine_off);
   for (int i = 0; i < out.phase_count; ++i)
     if (in_bytes(out.phases[static_cast<std::size_t>(i)].device) > in_bytes(out.phases[static_cast<std::size_t>(out.peak_phase)].device))
       out.peak_phase = i;
