@@ -212,6 +212,9 @@ struct rl_estimate {
   // micro-batch's real tokens where the framework drops padding (verl), else the caps.
   scenario policy_settings{};
   Bytes reference_bytes = bytes(0), critic_bytes = bytes(0), reward_bytes = bytes(0);
+  // transformers generate under ZeRO-3 (TRL): the trained models' weights gathered whole for the
+  // rollout, part of its phase.
+  Bytes generation_gathered_bytes = bytes(0);
   Bytes engine_budget = bytes(0);        // the rollout engine's memory per GPU while it generates
   Bytes rollout_device = bytes(0);       // separate placement: device memory of a rollout GPU
   int rollout_gpus = 0;                  // separate placement: the GPUs the engines run on (else 0)

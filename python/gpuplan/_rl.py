@@ -113,6 +113,8 @@ class RlResult(_TableResult):
     reference_bytes = _datum("reference_bytes", "The reference's bytes on a training GPU.")
     critic_bytes = _datum("critic_bytes", "The critic's states on a training GPU, bytes.")
     reward_bytes = _datum("reward_bytes", "The reward model's bytes on a training GPU.")
+    generation_gathered_bytes = _datum("generation_gathered_bytes",
+                                       "transformers generate under ZeRO-3: the trained models' weights gathered whole for the rollout, bytes.")
     engine_budget_bytes = _datum("engine_budget_bytes", "The co-located engine's memory while it generates, bytes.")
     rollout_device_bytes = _datum("rollout_device_bytes", "Placement separate: device memory of a rollout GPU, bytes.")
     rollout_concurrency = _datum("rollout_concurrency", "Sequences one engine decodes at once.")

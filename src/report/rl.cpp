@@ -222,6 +222,7 @@ nlohmann::json rl_json(const rl_answer& a) {
   j["reference_bytes"] = in_bytes(e.reference_bytes);
   j["critic_bytes"] = in_bytes(e.critic_bytes);
   j["reward_bytes"] = in_bytes(e.reward_bytes);
+  j["generation_gathered_bytes"] = in_bytes(e.generation_gathered_bytes);
   j["engine_budget_bytes"] = in_bytes(e.engine_budget);
   j["rollout_device_bytes"] = in_bytes(e.rollout_device);
   j["rollout_concurrency"] = e.rollout_concurrency;
@@ -324,7 +325,10 @@ std::string models_line(const rl_answer& a) {
                                               : in_bytes(e.reward_bytes) > 0 ? gib_text(e.reward_bytes) : elsewhere(a.input, false));
   if (e.algo != rl_algorithm::dpo) {
     if (e.rollout == engine::hf)
-      t += "; engine none (transformers generate: the KV cache in the trainer's rollout phase)";
+      t += "; engine none (transformers generate: the KV cache in the trainer's rollout phase" +
+           (in_bytes(e.generation_gathered_bytes) > 0
+                ? ", beside the trained models' weights gathered whole under ZeRO-3, " + gib_text(e.generation_gathered_bytes) + ")"
+                : std::string(")"));
     else if (e.placement == rollout_placement::separate)
       t += "; engine on GPUs of its own (" + gib_text(e.rollout_device) + " per rollout GPU)";
     else

@@ -95,6 +95,14 @@ def case_rl_frameworks():
     expect([x["name"] for x in p["phases"]] == ["rollout", "scoring", "actor update", "critic update"] and p["critic"] and
            p["reward_model"] and p["critic_bytes"] > 0 and p["reward_bytes"] > 0, "PPO keeps a critic and a reward model")
     expect(p["reference"] and p["reference_bytes"] == 0, "with LoRA the reference is the base, no copy")
+    expect(p["generation_gathered_bytes"] == 0, "a vLLM rollout gathers nothing for transformers' generate")
+    # TRL's transformers generate under ZeRO-3 gathers policy and value model whole (ds3_gather_for_generation):
+    # at least the policy's 16-bit weights, and counted in the rollout phase.
+    z = rl_json("rl", "llama-3.2-1b", "--algorithm", "ppo", "--framework", "trl", "--gpu", "a100-80gb", "--gpus", "8", "--zero", "3")
+    check_figures(z, "ppo trl zero3")
+    expect(z["generation_gathered_bytes"] > 2 * z["model"]["parameters"] and
+           z["phases"][0]["allocated_bytes"] > z["generation_gathered_bytes"], "ZeRO-3 generate gathers the trained models",
+           out=json.dumps({k: z[k] for k in ("generation_gathered_bytes", "model")}))
     o = rl_json("rl", "qwen2.5-7b", "--algorithm", "ppo", "--framework", "openrlhf", "--gpu", "h100-sxm", "--gpus", "8")
     check_figures(o, "ppo openrlhf")
     expect(o["placement"] == "separate" and o["rollout_device_bytes"] > 0 and o["critic_bytes"] == 0 and o["phases"][0]["engine_bytes"] == 0,

@@ -75,6 +75,7 @@ TEST_CASE("rl: TRL under ZeRO-3 gathers the trained models whole for transformer
   const double whole = 2.0 * static_cast<double>(count_parameters(m).total);
   CHECK(detail::rl::gathered_for_generation(m, actor.settings(), detail::rl::resolve(c, s.gpu)) == doctest::Approx(whole).epsilon(1e-12));
   const rl_estimate z3 = estimate_rl(m, s, c);
+  CHECK(in_bytes(z3.generation_gathered_bytes) == doctest::Approx(whole).epsilon(1e-12));
   CHECK(rl_phase_alloc(z3, "rollout") > whole);
   // ZeRO-2 keeps whole 16-bit weights anyway; a vLLM rollout (verl) gathers nothing for generate.
   scenario z2 = s;

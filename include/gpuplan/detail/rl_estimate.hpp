@@ -246,6 +246,7 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
     gathered += gathered_for_generation(*value, critic.settings(), r);
   }
   out.critic_bytes = bytes(critic_states);
+  out.generation_gathered_bytes = bytes(gathered);
   out.reference_bytes = bytes(reference_bytes(actor, r));
   out.reward_bytes = bytes(r.reward && r.p->models_colocated ? frozen_copy_bytes(actor, bytes_of(precision_of(s)).act) : 0.0);
   const double others = in_bytes(out.reference_bytes) + in_bytes(out.reward_bytes);
