@@ -167,14 +167,7 @@ void read_training(const json& j, const architecture& model, scenario& s) {
   if (j.contains("keep_gradients")) s.keep_gradients = get_bool(j["keep_gradients"], "scenario.keep_gradients");
   if (j.contains("expandable_segments"))
     s.expandable_segments = get_bool(j["expandable_segments"], "scenario.expandable_segments");
-  // Training kernels: a serving run computes no loss and keeps nothing for a backward pass.
-  if (s.work != workload::train) {
-    if (s.fused_linear_loss) fail("scenario.fused_linear_loss", "only applies to workload train (got workload infer)");
-    if (s.tiled_mlp) fail("scenario.tiled_mlp", "only applies to workload train (got workload infer)");
-  }
-  if (s.fused_linear_loss && (s.chunked_loss || s.inplace_loss))
-    fail("scenario.fused_linear_loss", std::string("the fused head and loss replace chunked_loss and inplace_loss (got both fused_linear_loss and ") +
-                                           (s.chunked_loss ? "chunked_loss" : "inplace_loss") + ")");
+  gpuplan::detail::validate_kernels(s);  // validate.hpp: also for scenarios built in C++ or Python
 }
 
 // scenario.network: the inter-node link, its latency and the host memory per node.

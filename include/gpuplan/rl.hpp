@@ -282,11 +282,6 @@ inline void check(const scenario& s, const resolved& r) {
     fail("rl.mean_prompt_len", "dpo's pairs are cut to max_length: give max_length (got dpo)");
   if (r.c.entropy_bonus && !r.p->inplace_logprobs)
     fail("rl.entropy_bonus", "the entropy bonus is verl's (actor.entropy_coeff) (got framework " + std::string(to_string(r.c.fw)) + ")");
-  // verl takes its log-probs from the logits with flash-attn's in-place cross-entropy (rl_profile
-  // inplace_logprobs); its fused alternative (model.use_fused_kernels, FusedLinearForPPO) is not modelled.
-  if (s.fused_linear_loss && r.p->inplace_logprobs)
-    fail("scenario.fused_linear_loss", std::string(to_string(r.c.fw)) +
-                                           " computes its log-probs from the logits in place; its own fused kernels are not modelled (got true)");
   if (r.c.max_token_len) {
     // verl seqlen_balancing.py rearrange_micro_batches: max_token_len x cp (dp_actor.py) >= the longest sequence.
     const int cp = std::max(1, s.parallel.cp);
@@ -341,10 +336,12 @@ inline scenario actor_scenario(scenario s, const resolved& r, std::int64_t promp
     s.micro_batch = r.b;
     s.seq_len = prompt + completion;
     s.loss_tokens = completion;
-    // verl dp_actor.py: logits of every position (the prompt's too), log-probs gathered in place.
+    // verl dp_actor.py: logits of every position (the prompt's too), log-probs gathered in place;
+    // with model.use_fused_kernels (fused_linear_loss) a chunk of them at a time
+    // (rl_estimate.hpp fused_logprob_chunk).
     if (r.p->inplace_logprobs) {
       s.loss_tokens.reset();
-      s.inplace_loss = true;
+      s.inplace_loss = !s.fused_linear_loss;
     }
   }
   s.seq_len = padded_sequence(s, s.seq_len);

@@ -234,6 +234,18 @@ inline void validate_method(const architecture& m, const scenario& s) {
   }
 }
 
+// Training kernels: a serving run computes no loss and keeps nothing for a backward pass; the
+// fused head and loss replaces the other loss paths.
+inline void validate_kernels(const scenario& s) {
+  if (s.work != workload::train) {
+    if (s.fused_linear_loss) fail("scenario.fused_linear_loss", "only applies to workload train (got workload infer)");
+    if (s.tiled_mlp) fail("scenario.tiled_mlp", "only applies to workload train (got workload infer)");
+  }
+  if (s.fused_linear_loss && (s.chunked_loss || s.inplace_loss))
+    fail("scenario.fused_linear_loss", std::string("the fused head and loss replace chunked_loss and inplace_loss (got both fused_linear_loss and ") +
+                                           (s.chunked_loss ? "chunked_loss" : "inplace_loss") + ")");
+}
+
 // The optimizer step.
 inline void validate_step(const scenario& s) {
   if (s.optimizer_in_backward && s.grad_accum > 1)
@@ -273,6 +285,7 @@ inline void validate_scenario(const architecture& m, const scenario& s) {
   detail::validate_sequence(m, s);
   detail::validate_method(m, s);
   detail::validate_step(s);
+  detail::validate_kernels(s);
   detail::validate_hardware(s);
   detail::validate_totals(s);
 }

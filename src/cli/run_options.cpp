@@ -118,7 +118,7 @@ void add_kernel_keys(CLI::App* sub, run_args& a) {
   using gpuplan::name_list;
   add_bool_key(sub, a, "--chunked-loss", "chunked_loss", "Chunked cross-entropy (no full logits)");
   add_bool_key(sub, a, "--fused-linear-loss", "fused_linear_loss",
-               "LM head and cross-entropy fused per chunk of tokens, no logits tensor (Liger FLCE, use_liger_kernel; ALST TiledFusedLogitsLoss)");
+               "LM head and cross-entropy fused per chunk of tokens, no logits tensor (Liger FLCE, use_liger_kernel; ALST TiledFusedLogitsLoss; verl use_fused_kernels)");
   add_bool_key(sub, a, "--tiled-mlp", "tiled_mlp",
                "ALST TiledMLP: the MLP over sequence shards of hidden-size tokens (ArcticTraining tiled_mlp_compute, axolotl tiled_mlp)");
   add_bool_key(sub, a, "--inplace-loss", "inplace_loss", "Cross-entropy writing its gradient into the 16-bit logits (flash-attn Triton)");

@@ -82,6 +82,21 @@ def test_a_scenario_as_the_policy(gp):
     assert [p.name for p in r.phases] == ["actor update"] and r.rollout_seconds == 0
 
 
+def test_verl_fused_kernels_from_a_policy_scenario(gp):
+    # verl's use_fused_kernels is the policy's fused_linear_loss: the scoring pass holds one
+    # 512-token chunk's fp32 logits, softmax, log-softmax and a temporary (16 B per logit) where
+    # the in-place path held every token's 16-bit logits (docs/rl.md).
+    kw = dict(framework="verl", micro_batch=32)
+    plain = gp.rl(gp.Scenario("llama-3.2-1b", gpu="h100-sxm"), **kw)
+    fused = gp.rl(gp.Scenario("llama-3.2-1b", gpu="h100-sxm", fused_linear_loss=True), **kw)
+    settings = [r.scenario.to_dict() for r in (plain, fused)]
+    assert settings[1]["fused_linear_loss"] and not settings[1]["inplace_loss"] and settings[0]["inplace_loss"]
+    tokens = 32 * fused.scenario.seq_len
+    scoring = [r.phases[1].allocated_bytes for r in (plain, fused)]
+    assert scoring[0] - scoring[1] == pytest.approx(128256 * (2 * tokens - 16 * 512), rel=1e-9)
+    assert fused.phases[2].name == "actor update" and fused.phases[2].allocated_bytes < plain.phases[2].allocated_bytes
+
+
 def test_errors_name_the_key(gp):
     with pytest.raises(gp.UnknownNameError, match=r"^scenario\.rl\.algorithm: must be one of dpo, grpo, ppo"):
         gp.rl("qwen2.5-7b", algorithm="sft")

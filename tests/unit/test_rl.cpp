@@ -297,6 +297,56 @@ TEST_CASE("rl: verl's entropy bonus adds two logit-sized gradients to the loss b
   CHECK(update < in_bytes(p.peak_allocated) + two_e);  // the loss backward is not the block recompute's peak
 }
 
+TEST_CASE("rl: verl's fused kernels hold one 512-token chunk of logits, not the micro-batch's") {
+  // model.use_fused_kernels (the policy's fused_linear_loss): FusedLinearForPPO
+  // (verl/utils/experimental/torch_functional.py) computes logits, log-probs and entropy 512 tokens
+  // at a time. Llama-3.2-1B: vocab 128,256, hidden 2,048 (tied: the head is trained), bf16 (e = 2).
+  const architecture& m = io::find_model("llama-3.2-1b");
+  rl_config c = verl_config();
+  c.micro_batch = 32;
+  scenario s = rl_policy("h100-sxm", 1);
+  const rl_estimate logits = estimate_rl(m, s, c);
+  s.fused_linear_loss = true;
+  const rl_estimate fused = estimate_rl(m, s, c);
+  const double V = 128256, H = 2048, cV = 512 * V;
+  const double T = 32.0 * static_cast<double>(fused.policy_settings.seq_len);
+  REQUIRE(T > 512);
+  // Scoring, no grad: the in-place path's 16-bit logits of every token against the chunk's fp32
+  // logits, softmax, log_softmax and one temporary (4 x 4 B).
+  CHECK(rl_phase_alloc(logits, "scoring") - rl_phase_alloc(fused, "scoring") == doctest::Approx(2 * V * T - 16 * cV).epsilon(1e-9));
+  // The update: the chunk's forward beside the forward's tensors, its backward beside the loss
+  // backward's: 5 fp32 logit-sized terms, or the chunk's head gradient (V x H x 2 B) beside four
+  // of them and the 16-bit dlogits (3 x 4 + 2 B per logit), whichever is larger.
+  const memory_breakdown& p = fused.policy;
+  const auto at = [&](memory_breakdown::phase ph) { return in_bytes(p.allocated_by_phase[static_cast<std::size_t>(ph)]); };
+  const double backward = std::max(20 * cV, V * H * 2 + 14 * cV);
+  CHECK(backward == doctest::Approx(V * H * 2 + 14 * cV));  // 0.53 + 0.92 GB against 1.31 GB
+  const double update = std::max({in_bytes(p.peak_allocated), at(memory_breakdown::phase::forward_loss) + 16 * cV,
+                                  at(memory_breakdown::phase::loss_backward) + backward});
+  CHECK(rl_phase_alloc(fused, "actor update") == doctest::Approx(update).epsilon(1e-9));
+  // The logits' moment was this run's peak; the fused run peaks elsewhere, about 10% lower.
+  CHECK(logits.policy.peak_phase == memory_breakdown::phase::loss_backward);
+  CHECK(rl_phase_alloc(fused, "actor update") < 0.95 * rl_phase_alloc(logits, "actor update"));
+  // With the entropy bonus the chunk's backward holds the entropy's terms too (7 x 4 B per
+  // logit), and no logit-sized gradients beside it.
+  c.entropy_bonus = true;
+  const double with_entropy = std::max(28 * cV, V * H * 2 + 22 * cV);
+  CHECK(rl_phase_alloc(estimate_rl(m, s, c), "actor update") ==
+        doctest::Approx(std::max({in_bytes(p.peak_allocated), at(memory_breakdown::phase::forward_loss) + 16 * cV,
+                                  at(memory_breakdown::phase::loss_backward) + with_entropy}))
+            .epsilon(1e-9));
+  // What users turn it on for: a LoRA policy's largest micro-batch grows once the logits go.
+  c = verl_config();
+  scenario lora = lora_policy("h100-sxm", 1);
+  const rl_max_batch before = largest_rl_micro_batch(m, lora, c);
+  lora.fused_linear_loss = true;
+  const rl_max_batch after = largest_rl_micro_batch(m, lora, c);
+  REQUIRE((before.micro_batch && after.micro_batch));
+  MESSAGE("largest micro-batch, Llama-3.2-1B LoRA on one H100: " << *before.micro_batch << " with logits, " << *after.micro_batch
+                                                                 << " fused");
+  CHECK(*after.micro_batch > *before.micro_batch);
+}
+
 TEST_CASE("rl: bad settings are one-line errors naming the field") {
   const architecture& m = io::find_model("llama-3.2-1b");
   const scenario s = rl_policy("a100-80gb", 1);
@@ -311,20 +361,12 @@ TEST_CASE("rl: bad settings are one-line errors naming the field") {
   rl_config c;
   c.rollout_fraction = std::nan("");
   CHECK(message(c) == "rl.rollout_fraction: must be a finite number (got nan)");
-  // verl's log-probs come from the logits in place: a fused head and loss is not its path.
+  // A fused head and loss beside an in-place loss is the scenario's own one-line error.
   c = {};
-  c.fw = rl_framework::verl;
   scenario fused = s;
   fused.fused_linear_loss = true;
-  try {
-    (void)estimate_rl(m, fused, c);
-    FAIL("verl with fused_linear_loss estimated");
-  } catch (const config_error& e) {
-    CHECK(std::string(e.what()) ==
-          "scenario.fused_linear_loss: verl computes its log-probs from the logits in place; its own fused kernels are not modelled (got true)");
-  }
-  c.fw = rl_framework::trl;  // TRL's scoring takes the logits path whatever the training loss
-  CHECK_NOTHROW((void)estimate_rl(m, fused, c));
+  fused.inplace_loss = true;
+  CHECK_THROWS_WITH((void)estimate_rl(m, fused, c), doctest::Contains("scenario.fused_linear_loss: "));
   c = {};
   c.algo = rl_algorithm::dpo;
   c.generations = 4;

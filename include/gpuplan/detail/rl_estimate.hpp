@@ -62,10 +62,38 @@ inline double logits_per_gpu(const architecture& a, const scenario& s, std::int6
 // e-logits of every position; the old-log-prob pass's entropy (fsdp_workers.py
 // compute_log_prob) runs torch.compile'd (dp_actor.py, use_torch_compile true by default), a
 // fused reduction over those logits that keeps no softmax.
+// verl's fused head and log-probs (model.use_fused_kernels, written as the policy scenario's
+// fused_linear_loss): FusedLinearForPPO (verl/utils/experimental/torch_functional.py, the torch
+// backend, chunk_size 512) takes the logits of 512 tokens at a time, so no logits tensor exists;
+// log-probs and entropy come out per token. Its chunk working set, in bytes per chunk logit:
+//   forward  (_fused_linear_for_ppo_fwd): the fp32 logits, softmax, log_softmax and logsumexp's
+//            or the entropy product's temporary, 4 x 4;
+//   backward (_fused_linear_for_ppo_bwd): the fp32 logits, softmax, one-hot, the log-prob term's
+//            temporary and its product, 5 x 4; with the entropy's gradient (rl.entropy_bonus) its
+//            log_softmax and two temporaries more, 7 x 4; then, with a trained head, the chunk's
+//            head gradient (dlogits.t() @ hidden, vocab x hidden x e) beside the fp32 logits,
+//            softmax, one-hot (and log_softmax) and the e-dlogits, before it joins the
+//            accumulated one (the head's gradient, counted by the training estimate).
+// The head's input gradient (zeros_like(hidden_states)) is the fused loss's per-token term.
+inline constexpr double kVerlFusedChunkTokens = 512;
+struct fused_chunk { double forward = 0, backward = 0; };
+inline fused_chunk fused_logprob_chunk(const architecture& a, const run& actor, const resolved& r) {
+  const scenario& s = actor.settings();
+  if (!s.fused_linear_loss || !r.p->inplace_logprobs || a.head != head_kind::lm) return {};
+  const double e = bytes_of(precision_of(s)).act;
+  const double V = static_cast<double>(a.vocab) / s.parallel.tp_size();
+  const double cV = std::min(kVerlFusedChunkTokens * V, logits_per_gpu(a, s, s.seq_len));
+  const double fp32_terms = r.c.entropy_bonus ? 7 : 5;
+  const bool head_trained = !traits_of(s.meth).peft;
+  const double head_grad = head_trained ? V * static_cast<double>(a.hidden) * e + ((fp32_terms - 2) * kFp32Bytes + e) * cV : 0.0;
+  return {4 * kFp32Bytes * cV, std::max(fp32_terms * kFp32Bytes * cV, head_grad)};
+}
+
 inline double logprob_working_set(const architecture& a, const run& actor, const resolved& r) {
   if (a.head != head_kind::lm) return 0;
   const scenario& s = actor.settings();
   const double e = bytes_of(precision_of(s)).act;
+  if (s.fused_linear_loss && r.p->inplace_logprobs) return fused_logprob_chunk(a, actor, r).forward;
   if (r.p->inplace_logprobs) return logits_per_gpu(a, s, s.seq_len) * e;
   return logits_per_gpu(a, s, s.loss_tokens.value_or(r.C)) * (e + 2 * kFp32Bytes);
 }
@@ -83,9 +111,10 @@ inline double fp32_base_extra(const run& actor, const resolved& r) {
 // logsumexp(logits) - sum(softmax(logits) * logits), under torch.compile, use_torch_compile
 // true by default: fused, no softmax kept): the backward holds, besides the e-logits, the
 // entropy's e-gradient and the log-probs' own, no longer written in place: 2 e per logit.
+// Under verl's fused kernels the entropy's gradient is part of the chunk's backward (fused_chunk).
 inline double entropy_extra(const architecture& a, const run& actor, const resolved& r) {
-  if (!r.c.entropy_bonus || a.head != head_kind::lm) return 0;
   const scenario& s = actor.settings();
+  if (!r.c.entropy_bonus || a.head != head_kind::lm || s.fused_linear_loss) return 0;
   return 2 * bytes_of(precision_of(s)).act * logits_per_gpu(a, s, s.seq_len);
 }
 
@@ -95,6 +124,7 @@ inline double entropy_extra(const architecture& a, const run& actor, const resol
 inline scenario engine_scenario(const scenario& actor, const resolved& r, std::int64_t batch) {
   scenario e = actor;
   e.work = workload::infer;
+  e.fused_linear_loss = e.tiled_mlp = false;  // training kernels: no loss, no backward
   e.inference.eng = r.eng;
   e.inference.batch = std::max<std::int64_t>(1, batch);
   e.inference.prompt_len = r.P;
@@ -281,7 +311,10 @@ inline void estimate_phases(rl_estimate& out, const architecture& a, const run& 
   // (memory_phases.hpp step_phases): with the log-probs in place (inplace_logprobs, which the
   // bonus requires) that moment holds what the loss's forward did, the logits alone.
   const auto at = [&](memory_breakdown::phase ph) { return in_bytes(m.allocated_by_phase[static_cast<std::size_t>(ph)]); };
-  const double trained = std::max(in_bytes(m.peak_allocated), at(memory_breakdown::phase::forward_loss) + entropy_extra(a, actor, r));
+  const fused_chunk chunk = fused_logprob_chunk(a, actor, r);
+  const double trained = std::max({in_bytes(m.peak_allocated), at(memory_breakdown::phase::forward_loss) + entropy_extra(a, actor, r),
+                                   at(memory_breakdown::phase::forward_loss) + chunk.forward,
+                                   at(memory_breakdown::phase::loss_backward) + chunk.backward});
   // TRL's PPOTrainer trains policy and value model in one forward and one backward
   // (ppo_trainer.py PolicyAndValueWrapper: the value model's backbone, then the policy; one loss
   // pg_loss + vf_coef * vf_loss): the policy, run last, back-propagates first beside the value
