@@ -328,9 +328,11 @@ TEST_CASE("rl: verl's fused kernels hold one 512-token chunk of logits, not the 
   CHECK(logits.policy.peak_phase == memory_breakdown::phase::loss_backward);
   CHECK(rl_phase_alloc(fused, "actor update") < 0.95 * rl_phase_alloc(logits, "actor update"));
   // With the entropy bonus the chunk's backward holds the entropy's terms too (7 x 4 B per
-  // logit), and no logit-sized gradients beside it.
+  // logit; the log_softmax stays beside the head gradient, 4 x 4 + 2 B), and no logit-sized
+  // gradients beside it.
   c.entropy_bonus = true;
-  const double with_entropy = std::max(28 * cV, V * H * 2 + 22 * cV);
+  const double with_entropy = std::max(28 * cV, V * H * 2 + 18 * cV);
+  CHECK(with_entropy == doctest::Approx(28 * cV));  // 1.84 GB against 0.53 + 1.18 GB
   CHECK(rl_phase_alloc(estimate_rl(m, s, c), "actor update") ==
         doctest::Approx(std::max({in_bytes(p.peak_allocated), at(memory_breakdown::phase::forward_loss) + 16 * cV,
                                   at(memory_breakdown::phase::loss_backward) + with_entropy}))

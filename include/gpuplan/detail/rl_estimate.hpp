@@ -56,12 +56,6 @@ inline double logits_per_gpu(const architecture& a, const scenario& s, std::int6
          static_cast<double>(positions) / std::max(1, s.parallel.cp);
 }
 
-// No-grad log-prob forward of one micro-batch: the e-logits of the completion, their fp32
-// copy and log_softmax's fp32 output (trl selective_log_softmax after accelerate's fp32
-// conversion; OpenRLHF models/actor.py logits.float()). In-place log-probs (verl): the
-// e-logits of every position; the old-log-prob pass's entropy (fsdp_workers.py
-// compute_log_prob) runs torch.compile'd (dp_actor.py, use_torch_compile true by default), a
-// fused reduction over those logits that keeps no softmax.
 // verl's fused head and log-probs (model.use_fused_kernels, written as the policy scenario's
 // fused_linear_loss): FusedLinearForPPO (verl/utils/experimental/torch_functional.py, the torch
 // backend, chunk_size 512) takes the logits of 512 tokens at a time, so no logits tensor exists;
@@ -72,8 +66,8 @@ inline double logits_per_gpu(const architecture& a, const scenario& s, std::int6
 //            temporary and its product, 5 x 4; with the entropy's gradient (rl.entropy_bonus) its
 //            log_softmax and two temporaries more, 7 x 4; then, with a trained head, the chunk's
 //            head gradient (dlogits.t() @ hidden, vocab x hidden x e) beside the fp32 logits,
-//            softmax, one-hot (and log_softmax) and the e-dlogits, before it joins the
-//            accumulated one (the head's gradient, counted by the training estimate).
+//            softmax, one-hot (and log_softmax), 3 (4) x 4, and the e-dlogits, before it joins
+//            the accumulated one (the head's gradient, counted by the training estimate).
 // The head's input gradient (zeros_like(hidden_states)) is the fused loss's per-token term.
 inline constexpr double kVerlFusedChunkTokens = 512;
 struct fused_chunk { double forward = 0, backward = 0; };
@@ -83,12 +77,19 @@ inline fused_chunk fused_logprob_chunk(const architecture& a, const run& actor, 
   const double e = bytes_of(precision_of(s)).act;
   const double V = static_cast<double>(a.vocab) / s.parallel.tp_size();
   const double cV = std::min(kVerlFusedChunkTokens * V, logits_per_gpu(a, s, s.seq_len));
-  const double fp32_terms = r.c.entropy_bonus ? 7 : 5;
+  const double fp32_terms = r.c.entropy_bonus ? 7 : 5, beside_head_grad = r.c.entropy_bonus ? 4 : 3;
   const bool head_trained = !traits_of(s.meth).peft;
-  const double head_grad = head_trained ? V * static_cast<double>(a.hidden) * e + ((fp32_terms - 2) * kFp32Bytes + e) * cV : 0.0;
+  const double head_grad = head_trained ? V * static_cast<double>(a.hidden) * e + (beside_head_grad * kFp32Bytes + e) * cV : 0.0;
   return {4 * kFp32Bytes * cV, std::max(fp32_terms * kFp32Bytes * cV, head_grad)};
 }
 
+// No-grad log-prob forward of one micro-batch: the e-logits of the completion, their fp32
+// copy and log_softmax's fp32 output (trl selective_log_softmax after accelerate's fp32
+// conversion; OpenRLHF models/actor.py logits.float()). In-place log-probs (verl): the
+// e-logits of every position; the old-log-prob pass's entropy (fsdp_workers.py
+// compute_log_prob) runs torch.compile'd (dp_actor.py, use_torch_compile true by default), a
+// fused reduction over those logits that keeps no softmax. verl's fused kernels: one chunk's
+// forward (fused_logprob_chunk).
 inline double logprob_working_set(const architecture& a, const run& actor, const resolved& r) {
   if (a.head != head_kind::lm) return 0;
   const scenario& s = actor.settings();
