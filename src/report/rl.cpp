@@ -351,6 +351,8 @@ std::string time_line(const rl_answer& a) {
   t += "; " +
        format_rate(e.tokens_per_second_per_gpu, "tokens") + " per GPU (prompt + completion tokens over " +
        std::to_string(e.gpus) + (e.gpus == 1 ? " GPU)" : " GPUs)");
+  // docs/rl.md § Step time, "Not modelled": every published step the model was compared with ran longer.
+  if (e.algo != rl_algorithm::dpo) t += "\nnot in the step: the weight sync into the engine, the reward functions, data processing (docs/rl.md)";
   return t + "\n";
 }
 
