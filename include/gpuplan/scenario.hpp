@@ -240,6 +240,14 @@ constexpr precision precision_of(const scenario& s) noexcept {
   return s.gpu.has_bf16() ? precision::bf16_mixed : precision::fp16_mixed;
 }
 
+// The same run served instead of trained: workload infer, and the training-only kernels (the
+// fused head and loss, TiledMLP) off, as a serving run computes no loss and no backward
+// (validate.hpp validate_kernels refuses them there).
+constexpr void serve_instead(scenario& s) noexcept {
+  s.work = workload::infer;
+  s.fused_linear_loss = s.tiled_mlp = false;
+}
+
 // The effective base-weight quantization: explicit, or QLoRA's default (NF4 + double quant).
 inline quantization base_quantization(const scenario& s) {
   if (s.quant) return *s.quant;

@@ -315,7 +315,7 @@ TEST_CASE("rl: verl's fused kernels hold one 512-token chunk of logits, not the 
   // logits, softmax, log_softmax and one temporary (4 x 4 B).
   CHECK(rl_phase_alloc(logits, "scoring") - rl_phase_alloc(fused, "scoring") == doctest::Approx(2 * V * T - 16 * cV).epsilon(1e-9));
   // The update: the chunk's forward beside the forward's tensors, its backward beside the loss
-  // backward's: 5 fp32 logit-sized terms, or the chunk's head gradient (V x H x 2 B) beside four
+  // backward's: 5 fp32 logit-sized terms, or the chunk's head gradient (V x H x 2 B) beside three
   // of them and the 16-bit dlogits (3 x 4 + 2 B per logit), whichever is larger.
   const memory_breakdown& p = fused.policy;
   const auto at = [&](memory_breakdown::phase ph) { return in_bytes(p.allocated_by_phase[static_cast<std::size_t>(ph)]); };

@@ -70,10 +70,11 @@ inline double logits_per_gpu(const architecture& a, const scenario& s, std::int6
 //            the accumulated one (the head's gradient, counted by the training estimate).
 // The head's input gradient (zeros_like(hidden_states)) is the fused loss's per-token term.
 inline constexpr double kVerlFusedChunkTokens = 512;
+inline bool verl_fused_logprobs(const scenario& s, const resolved& r) { return s.fused_linear_loss && r.p->inplace_logprobs; }
 struct fused_chunk { double forward = 0, backward = 0; };
 inline fused_chunk fused_logprob_chunk(const architecture& a, const run& actor, const resolved& r) {
   const scenario& s = actor.settings();
-  if (!s.fused_linear_loss || !r.p->inplace_logprobs || a.head != head_kind::lm) return {};
+  if (!verl_fused_logprobs(s, r) || a.head != head_kind::lm) return {};
   const double e = bytes_of(precision_of(s)).act;
   const double V = static_cast<double>(a.vocab) / s.parallel.tp_size();
   const double cV = std::min(kVerlFusedChunkTokens * V, logits_per_gpu(a, s, s.seq_len));
@@ -94,7 +95,7 @@ inline double logprob_working_set(const architecture& a, const run& actor, const
   if (a.head != head_kind::lm) return 0;
   const scenario& s = actor.settings();
   const double e = bytes_of(precision_of(s)).act;
-  if (s.fused_linear_loss && r.p->inplace_logprobs) return fused_logprob_chunk(a, actor, r).forward;
+  if (verl_fused_logprobs(s, r)) return fused_logprob_chunk(a, actor, r).forward;
   if (r.p->inplace_logprobs) return logits_per_gpu(a, s, s.seq_len) * e;
   return logits_per_gpu(a, s, s.loss_tokens.value_or(r.C)) * (e + 2 * kFp32Bytes);
 }
@@ -124,8 +125,7 @@ inline double entropy_extra(const architecture& a, const run& actor, const resol
 // trainer's own model (its method and quantization).
 inline scenario engine_scenario(const scenario& actor, const resolved& r, std::int64_t batch) {
   scenario e = actor;
-  e.work = workload::infer;
-  e.fused_linear_loss = e.tiled_mlp = false;  // training kernels: no loss, no backward
+  serve_instead(e);
   e.inference.eng = r.eng;
   e.inference.batch = std::max<std::int64_t>(1, batch);
   e.inference.prompt_len = r.P;

@@ -75,8 +75,7 @@ inline serve_option serve_option_for(const architecture& m, const scenario& temp
   o.tp = tp;
   o.price_per_gpu_hour = price;
   scenario s = templ;
-  s.work = workload::infer;
-  s.fused_linear_loss = s.tiled_mlp = false;  // training kernels: no loss, no backward
+  serve_instead(s);
   s.gpu = g;
   s.num_gpus = tp;
   s.parallel = parallel_config{};
